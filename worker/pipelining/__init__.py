@@ -1,0 +1,1 @@
+"""Pipeline-parallel scheduling: action IR, schedules, lowering, simulation (no grpc, no torch)."""
