@@ -1,0 +1,142 @@
+"""The `meshdbg` command: one function per verb, all over the control API.
+
+Exit status (DESIGN §2): 0 success, 1 a command failed on some rank or nothing matched,
+2 usage error, 3 no server reachable. Errors are one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from typing import Awaitable, Callable
+
+from debugger.control import ControlClient
+from debugger.errors import MeshdbgError, UsageError
+from debugger.format import failed, grouped_cast_output, session_table
+from debugger.selection import parse_selection
+
+
+def _print_json(value: object) -> None:
+    json.dump(value, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+async def cmd_serve(args: argparse.Namespace) -> int:
+    from debugger.service import DebugClient
+
+    server = DebugClient(host=args.host, port=args.port)
+    connection = await server.start()
+    print(connection.addr, flush=True)
+    print(f"meshdbg: serving on {connection.addr}; clients find it through the connection file or "
+          f"MESHDBG_ADDR + MESHDBG_TOKEN. Ctrl-C stops.", file=sys.stderr, flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await server.stop()
+    return 0
+
+
+async def cmd_list(args: argparse.Namespace) -> int:
+    async with await ControlClient.connect(args.addr) as client:
+        sessions = await client.list()
+    if args.json:
+        _print_json([s.to_json() for s in sessions])
+    else:
+        print(session_table(sessions))
+    return 0
+
+
+async def cmd_cast(args: argparse.Namespace) -> int:
+    parse_selection(args.ranks)  # usage errors before touching the network
+    async with await ControlClient.connect(args.addr) as client:
+        results = await client.cast(args.ranks, args.command)
+    if args.json:
+        _print_json([r.to_json() for r in results])
+    else:
+        print(grouped_cast_output(results))
+    return 1 if any(failed(r) for r in results) else 0
+
+
+async def cmd_continue(args: argparse.Namespace) -> int:
+    if args.ranks:
+        parse_selection(args.ranks)
+    async with await ControlClient.connect(args.addr) as client:
+        resumed = await client.resume(args.ranks or "")
+    if not resumed:
+        print("meshdbg: no stopped session could be resumed", file=sys.stderr)
+        return 1
+    ranks = ",".join(str(s.rank) for s in resumed)
+    print(f"resumed {len(resumed)} session{'s' if len(resumed) != 1 else ''} (ranks {ranks})")
+    return 0
+
+
+async def cmd_attach(args: argparse.Namespace) -> int:
+    from debugger.line_attach import attach_lines
+
+    rank, session_id = _parse_attach_target(args.rank)
+    async with await ControlClient.connect(args.addr) as client:
+        return await attach_lines(client, rank=rank, session_id=session_id)
+
+
+def _parse_attach_target(text: str | None) -> tuple[int | None, int | None]:
+    """`3` is rank 3; `#12` is session id 12."""
+    if text is None:
+        raise UsageError("attach needs a rank (e.g. `meshdbg attach 2`)")
+    digits = text[1:] if text.startswith("#") else text
+    if not digits.isdigit():
+        raise UsageError(f"bad attach target {text!r}: expected a rank like 2 or a session id like #12")
+    return (None, int(digits)) if text.startswith("#") else (int(digits), None)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="meshdbg", description="A distributed debugger for Python process meshes.")
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+
+    def verb(name: str, handler: Callable[[argparse.Namespace], Awaitable[int]], help_text: str,
+             client: bool = True) -> argparse.ArgumentParser:
+        sub = verbs.add_parser(name, help=help_text, description=help_text)
+        sub.set_defaults(handler=handler)
+        if client:
+            sub.add_argument("--addr", help="server address (default: MESHDBG_ADDR, else the connection file)")
+        return sub
+
+    serve = verb("serve", cmd_serve, "run a DebugClient for workers started by another launcher", client=False)
+    serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default: loopback only)")
+    serve.add_argument("--port", type=int, default=0, help="port to bind (default 0: a free one, printed)")
+
+    listing = verb("list", cmd_list, "the sessions and their state")
+    listing.add_argument("--json", action="store_true", help="one JSON array, for scripts")
+
+    cast = verb("cast", cmd_cast, "run a pdb command on a set of ranks")
+    cast.add_argument("--json", action="store_true", help="an array of {rank, name, output}")
+    cast.add_argument("ranks", help="selection: all, 0,3-5, ranks(1,4), ranks(hosts=1, gpus=0:4)")
+    cast.add_argument("command", help="the pdb command, e.g. 'p loss'")
+
+    resume = verb("continue", cmd_continue, "resume the selected (default: all) stopped ranks")
+    resume.add_argument("ranks", nargs="?", help="selection (default: all)")
+
+    attach = verb("attach", cmd_attach, "drive one rank's pdb from this terminal")
+    attach.add_argument("rank", nargs="?", help="rank, or #session-id")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return asyncio.run(args.handler(args))
+    except MeshdbgError as exc:
+        print(f"meshdbg: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("meshdbg: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `meshdbg list | head`: the reader left, nothing to report
+        sys.stdout = None
+        return 0

@@ -1,0 +1,247 @@
+"""The control API: what the CLI, the console and scripts use to drive sessions.
+
+    async with await ControlClient.connect() as client:
+        for session in await client.list():
+            print(session.rank, session.coords, session.lineno)
+        results = await client.cast("ranks(hosts=1)", "p loss")
+        async with client.attach(rank=2) as pdb:
+            reply = await pdb.send("n")
+        await client.resume("all")
+
+Every call is authenticated; gRPC failures surface as debugger.errors exceptions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from dataclasses import asdict, dataclass
+from typing import AsyncIterator, Iterator
+
+import grpc
+
+from debugger.connection import PROTOCOL_VERSION, ConnectionInfo, resolve_connection
+from debugger.errors import MeshdbgError, SessionError, translate_rpc_error
+from debugger.proto import debugger_pb2 as pb
+from debugger.proto import debugger_pb2_grpc as pb_grpc
+
+CONNECT_TIMEOUT_S = 3.0
+
+
+@dataclass(frozen=True)
+class SessionView:
+    """One session as users and scripts see it (the `list --json` element)."""
+
+    id: int
+    name: str
+    rank: int
+    coords: dict[str, int]
+    hostname: str
+    pid: int
+    thread: str
+    thread_id: int
+    state: str
+    reason: str
+    filename: str
+    function: str
+    lineno: int
+    context: dict[str, str]
+
+    @classmethod
+    def from_pb(cls, info: pb.SessionInfo) -> "SessionView":
+        ident = info.identity
+        return cls(id=info.id, name=ident.name, rank=ident.rank,
+                   coords={c.dim: c.index for c in ident.coords}, hostname=ident.hostname, pid=ident.pid,
+                   thread=ident.thread_name, thread_id=ident.thread_id, state=info.state, reason=ident.reason,
+                   filename=info.frame.filename, function=info.frame.function, lineno=info.frame.lineno,
+                   context=dict(ident.context))
+
+    @property
+    def coords_text(self) -> str:
+        return ",".join(f"{dim}={index}" for dim, index in self.coords.items())
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class CastResult:
+    """One session's answer to a cast."""
+
+    session: SessionView
+    output: str
+    error: str = ""
+    ended: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+    def to_json(self) -> dict:
+        return {"rank": self.session.rank, "name": self.session.name, "thread": self.session.thread,
+                "output": self.output if self.ok else self.error, "ok": self.ok}
+
+
+@dataclass(frozen=True)
+class PdbReply:
+    """pdb's answer to one line typed in an attached session."""
+
+    output: str
+    prompt: str
+    filename: str
+    function: str
+    lineno: int
+    ended: bool
+    reason: str
+
+    @classmethod
+    def from_pb(cls, reply: pb.Reply) -> "PdbReply":
+        return cls(reply.output, reply.prompt, reply.frame.filename, reply.frame.function, reply.frame.lineno,
+                   reply.ended, reply.reason)
+
+
+class AttachedSession:
+    """A live attach: send pdb lines, get replies; the first `replay` is what was on screen."""
+
+    def __init__(self, client: "ControlClient", target: pb.AttachTarget) -> None:
+        self._client = client
+        self._target = target
+        self._call: grpc.aio.StreamStreamCall | None = None
+        self._request_ids = itertools.count(1)
+        self.session: SessionView | None = None
+        self.replay: PdbReply | None = None
+        self.ended = False
+
+    async def __aenter__(self) -> "AttachedSession":
+        self._call = self._client.stub.Attach(metadata=self._client.connection.metadata())
+        with self._client.translating():
+            await self._call.write(pb.AttachRequest(target=self._target))
+            self.session = SessionView.from_pb((await self._next()).attached)
+            self.replay = PdbReply.from_pb((await self._next()).reply)
+        self.ended = self.replay.ended
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._call is not None:
+            self._call.cancel()
+
+    async def _next(self) -> pb.AttachEvent:
+        event = await self._call.read()
+        if event is grpc.aio.EOF:
+            raise SessionError("the server closed the attach stream")
+        return event
+
+    async def send(self, line: str) -> PdbReply:
+        """Run one pdb command in the attached session."""
+        if self.ended:
+            raise SessionError("the session has ended")
+        with self._client.translating():
+            await self._call.write(pb.AttachRequest(input=pb.Input(line=line)))
+            while True:
+                event = await self._next()
+                if event.HasField("reply"):
+                    reply = PdbReply.from_pb(event.reply)
+                    self.ended = reply.ended
+                    return reply
+
+    async def complete(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
+        """Completions computed by the remote pdb in the stopped frame."""
+        request_id = next(self._request_ids)
+        with self._client.translating():
+            await self._call.write(pb.AttachRequest(complete=pb.CompleteRequest(
+                request_id=request_id, text=text, line=line, begidx=begidx, endidx=endidx)))
+            while True:
+                event = await self._next()
+                if event.HasField("completions") and event.completions.request_id == request_id:
+                    return list(event.completions.matches)
+                if event.HasField("reply") and event.reply.ended:
+                    self.ended = True
+                    return []
+
+    async def wait_ended(self) -> PdbReply:
+        """Block until the session ends elsewhere (continue from another client, worker exit)."""
+        with self._client.translating():
+            while True:
+                event = await self._next()
+                if event.HasField("reply") and event.reply.ended:
+                    self.ended = True
+                    return PdbReply.from_pb(event.reply)
+
+
+class ControlClient:
+    """An authenticated connection to one DebugClient's control API."""
+
+    def __init__(self, connection: ConnectionInfo) -> None:
+        self.connection = connection
+        self.channel = grpc.aio.insecure_channel(connection.addr)
+        self.stub = pb_grpc.DebuggerStub(self.channel)
+
+    @classmethod
+    async def connect(cls, addr: str | None = None) -> "ControlClient":
+        """Resolve the server (DESIGN §2), check it answers and speaks our protocol."""
+        client = cls(resolve_connection(addr))
+        try:
+            with client.translating():
+                await client.stub.Handshake(pb.HandshakeRequest(protocol_version=PROTOCOL_VERSION),
+                                            metadata=client.connection.metadata(), timeout=CONNECT_TIMEOUT_S)
+        except MeshdbgError:
+            await client.close()
+            raise
+        return client
+
+    async def __aenter__(self) -> "ControlClient":
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self.channel.close()
+
+    def translating(self) -> contextlib.AbstractContextManager[None]:
+        return translating(self.connection.addr)
+
+    async def list(self) -> list[SessionView]:
+        with self.translating():
+            reply = await self.stub.List(pb.ListRequest(), metadata=self.connection.metadata())
+        return [SessionView.from_pb(info) for info in reply.sessions]
+
+    async def cast(self, selection: str, command: str) -> list[CastResult]:
+        """Run `command` on every selected session concurrently; results by rank."""
+        with self.translating():
+            reply = await self.stub.Cast(pb.CastRequest(selection=selection, command=command),
+                                         metadata=self.connection.metadata())
+        return [CastResult(SessionView.from_pb(r.session), r.output, r.error, r.ended) for r in reply.results]
+
+    async def resume(self, selection: str = "") -> list[SessionView]:
+        """Clear breakpoints and continue the selected (default: all) stopped sessions."""
+        with self.translating():
+            reply = await self.stub.Continue(pb.ContinueRequest(selection=selection), metadata=self.connection.metadata())
+        return [SessionView.from_pb(info) for info in reply.resumed]
+
+    def attach(self, rank: int | None = None, name: str = "", session_id: int | None = None) -> AttachedSession:
+        """Attach to one session, by id or by rank (and name)."""
+        if session_id is not None:
+            target = pb.AttachTarget(session_id=session_id)
+        else:
+            target = pb.AttachTarget(rank=pb.RankTarget(rank=rank or 0, name=name))
+        return AttachedSession(self, target)
+
+    async def watch(self) -> AsyncIterator[tuple[str, SessionView, str]]:
+        """(kind, session, reason) for every opened/updated/closed session, live ones first."""
+        call = self.stub.Watch(pb.WatchRequest(), metadata=self.connection.metadata())
+        try:
+            with self.translating():
+                async for event in call:
+                    yield event.kind, SessionView.from_pb(event.session), event.reason
+        finally:
+            call.cancel()
+
+
+@contextlib.contextmanager
+def translating(addr: str) -> Iterator[None]:
+    """Turn grpc errors into MeshdbgError at the API boundary."""
+    try:
+        yield
+    except grpc.RpcError as exc:
+        raise translate_rpc_error(exc, addr) from exc

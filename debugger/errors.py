@@ -1,0 +1,83 @@
+"""The errors meshdbg raises to its users, in one place.
+
+    MeshdbgError                 base; `exit_code` is what the CLI exits with
+    ├── UsageError               a malformed command or selection (exit 2)
+    │   └── SelectionError       a rank selection that does not parse; points at the bad part
+    ├── NoMatchError             a selection or target that matched no session (exit 1)
+    ├── SessionError             a session could not run the command (gone, busy) (exit 1)
+    └── ConnectionFailed         no server reachable at the address (exit 3)
+        ├── AuthenticationFailed the server refused our token (exit 3)
+        └── ProtocolMismatch     client and server speak different protocol versions (exit 3)
+
+gRPC errors are translated into these at the boundary (`translate_rpc_error`), so callers
+never see a `grpc.RpcError`.
+"""
+
+from __future__ import annotations
+
+import grpc
+
+
+class MeshdbgError(Exception):
+    """Base of every error meshdbg reports to a user."""
+
+    exit_code = 1
+
+
+class UsageError(MeshdbgError):
+    """The user asked for something malformed."""
+
+    exit_code = 2
+
+
+class SelectionError(UsageError):
+    """A rank selection that does not parse; the message points at the bad part."""
+
+    def __init__(self, text: str, position: int, problem: str) -> None:
+        self.text = text
+        self.position = position
+        self.problem = problem
+        super().__init__(f"bad selection ({problem}):\n  {text}\n  {' ' * position}^")
+
+
+class NoMatchError(MeshdbgError):
+    """Nothing matched: no session for that selection, rank or id."""
+
+
+class SessionError(MeshdbgError):
+    """A session could not run a command: it ended, or another command is running."""
+
+
+class ConnectionFailed(MeshdbgError):
+    """No meshdbg server could be reached."""
+
+    exit_code = 3
+
+
+class AuthenticationFailed(ConnectionFailed):
+    """The server refused the token we presented."""
+
+
+class ProtocolMismatch(ConnectionFailed):
+    """The server speaks another protocol version."""
+
+
+def translate_rpc_error(exc: grpc.RpcError, addr: str) -> MeshdbgError:
+    """Turn a gRPC failure at `addr` into the MeshdbgError a user should see."""
+    code = exc.code() if hasattr(exc, "code") else None
+    details = (exc.details() if hasattr(exc, "details") else "") or ""
+    if code == grpc.StatusCode.UNAVAILABLE:
+        return ConnectionFailed(f"no meshdbg server reachable at {addr} ({details.splitlines()[0] if details else 'unavailable'})")
+    if code == grpc.StatusCode.UNAUTHENTICATED:
+        return AuthenticationFailed(f"the server at {addr} refused our token: {details}")
+    if code == grpc.StatusCode.FAILED_PRECONDITION and details.startswith("protocol"):
+        return ProtocolMismatch(details)
+    if code == grpc.StatusCode.INVALID_ARGUMENT:
+        return UsageError(details)
+    if code == grpc.StatusCode.NOT_FOUND:
+        return NoMatchError(details)
+    if code in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.ABORTED):
+        return SessionError(details)
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return ConnectionFailed(f"the server at {addr} did not answer in time")
+    return MeshdbgError(f"server error at {addr}: {code.name if code else 'unknown'}: {details}")

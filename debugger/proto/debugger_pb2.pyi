@@ -1,0 +1,278 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Coord(_message.Message):
+    __slots__ = ("dim", "index")
+    DIM_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    dim: str
+    index: int
+    def __init__(self, dim: _Optional[str] = ..., index: _Optional[int] = ...) -> None: ...
+
+class Identity(_message.Message):
+    __slots__ = ("name", "rank", "coords", "hostname", "pid", "thread_id", "thread_name", "reason", "protocol_version", "context")
+    class ContextEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    COORDS_FIELD_NUMBER: _ClassVar[int]
+    HOSTNAME_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    THREAD_ID_FIELD_NUMBER: _ClassVar[int]
+    THREAD_NAME_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    rank: int
+    coords: _containers.RepeatedCompositeFieldContainer[Coord]
+    hostname: str
+    pid: int
+    thread_id: int
+    thread_name: str
+    reason: str
+    protocol_version: int
+    context: _containers.ScalarMap[str, str]
+    def __init__(self, name: _Optional[str] = ..., rank: _Optional[int] = ..., coords: _Optional[_Iterable[_Union[Coord, _Mapping]]] = ..., hostname: _Optional[str] = ..., pid: _Optional[int] = ..., thread_id: _Optional[int] = ..., thread_name: _Optional[str] = ..., reason: _Optional[str] = ..., protocol_version: _Optional[int] = ..., context: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class Frame(_message.Message):
+    __slots__ = ("filename", "function", "lineno")
+    FILENAME_FIELD_NUMBER: _ClassVar[int]
+    FUNCTION_FIELD_NUMBER: _ClassVar[int]
+    LINENO_FIELD_NUMBER: _ClassVar[int]
+    filename: str
+    function: str
+    lineno: int
+    def __init__(self, filename: _Optional[str] = ..., function: _Optional[str] = ..., lineno: _Optional[int] = ...) -> None: ...
+
+class CompleteRequest(_message.Message):
+    __slots__ = ("request_id", "text", "line", "begidx", "endidx")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    LINE_FIELD_NUMBER: _ClassVar[int]
+    BEGIDX_FIELD_NUMBER: _ClassVar[int]
+    ENDIDX_FIELD_NUMBER: _ClassVar[int]
+    request_id: int
+    text: str
+    line: str
+    begidx: int
+    endidx: int
+    def __init__(self, request_id: _Optional[int] = ..., text: _Optional[str] = ..., line: _Optional[str] = ..., begidx: _Optional[int] = ..., endidx: _Optional[int] = ...) -> None: ...
+
+class Completions(_message.Message):
+    __slots__ = ("request_id", "matches")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    MATCHES_FIELD_NUMBER: _ClassVar[int]
+    request_id: int
+    matches: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, request_id: _Optional[int] = ..., matches: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class WorkerMessage(_message.Message):
+    __slots__ = ("hello", "prompt", "completions", "ended")
+    HELLO_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_FIELD_NUMBER: _ClassVar[int]
+    COMPLETIONS_FIELD_NUMBER: _ClassVar[int]
+    ENDED_FIELD_NUMBER: _ClassVar[int]
+    hello: Identity
+    prompt: Prompt
+    completions: Completions
+    ended: Ended
+    def __init__(self, hello: _Optional[_Union[Identity, _Mapping]] = ..., prompt: _Optional[_Union[Prompt, _Mapping]] = ..., completions: _Optional[_Union[Completions, _Mapping]] = ..., ended: _Optional[_Union[Ended, _Mapping]] = ...) -> None: ...
+
+class Prompt(_message.Message):
+    __slots__ = ("output", "prompt", "frame")
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_FIELD_NUMBER: _ClassVar[int]
+    FRAME_FIELD_NUMBER: _ClassVar[int]
+    output: str
+    prompt: str
+    frame: Frame
+    def __init__(self, output: _Optional[str] = ..., prompt: _Optional[str] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ...) -> None: ...
+
+class Ended(_message.Message):
+    __slots__ = ("output", "reason")
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    output: str
+    reason: str
+    def __init__(self, output: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class ServerMessage(_message.Message):
+    __slots__ = ("welcome", "input", "resume", "complete")
+    WELCOME_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    RESUME_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    welcome: Welcome
+    input: Input
+    resume: Resume
+    complete: CompleteRequest
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., input: _Optional[_Union[Input, _Mapping]] = ..., resume: _Optional[_Union[Resume, _Mapping]] = ..., complete: _Optional[_Union[CompleteRequest, _Mapping]] = ...) -> None: ...
+
+class Welcome(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: int
+    def __init__(self, session_id: _Optional[int] = ...) -> None: ...
+
+class Input(_message.Message):
+    __slots__ = ("line",)
+    LINE_FIELD_NUMBER: _ClassVar[int]
+    line: str
+    def __init__(self, line: _Optional[str] = ...) -> None: ...
+
+class Resume(_message.Message):
+    __slots__ = ("clear_breakpoints",)
+    CLEAR_BREAKPOINTS_FIELD_NUMBER: _ClassVar[int]
+    clear_breakpoints: bool
+    def __init__(self, clear_breakpoints: _Optional[bool] = ...) -> None: ...
+
+class HandshakeRequest(_message.Message):
+    __slots__ = ("protocol_version",)
+    PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    protocol_version: int
+    def __init__(self, protocol_version: _Optional[int] = ...) -> None: ...
+
+class HandshakeReply(_message.Message):
+    __slots__ = ("protocol_version", "server_version")
+    PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    SERVER_VERSION_FIELD_NUMBER: _ClassVar[int]
+    protocol_version: int
+    server_version: str
+    def __init__(self, protocol_version: _Optional[int] = ..., server_version: _Optional[str] = ...) -> None: ...
+
+class SessionInfo(_message.Message):
+    __slots__ = ("id", "identity", "state", "frame", "prompt")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    FRAME_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    identity: Identity
+    state: str
+    frame: Frame
+    prompt: str
+    def __init__(self, id: _Optional[int] = ..., identity: _Optional[_Union[Identity, _Mapping]] = ..., state: _Optional[str] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., prompt: _Optional[str] = ...) -> None: ...
+
+class ListRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListReply(_message.Message):
+    __slots__ = ("sessions",)
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    sessions: _containers.RepeatedCompositeFieldContainer[SessionInfo]
+    def __init__(self, sessions: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ...) -> None: ...
+
+class AttachTarget(_message.Message):
+    __slots__ = ("session_id", "rank")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    session_id: int
+    rank: RankTarget
+    def __init__(self, session_id: _Optional[int] = ..., rank: _Optional[_Union[RankTarget, _Mapping]] = ...) -> None: ...
+
+class RankTarget(_message.Message):
+    __slots__ = ("rank", "name")
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    rank: int
+    name: str
+    def __init__(self, rank: _Optional[int] = ..., name: _Optional[str] = ...) -> None: ...
+
+class AttachRequest(_message.Message):
+    __slots__ = ("target", "input", "complete")
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    target: AttachTarget
+    input: Input
+    complete: CompleteRequest
+    def __init__(self, target: _Optional[_Union[AttachTarget, _Mapping]] = ..., input: _Optional[_Union[Input, _Mapping]] = ..., complete: _Optional[_Union[CompleteRequest, _Mapping]] = ...) -> None: ...
+
+class Reply(_message.Message):
+    __slots__ = ("output", "prompt", "frame", "ended", "reason")
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_FIELD_NUMBER: _ClassVar[int]
+    FRAME_FIELD_NUMBER: _ClassVar[int]
+    ENDED_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    output: str
+    prompt: str
+    frame: Frame
+    ended: bool
+    reason: str
+    def __init__(self, output: _Optional[str] = ..., prompt: _Optional[str] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., ended: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class AttachEvent(_message.Message):
+    __slots__ = ("attached", "reply", "completions")
+    ATTACHED_FIELD_NUMBER: _ClassVar[int]
+    REPLY_FIELD_NUMBER: _ClassVar[int]
+    COMPLETIONS_FIELD_NUMBER: _ClassVar[int]
+    attached: SessionInfo
+    reply: Reply
+    completions: Completions
+    def __init__(self, attached: _Optional[_Union[SessionInfo, _Mapping]] = ..., reply: _Optional[_Union[Reply, _Mapping]] = ..., completions: _Optional[_Union[Completions, _Mapping]] = ...) -> None: ...
+
+class CastRequest(_message.Message):
+    __slots__ = ("selection", "command")
+    SELECTION_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    selection: str
+    command: str
+    def __init__(self, selection: _Optional[str] = ..., command: _Optional[str] = ...) -> None: ...
+
+class CastResult(_message.Message):
+    __slots__ = ("session", "output", "error", "ended")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    ENDED_FIELD_NUMBER: _ClassVar[int]
+    session: SessionInfo
+    output: str
+    error: str
+    ended: bool
+    def __init__(self, session: _Optional[_Union[SessionInfo, _Mapping]] = ..., output: _Optional[str] = ..., error: _Optional[str] = ..., ended: _Optional[bool] = ...) -> None: ...
+
+class CastReply(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[CastResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[CastResult, _Mapping]]] = ...) -> None: ...
+
+class ContinueRequest(_message.Message):
+    __slots__ = ("selection",)
+    SELECTION_FIELD_NUMBER: _ClassVar[int]
+    selection: str
+    def __init__(self, selection: _Optional[str] = ...) -> None: ...
+
+class ContinueReply(_message.Message):
+    __slots__ = ("resumed",)
+    RESUMED_FIELD_NUMBER: _ClassVar[int]
+    resumed: _containers.RepeatedCompositeFieldContainer[SessionInfo]
+    def __init__(self, resumed: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ...) -> None: ...
+
+class WatchRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class WatchEvent(_message.Message):
+    __slots__ = ("kind", "session", "reason")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    session: SessionInfo
+    reason: str
+    def __init__(self, kind: _Optional[str] = ..., session: _Optional[_Union[SessionInfo, _Mapping]] = ..., reason: _Optional[str] = ...) -> None: ...

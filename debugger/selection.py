@@ -1,0 +1,224 @@
+"""Rank selections: which sessions a command is for.
+
+Forms (DESIGN §2): `ranks(3)`, `ranks(1,4,6)`, `ranks(2:10:2)`, `ranks(:)`,
+`ranks(hosts=1, gpus=0:4)`, `ranks(gpus=(0,3))`, and the short forms `all`, `*`,
+`3`, `0,3-5`. Positional items select ranks (their union); `dim=...` items select mesh
+coordinates (all must hold). A selection that does not parse raises SelectionError pointing
+at the offending character. Pure logic: no gRPC.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from debugger.errors import SelectionError
+
+_TOKEN = re.compile(r"\s*(?:(?P<int>\d+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>[(),:=\-]))")
+
+
+@dataclass(frozen=True)
+class IndexSet:
+    """A set of non-negative integers given as explicit values and half-open slices."""
+
+    values: frozenset[int] = frozenset()
+    slices: tuple[tuple[int | None, int | None, int], ...] = ()
+
+    def __contains__(self, index: int) -> bool:
+        if index in self.values:
+            return True
+        for start, stop, step in self.slices:
+            lo = 0 if start is None else start
+            if index >= lo and (stop is None or index < stop) and (index - lo) % step == 0:
+                return True
+        return False
+
+    def union(self, other: "IndexSet") -> "IndexSet":
+        return IndexSet(self.values | other.values, self.slices + other.slices)
+
+
+EVERY = IndexSet(slices=((None, None, 1),))
+
+
+@dataclass(frozen=True)
+class Selection:
+    """A parsed selection; `matches` says whether a session belongs to it."""
+
+    text: str
+    ranks: IndexSet | None = None  # None: any rank
+    coords: Mapping[str, IndexSet] = field(default_factory=dict)
+
+    def matches(self, rank: int, coords: Mapping[str, int]) -> bool:
+        if self.ranks is not None and rank not in self.ranks:
+            return False
+        return all(dim in coords and coords[dim] in wanted for dim, wanted in self.coords.items())
+
+    def unknown_dims(self, known: set[str]) -> list[str]:
+        """Dimensions this selection names that no session has: a likely typo."""
+        return sorted(set(self.coords) - known)
+
+
+ALL = Selection("all")
+
+
+class _Parser:
+    """Recursive-descent parser over the selection grammar; remembers positions for errors."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens: list[tuple[str, str, int]] = []
+        pos = 0
+        while pos < len(text):
+            match = _TOKEN.match(text, pos)
+            if not match or match.end() == pos:
+                if text[pos:].strip() == "":
+                    break
+                start = pos + len(text[pos:]) - len(text[pos:].lstrip())
+                raise SelectionError(text, start, f"unexpected character {text[start]!r}")
+            kind = match.lastgroup or "op"
+            self.tokens.append((kind, match.group(kind), match.start(kind)))
+            pos = match.end()
+        self.index = 0
+
+    def peek(self) -> tuple[str, str, int] | None:
+        return self.tokens[self.index] if self.index < len(self.tokens) else None
+
+    def position(self) -> int:
+        token = self.peek()
+        return token[2] if token else len(self.text)
+
+    def fail(self, problem: str) -> SelectionError:
+        return SelectionError(self.text, self.position(), problem)
+
+    def take(self, value: str) -> bool:
+        token = self.peek()
+        if token and token[0] == "op" and token[1] == value:
+            self.index += 1
+            return True
+        return False
+
+    def expect(self, value: str) -> None:
+        if not self.take(value):
+            raise self.fail(f"expected {value!r}")
+
+    def integer(self) -> int | None:
+        token = self.peek()
+        if token and token[0] == "int":
+            self.index += 1
+            return int(token[1])
+        return None
+
+    def done(self) -> None:
+        if self.peek() is not None:
+            raise self.fail("unexpected text after the selection")
+
+    def short_form(self) -> Selection:
+        """`3`, `0,3-5`: ranks and inclusive ranges."""
+        values: set[int] = set()
+        slices = []
+        while True:
+            first = self.integer()
+            if first is None:
+                raise self.fail("expected a rank number")
+            if self.take("-"):
+                last = self.integer()
+                if last is None or last < first:
+                    raise self.fail(f"expected a rank number >= {first} to end the range")
+                slices.append((first, last + 1, 1))
+            else:
+                values.add(first)
+            if not self.take(","):
+                break
+        self.done()
+        return Selection(self.text, ranks=IndexSet(frozenset(values), tuple(slices)))
+
+    def index_item(self) -> IndexSet:
+        """An integer, a slice `a:b:c` (parts optional), or a tuple `(a, b, ...)`."""
+        if self.take("("):
+            values = set()
+            while True:
+                value = self.integer()
+                if value is None:
+                    raise self.fail("expected an integer")
+                values.add(value)
+                if self.take(")"):
+                    return IndexSet(frozenset(values))
+                self.expect(",")
+        start = self.integer()
+        if not self.take(":"):
+            if start is None:
+                raise self.fail("expected an integer, a slice like 0:4, or a tuple like (0,3)")
+            return IndexSet(frozenset({start}))
+        stop = self.integer()
+        step = 1
+        if self.take(":"):
+            given = self.integer()
+            if given is not None:
+                if given == 0:
+                    self.index -= 1
+                    raise self.fail("a slice step must be positive")
+                step = given
+        return IndexSet(slices=((start, stop, step),))
+
+    def ranks_call(self) -> Selection:
+        """`ranks(...)` with positional rank items and `dim=...` coordinate items."""
+        self.index += 1  # the name "ranks"
+        self.expect("(")
+        ranks: IndexSet | None = None
+        coords: dict[str, IndexSet] = {}
+        if not self.take(")"):
+            while True:
+                token = self.peek()
+                following = self.tokens[self.index + 1] if self.index + 1 < len(self.tokens) else None
+                if token and token[0] == "name" and following and following[1] == "=":
+                    if token[1] in coords:
+                        raise self.fail(f"dimension {token[1]!r} given twice")
+                    self.index += 2
+                    coords[token[1]] = self.index_item()
+                else:
+                    if coords:
+                        raise self.fail("rank positions must come before dim=... items")
+                    item = self.index_item()
+                    ranks = item if ranks is None else ranks.union(item)
+                if self.take(")"):
+                    break
+                self.expect(",")
+        self.done()
+        return Selection(self.text, ranks=ranks, coords=coords)
+
+    def parse(self) -> Selection:
+        token = self.peek()
+        if token is None:
+            raise self.fail("empty selection: try `all` or ranks(0)")
+        if token[0] == "name" and token[1] == "ranks":
+            return self.ranks_call()
+        if token[0] == "name" and token[1] == "all":
+            self.index += 1
+            self.done()
+            return Selection(self.text)
+        if token[0] == "int":
+            return self.short_form()
+        raise self.fail("expected `all`, a rank list like 0,3-5, or ranks(...)")
+
+
+def parse_selection(text: str) -> Selection:
+    """Parse a rank selection, raising SelectionError that points at what is wrong."""
+    if text.strip() in ("*", ":"):
+        return Selection(text)
+    return _Parser(text).parse()
+
+
+def describe_ranks(ranks: list[int]) -> str:
+    """Compact, sorted rank set: `0-2,5`."""
+    ordered = sorted(set(ranks))
+    parts: list[str] = []
+    start = prev = None
+    for rank in ordered + [None]:
+        if start is not None and (rank is None or rank != prev + 1):
+            parts.append(str(start) if start == prev else f"{start}-{prev}")
+            start = None
+        if rank is not None and start is None:
+            start = rank
+        prev = rank
+    return ",".join(parts)

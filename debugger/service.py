@@ -1,0 +1,69 @@
+"""`DebugClient`: the central server that every worker session and control client reaches."""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import grpc
+
+from debugger.auth import TokenInterceptor
+from debugger.connection import ConnectionInfo, new_token, remove_connection_file, write_connection_file
+from debugger.proto import debugger_pb2_grpc as pb_grpc
+from debugger.servicer import DebuggerServicer
+from debugger.sessions import SessionRegistry
+
+# Workers keep their streams open for a long time; detect dead peers without traffic.
+SERVER_OPTIONS = [
+    ("grpc.keepalive_time_ms", 10_000),
+    ("grpc.keepalive_timeout_ms", 5_000),
+    ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+]
+
+
+class DebugClient:
+    """Owns the session registry and serves it over authenticated gRPC.
+
+    Binds loopback unless `host` says otherwise; `port=0` picks a free port, read back
+    from `start()`. With `publish=True` it writes the connection file local clients read.
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, token: str | None = None,
+                 registry: SessionRegistry | None = None, publish: bool = True,
+                 services: Sequence[Callable[[grpc.aio.Server], None]] = ()) -> None:
+        self.host = host
+        self.port = port
+        self.token = token or new_token()
+        self.registry = registry or SessionRegistry()
+        self.publish = publish
+        self.services = list(services)  # more servicers to register on the same server
+        self.connection: ConnectionInfo | None = None
+        self._server: grpc.aio.Server | None = None
+
+    async def start(self) -> ConnectionInfo:
+        """Start serving; returns the address and token clients need."""
+        server = grpc.aio.server(interceptors=[TokenInterceptor(self.token)], options=SERVER_OPTIONS)
+        pb_grpc.add_DebuggerServicer_to_server(DebuggerServicer(self.registry), server)
+        for add_service in self.services:
+            add_service(server)
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        port = server.add_insecure_port(f"{host}:{self.port}")
+        await server.start()
+        self._server = server
+        self.connection = ConnectionInfo(f"{host}:{port}", self.token)
+        if self.publish:
+            write_connection_file(self.connection)
+        return self.connection
+
+    async def wait(self) -> None:
+        if self._server is not None:
+            await self._server.wait_for_termination()
+
+    async def stop(self, grace: float = 1.0) -> None:
+        """Stop serving; sessions see their streams end and their workers continue."""
+        if self._server is None:
+            return
+        if self.publish and self.connection is not None:
+            remove_connection_file(self.connection)
+        server, self._server = self._server, None
+        await server.stop(grace)

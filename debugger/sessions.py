@@ -1,0 +1,211 @@
+"""Debug sessions as the server sees them, and the registry that holds them.
+
+A `Session` is one stopped pdb in one worker thread. It is driven one command at a time:
+`execute` sends a line (or a resume) to the worker and waits for pdb's reply, which the
+worker batches with its next prompt. The registry is a plain instance passed to whoever
+needs it, and publishes opened/updated/closed events to watchers. No gRPC here: the
+servicer moves protobuf messages between these objects and the wire.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from dataclasses import dataclass
+from typing import AsyncIterator
+
+from debugger.errors import NoMatchError, SessionError
+from debugger.proto import debugger_pb2 as pb
+from debugger.selection import Selection
+
+STOPPED = "stopped"
+RUNNING = "running"
+EXITED = "exited"
+
+
+@dataclass
+class Reply:
+    """pdb's answer to one command."""
+
+    output: str
+    prompt: str
+    frame: pb.Frame
+    ended: bool = False
+    reason: str = ""
+
+    def to_pb(self) -> pb.Reply:
+        return pb.Reply(output=self.output, prompt=self.prompt, frame=self.frame, ended=self.ended, reason=self.reason)
+
+
+class Session:
+    """One worker thread stopped in pdb, reached through its stream's `outbox`."""
+
+    def __init__(self, session_id: int, identity: pb.Identity, registry: "SessionRegistry") -> None:
+        self.id = session_id
+        self.identity = identity
+        self.state = RUNNING  # until the worker's first prompt arrives
+        self.frame = pb.Frame()
+        self.prompt = ""
+        self.transcript = ""  # output since the last command, replayed on attach
+        self.end_reason = ""
+        self.outbox: asyncio.Queue[pb.ServerMessage | None] = asyncio.Queue()
+        self.ended = asyncio.Event()
+        self._registry = registry
+        self._lock = asyncio.Lock()
+        self._pending: asyncio.Future[Reply] | None = None
+        self._completions: dict[int, asyncio.Future[list[str]]] = {}
+        self._request_ids = itertools.count(1)
+
+    @property
+    def rank(self) -> int:
+        return self.identity.rank
+
+    @property
+    def coords(self) -> dict[str, int]:
+        return {coord.dim: coord.index for coord in self.identity.coords}
+
+    def info(self) -> pb.SessionInfo:
+        return pb.SessionInfo(id=self.id, identity=self.identity, state=self.state, frame=self.frame, prompt=self.prompt)
+
+    def replay(self) -> Reply:
+        """What an attaching client sees first: the output since the last command."""
+        return Reply(self.transcript, self.prompt, self.frame, ended=self.state == EXITED, reason=self.end_reason)
+
+    # ---- driven by control clients ----------------------------------------------------
+
+    async def execute(self, line: str) -> Reply:
+        """Run one pdb command and return its output."""
+        return await self._send(pb.ServerMessage(input=pb.Input(line=line)))
+
+    async def resume(self, clear_breakpoints: bool = True) -> Reply:
+        """Leave pdb and let the worker run."""
+        return await self._send(pb.ServerMessage(resume=pb.Resume(clear_breakpoints=clear_breakpoints)))
+
+    async def complete(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
+        """Tab completions computed by the remote pdb in its current frame."""
+        if self.state != STOPPED:
+            return []
+        request_id = next(self._request_ids)
+        future: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
+        self._completions[request_id] = future
+        self.outbox.put_nowait(pb.ServerMessage(complete=pb.CompleteRequest(
+            request_id=request_id, text=text, line=line, begidx=begidx, endidx=endidx)))
+        try:
+            return await future
+        finally:
+            self._completions.pop(request_id, None)
+
+    async def _send(self, message: pb.ServerMessage) -> Reply:
+        if self._lock.locked():
+            raise SessionError(f"rank {self.rank} is busy running another command")
+        async with self._lock:
+            if self.state == EXITED:
+                raise SessionError(f"rank {self.rank}'s session has ended ({self.end_reason})")
+            if self.state != STOPPED:
+                raise SessionError(f"rank {self.rank} is running, not stopped in pdb")
+            self._pending = asyncio.get_running_loop().create_future()
+            self.state = RUNNING
+            self.transcript = ""
+            self._registry.publish("updated", self)
+            self.outbox.put_nowait(message)
+            try:
+                return await self._pending
+            finally:
+                self._pending = None
+
+    # ---- driven by the worker's stream ------------------------------------------------
+
+    def on_prompt(self, prompt: pb.Prompt) -> None:
+        self.state = STOPPED
+        self.frame = prompt.frame
+        self.prompt = prompt.prompt
+        self.transcript = prompt.output
+        self._registry.publish("updated", self)
+        if self._pending and not self._pending.done():
+            self._pending.set_result(Reply(prompt.output, prompt.prompt, prompt.frame))
+
+    def on_completions(self, completions: pb.Completions) -> None:
+        future = self._completions.get(completions.request_id)
+        if future and not future.done():
+            future.set_result(list(completions.matches))
+
+    def on_end(self, output: str, reason: str) -> None:
+        """The session is over: continued, quit, or the worker went away."""
+        if self.state == EXITED:
+            return
+        self.state = EXITED
+        self.end_reason = reason
+        self.transcript += output
+        if self._pending and not self._pending.done():
+            self._pending.set_result(Reply(output, "", self.frame, ended=True, reason=reason))
+        for future in self._completions.values():
+            if not future.done():
+                future.set_result([])
+        self.outbox.put_nowait(None)
+        self.ended.set()
+        self._registry.close(self, reason)
+
+
+class SessionRegistry:
+    """Every live session, by server-assigned id; publishes changes to watchers."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[int, Session] = {}
+        self._ids = itertools.count(1)
+        self._watchers: set[asyncio.Queue[pb.WatchEvent]] = set()
+
+    def open(self, identity: pb.Identity) -> Session:
+        session = Session(next(self._ids), identity, self)
+        self._sessions[session.id] = session
+        self.publish("opened", session)
+        return session
+
+    def close(self, session: Session, reason: str) -> None:
+        if self._sessions.pop(session.id, None) is not None:
+            self.publish("closed", session, reason)
+
+    def sessions(self) -> list[Session]:
+        """Live sessions ordered by rank, then name, then thread."""
+        return sorted(self._sessions.values(), key=lambda s: (s.rank, s.identity.name, s.identity.thread_id, s.id))
+
+    def get(self, session_id: int) -> Session:
+        try:
+            return self._sessions[session_id]
+        except KeyError:
+            raise NoMatchError(f"no session with id {session_id}") from None
+
+    def by_rank(self, rank: int, name: str = "") -> Session:
+        """The session of a rank; among several threads, the one stopped first."""
+        found = [s for s in self.sessions() if s.rank == rank and (not name or s.identity.name == name)]
+        if not found:
+            who = f"{name} rank {rank}" if name else f"rank {rank}"
+            live = ", ".join(sorted({str(s.rank) for s in self._sessions.values()})) or "none"
+            raise NoMatchError(f"no session for {who} (ranks with sessions: {live})")
+        return min(found, key=lambda s: s.id)
+
+    def select(self, selection: Selection) -> list[Session]:
+        """Sessions in `selection`; NoMatchError (with a hint about typos) when none."""
+        chosen = [s for s in self.sessions() if selection.matches(s.rank, s.coords)]
+        if not chosen:
+            known = {dim for s in self._sessions.values() for dim in s.coords}
+            unknown = selection.unknown_dims(known) if self._sessions else []
+            hint = f" (unknown dimension {', '.join(unknown)}; known: {', '.join(sorted(known)) or 'none'})" if unknown else ""
+            raise NoMatchError(f"no session matches {selection.text}{hint}")
+        return chosen
+
+    def publish(self, kind: str, session: Session, reason: str = "") -> None:
+        event = pb.WatchEvent(kind=kind, session=session.info(), reason=reason)
+        for queue in self._watchers:
+            queue.put_nowait(event)
+
+    async def watch(self) -> AsyncIterator[pb.WatchEvent]:
+        """Every change from now on, starting with an `opened` event per live session."""
+        queue: asyncio.Queue[pb.WatchEvent] = asyncio.Queue()
+        self._watchers.add(queue)
+        try:
+            for session in self.sessions():
+                yield pb.WatchEvent(kind="opened", session=session.info())
+            while True:
+                yield await queue.get()
+        finally:
+            self._watchers.discard(queue)

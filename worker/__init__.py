@@ -1,0 +1,21 @@
+"""meshdbg's worker side: the remote breakpoint hook and the pdb that streams to the server.
+
+`PYTHONBREAKPOINT=worker.remote_breakpointhook` or `worker.install()` makes `breakpoint()`
+open a session. Never imports the console, the CLI or prompt_toolkit, and importing this
+package imports nothing heavy: the hook loads on first use, so `worker.pipelining` stays
+free of gRPC.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["install", "remote_breakpointhook"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from worker import hook
+
+        return getattr(hook, name)
+    raise AttributeError(f"module 'worker' has no attribute {name!r}")

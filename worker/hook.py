@@ -1,0 +1,49 @@
+"""The remote breakpoint hook: `breakpoint()` in a worker opens a meshdbg session.
+
+Reached through `PYTHONBREAKPOINT=worker.remote_breakpointhook` or `worker.install()`. When
+no server can be reached the worker does not hang: it says why on stderr, then falls back to
+local pdb if it has a terminal, else continues.
+"""
+
+from __future__ import annotations
+
+import functools
+import pdb
+import sys
+from types import FrameType
+
+from debugger.connection import resolve_connection
+from debugger.errors import MeshdbgError
+from worker.identity import detect_identity, session_identity
+from worker.pdb_wrapper import PdbWrapper
+from worker.remote import RemoteSession
+
+
+def open_session(reason: str) -> RemoteSession:
+    """A new session stream for the calling thread; raises MeshdbgError when unreachable."""
+    return RemoteSession(resolve_connection(), session_identity(detect_identity(), reason))
+
+
+def _fall_back(frame: FrameType, exc: MeshdbgError) -> None:
+    sys.stderr.write(f"meshdbg: {exc}\n")
+    if sys.stdin is not None and sys.stdin.isatty():
+        sys.stderr.write("meshdbg: using local pdb instead\n")
+        pdb.Pdb().set_trace(frame)
+    else:
+        sys.stderr.write("meshdbg: no terminal for local pdb; continuing\n")
+
+
+def remote_breakpointhook(*args: object, **kwargs: object) -> None:
+    """Stop the calling frame in a remote pdb session (a drop-in `sys.breakpointhook`)."""
+    frame = sys._getframe(1)
+    try:
+        remote = open_session("breakpoint")
+    except MeshdbgError as exc:
+        _fall_back(frame, exc)
+        return
+    PdbWrapper(functools.partial(open_session, "breakpoint"), remote).set_trace(frame)
+
+
+def install() -> None:
+    """Make plain `breakpoint()` in this process use meshdbg."""
+    sys.breakpointhook = remote_breakpointhook

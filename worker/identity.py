@@ -1,0 +1,86 @@
+"""Who this worker is: rank, mesh coordinates and name, from meshdbg or another launcher.
+
+Detection order (DESIGN §3): MESHDBG_* → torchrun → Open MPI → MPICH/PMI → SLURM. Under
+`srun torchrun`, torchrun's variables win because they come first. Other launchers give
+coordinates `{"hosts": node, "gpus": local_rank}`.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from debugger.connection import PROTOCOL_VERSION
+from debugger.errors import UsageError
+from debugger.proto import debugger_pb2 as pb
+
+
+@dataclass(frozen=True)
+class WorkerIdentity:
+    """A worker's place in the job, independent of the thread that stops."""
+
+    name: str
+    rank: int
+    coords: dict[str, int] = field(default_factory=dict)
+    launcher: str = "none"
+
+
+def parse_coords(text: str) -> dict[str, int]:
+    """`hosts=1,gpus=3` → {"hosts": 1, "gpus": 3}, in the order given."""
+    coords: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        dim, sep, value = part.partition("=")
+        if not sep or not dim.strip().isidentifier() or not value.strip().isdigit():
+            raise UsageError(f"bad coordinates {text!r}: expected dim=index pairs like hosts=1,gpus=3")
+        coords[dim.strip()] = int(value)
+    return coords
+
+
+def _int(env: Mapping[str, str], key: str) -> int:
+    value = env.get(key, "0")
+    try:
+        return int(value)
+    except ValueError:
+        raise UsageError(f"{key}={value!r} is not an integer") from None
+
+
+def _mesh(rank: int, node: int, local: int) -> tuple[int, dict[str, int]]:
+    return rank, {"hosts": node, "gpus": local}
+
+
+def detect_identity(env: Mapping[str, str] | None = None) -> WorkerIdentity:
+    """This process's identity from its environment; rank 0 with no coordinates if none."""
+    env = os.environ if env is None else env
+    name = env.get("MESHDBG_NAME", "worker")
+    if "MESHDBG_RANK" in env:
+        return WorkerIdentity(name, _int(env, "MESHDBG_RANK"), parse_coords(env.get("MESHDBG_COORDS", "")), "meshdbg")
+    if "TORCHELASTIC_RUN_ID" in env and "RANK" in env:
+        rank, coords = _mesh(_int(env, "RANK"), _int(env, "GROUP_RANK"), _int(env, "LOCAL_RANK"))
+        return WorkerIdentity(name, rank, coords, "torchrun")
+    if "OMPI_COMM_WORLD_RANK" in env:
+        rank = _int(env, "OMPI_COMM_WORLD_RANK")
+        per_node = max(1, int(env.get("OMPI_COMM_WORLD_LOCAL_SIZE", "1") or 1))
+        node = _int(env, "OMPI_COMM_WORLD_NODE_RANK") if "OMPI_COMM_WORLD_NODE_RANK" in env else rank // per_node
+        return WorkerIdentity(name, *_mesh(rank, node, _int(env, "OMPI_COMM_WORLD_LOCAL_RANK")), "openmpi")
+    if "PMI_RANK" in env:
+        rank = _int(env, "PMI_RANK")
+        per_node = max(1, int(env.get("MPI_LOCALNRANKS", "1") or 1))
+        return WorkerIdentity(name, *_mesh(rank, rank // per_node, _int(env, "MPI_LOCALRANKID")), "mpich")
+    if "SLURM_PROCID" in env:
+        rank, coords = _mesh(_int(env, "SLURM_PROCID"), _int(env, "SLURM_NODEID"), _int(env, "SLURM_LOCALID"))
+        return WorkerIdentity(name, rank, coords, "slurm")
+    return WorkerIdentity(name, 0)
+
+
+def session_identity(worker: WorkerIdentity, reason: str, context: Mapping[str, str] | None = None) -> pb.Identity:
+    """The wire identity of a session opened by the calling thread."""
+    thread = threading.current_thread()
+    return pb.Identity(
+        name=worker.name, rank=worker.rank,
+        coords=[pb.Coord(dim=dim, index=index) for dim, index in worker.coords.items()],
+        hostname=socket.gethostname(), pid=os.getpid(), thread_id=threading.get_native_id(),
+        thread_name=thread.name, reason=reason, protocol_version=PROTOCOL_VERSION, context=dict(context or {}),
+    )

@@ -1,0 +1,75 @@
+"""One pdb session's bidirectional stream to the DebugClient, from the worker's side.
+
+Synchronous gRPC on purpose: the pdb thread blocks on `receive()` exactly as local pdb blocks
+on stdin, while the worker's other threads keep running. One channel per server address is
+shared by all sessions of the process.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+
+import grpc
+
+from debugger.connection import ConnectionInfo
+from debugger.errors import ConnectionFailed, translate_rpc_error
+from debugger.proto import debugger_pb2 as pb
+from debugger.proto import debugger_pb2_grpc as pb_grpc
+
+CONNECT_TIMEOUT_S = 5.0
+CHANNEL_OPTIONS = [
+    ("grpc.keepalive_time_ms", 10_000),
+    ("grpc.keepalive_timeout_ms", 5_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+]
+
+_channels: dict[str, grpc.Channel] = {}
+_channels_lock = threading.Lock()
+
+
+def channel_for(addr: str) -> grpc.Channel:
+    """The process's channel to `addr`, created on first use."""
+    with _channels_lock:
+        channel = _channels.get(addr)
+        if channel is None:
+            channel = _channels[addr] = grpc.insecure_channel(addr, options=CHANNEL_OPTIONS)
+        return channel
+
+
+class RemoteSession:
+    """The stream of one session: `send` worker messages, `receive` server messages."""
+
+    def __init__(self, connection: ConnectionInfo, identity: pb.Identity) -> None:
+        """Open the stream and wait for the server's welcome; raises ConnectionFailed."""
+        self.addr = connection.addr
+        channel = channel_for(connection.addr)
+        try:
+            grpc.channel_ready_future(channel).result(timeout=CONNECT_TIMEOUT_S)
+        except grpc.FutureTimeoutError:
+            raise ConnectionFailed(f"no meshdbg server reachable at {self.addr} (waited {CONNECT_TIMEOUT_S:.0f} s)") from None
+        self._outgoing: queue.SimpleQueue[pb.WorkerMessage | None] = queue.SimpleQueue()
+        self._outgoing.put(pb.WorkerMessage(hello=identity))
+        self._responses = pb_grpc.DebuggerStub(channel).Session(iter(self._outgoing.get, None),
+                                                               metadata=connection.metadata())
+        try:
+            welcome = next(self._responses)
+        except grpc.RpcError as exc:
+            raise translate_rpc_error(exc, self.addr) from exc
+        self.session_id = welcome.welcome.session_id
+
+    def send(self, message: pb.WorkerMessage) -> None:
+        self._outgoing.put(message)
+
+    def receive(self) -> pb.ServerMessage | None:
+        """The next server message, or None once the stream is gone."""
+        try:
+            return next(self._responses)
+        except (grpc.RpcError, StopIteration):
+            return None
+
+    def close(self) -> None:
+        """Half-close our side and let the server finish the stream."""
+        self._outgoing.put(None)
+        for _ in self._responses:
+            pass
