@@ -13,6 +13,7 @@ Every call is authenticated; gRPC failures surface as debugger.errors exceptions
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 from dataclasses import asdict, dataclass
@@ -101,71 +102,110 @@ class PdbReply:
 
 
 class AttachedSession:
-    """A live attach: send pdb lines, get replies; the first `replay` is what was on screen."""
+    """A live attach: send pdb lines, get replies; `replay` is what was on screen before.
+
+    One reader task dispatches the stream's events, so a client may wait for the session to
+    end (`wait_ended`) while also sending commands and asking for completions.
+    """
 
     def __init__(self, client: "ControlClient", target: pb.AttachTarget) -> None:
         self._client = client
         self._target = target
         self._call: grpc.aio.StreamStreamCall | None = None
+        self._reader: asyncio.Task[None] | None = None
         self._request_ids = itertools.count(1)
+        self._reply: asyncio.Future[PdbReply] | None = None
+        self._completions: dict[int, asyncio.Future[list[str]]] = {}
+        self._send_lock = asyncio.Lock()
+        self._ended = asyncio.Event()
+        self._final: PdbReply | None = None
+        self._failure: MeshdbgError | None = None
         self.session: SessionView | None = None
         self.replay: PdbReply | None = None
-        self.ended = False
+
+    @property
+    def ended(self) -> bool:
+        return self._ended.is_set()
 
     async def __aenter__(self) -> "AttachedSession":
         self._call = self._client.stub.Attach(metadata=self._client.connection.metadata())
         with self._client.translating():
             await self._call.write(pb.AttachRequest(target=self._target))
-            self.session = SessionView.from_pb((await self._next()).attached)
-            self.replay = PdbReply.from_pb((await self._next()).reply)
-        self.ended = self.replay.ended
+            self.session = SessionView.from_pb((await self._first()).attached)
+            self.replay = PdbReply.from_pb((await self._first()).reply)
+        if self.replay.ended:
+            self._finish(self.replay)
+        self._reader = asyncio.create_task(self._read_events())
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
         if self._call is not None:
             self._call.cancel()
 
-    async def _next(self) -> pb.AttachEvent:
+    async def _first(self) -> pb.AttachEvent:
         event = await self._call.read()
         if event is grpc.aio.EOF:
             raise SessionError("the server closed the attach stream")
         return event
 
+    async def _read_events(self) -> None:
+        try:
+            with self._client.translating():
+                while (event := await self._call.read()) is not grpc.aio.EOF:
+                    if event.HasField("reply"):
+                        reply = PdbReply.from_pb(event.reply)
+                        if self._reply is not None and not self._reply.done():
+                            self._reply.set_result(reply)
+                        if reply.ended:
+                            self._finish(reply)
+                    elif event.HasField("completions"):
+                        future = self._completions.pop(event.completions.request_id, None)
+                        if future is not None and not future.done():
+                            future.set_result(list(event.completions.matches))
+        except MeshdbgError as exc:
+            self._failure = exc
+        self._finish(PdbReply("", "", "", "", 0, True, str(self._failure or "the attach stream closed")))
+
+    def _finish(self, reply: PdbReply) -> None:
+        """The session is over: remember why and release everyone waiting."""
+        if self._final is None:
+            self._final = reply
+        self._ended.set()
+        if self._reply is not None and not self._reply.done():
+            self._reply.set_result(self._final)
+        for future in self._completions.values():
+            if not future.done():
+                future.set_result([])
+        self._completions.clear()
+
     async def send(self, line: str) -> PdbReply:
-        """Run one pdb command in the attached session."""
-        if self.ended:
-            raise SessionError("the session has ended")
-        with self._client.translating():
-            await self._call.write(pb.AttachRequest(input=pb.Input(line=line)))
-            while True:
-                event = await self._next()
-                if event.HasField("reply"):
-                    reply = PdbReply.from_pb(event.reply)
-                    self.ended = reply.ended
-                    return reply
+        """Run one pdb command in the attached session and return pdb's reply."""
+        async with self._send_lock:
+            if self.ended:
+                raise self._failure or SessionError(f"the session has ended ({self._final.reason})")
+            self._reply = asyncio.get_running_loop().create_future()
+            with self._client.translating():
+                await self._call.write(pb.AttachRequest(input=pb.Input(line=line)))
+            return await self._reply
 
     async def complete(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
-        """Completions computed by the remote pdb in the stopped frame."""
+        """Completions computed by the remote pdb in the stopped frame ([] once ended)."""
+        if self.ended:
+            return []
         request_id = next(self._request_ids)
+        future: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
+        self._completions[request_id] = future
         with self._client.translating():
             await self._call.write(pb.AttachRequest(complete=pb.CompleteRequest(
                 request_id=request_id, text=text, line=line, begidx=begidx, endidx=endidx)))
-            while True:
-                event = await self._next()
-                if event.HasField("completions") and event.completions.request_id == request_id:
-                    return list(event.completions.matches)
-                if event.HasField("reply") and event.reply.ended:
-                    self.ended = True
-                    return []
+        return await future
 
     async def wait_ended(self) -> PdbReply:
-        """Block until the session ends elsewhere (continue from another client, worker exit)."""
-        with self._client.translating():
-            while True:
-                event = await self._next()
-                if event.HasField("reply") and event.reply.ended:
-                    self.ended = True
-                    return PdbReply.from_pb(event.reply)
+        """Block until the session ends (here, from another client, or the worker exits)."""
+        await self._ended.wait()
+        return self._final
 
 
 class ControlClient:
