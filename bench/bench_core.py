@@ -1,0 +1,246 @@
+"""Core latency benchmark (issue 2): what one pdb command, a cast and a continue cost.
+
+    python bench/bench_core.py [--quick]
+
+In one run, against a `python -m debugger serve --port 0` subprocess (the control client
+and the server do not share an event loop, as in real use) and real worker processes that
+stop at `breakpoint()` (bench_core_worker.py):
+
+1. floor: a raw grpc.aio bidirectional-stream round trip to an echo server in another
+   process (bench_core_echo.py), same loopback, similar message size;
+2. spawn_to_listed: from spawning the workers until `list()` shows all of them stopped;
+3. attach_p_roundtrip: `AttachedSession.send("p x")` on one stopped worker, after a warm-up;
+4. cast_all: `cast("all", "p rank")` on every worker;
+5. continue_all: `resume("all")` until its reply; the workers loop over `breakpoint()`, so
+   several rounds are timed without restarting processes.
+
+Prints one JSON object per line per metric, then a summary object. Bounded by BUDGET_S;
+every process it starts is terminated in a `finally`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Sequence
+
+from bench_core_echo import measure_floor
+
+from debugger.connection import ConnectionInfo
+from debugger.control import ControlClient
+
+HERE = Path(__file__).resolve().parent
+BUDGET_S = 100.0  # the whole run, processes included
+STARTUP_TIMEOUT_S = 10.0  # one server printing its address
+POLL_S = 0.005  # list() polling period while waiting for workers to stop
+FLOOR_PAYLOAD = b"x" * 96  # about a `p x` reply: output, prompt and frame
+TARGET_RATIO = 2.0  # attached round trip vs the floor
+TARGET_CAST_MS = 15.0
+TARGET_CONTINUE_MS = 20.0
+
+
+@dataclass(frozen=True)
+class Config:
+    """How much to measure: workers, timed repetitions and warm-up for each metric."""
+
+    workers: int
+    warmup: int
+    roundtrips: int
+    casts: int
+    continue_rounds: int
+
+
+FULL = Config(workers=32, warmup=200, roundtrips=2000, casts=50, continue_rounds=10)
+QUICK = Config(workers=32, warmup=50, roundtrips=300, casts=10, continue_rounds=3)
+
+
+class BenchError(RuntimeError):
+    """The system under test did not behave as the bench expects."""
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000.0, 3)
+
+
+def _stats(samples: Sequence[float]) -> dict[str, float]:
+    """Median and p90 of `samples` (seconds) in ms."""
+    p90 = statistics.quantiles(samples, n=10)[-1] if len(samples) > 1 else samples[0]
+    return {"value": _ms(statistics.median(samples)), "p90": _ms(p90), "n": len(samples)}
+
+
+def _emit(record: dict) -> dict:
+    """Print `record` as one JSON line as soon as it is measured; return it."""
+    print(json.dumps(record), flush=True)
+    return record
+
+
+class Processes:
+    """Every subprocess the bench starts, terminated (then killed) by `stop_all`."""
+
+    def __init__(self, log: IO[bytes]) -> None:
+        self._log = log
+        self._procs: list[subprocess.Popen] = []
+
+    def spawn(self, args: list[str], env: dict[str, str], stdout: int = subprocess.DEVNULL) -> subprocess.Popen:
+        proc = subprocess.Popen(args, env=env, stdout=stdout, stderr=self._log, cwd=HERE.parent)
+        self._procs.append(proc)
+        return proc
+
+    async def first_line(self, proc: subprocess.Popen, what: str) -> str:
+        """The first stdout line of `proc` (an address or a port), within STARTUP_TIMEOUT_S."""
+        try:
+            line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), STARTUP_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            raise BenchError(f"{what} printed nothing within {STARTUP_TIMEOUT_S:.0f} s") from None
+        if not line:
+            raise BenchError(f"{what} exited with status {proc.wait()}")
+        return line.decode().strip()
+
+    def stop_all(self, grace_s: float = 5.0) -> None:
+        for proc in self._procs:
+            if proc.poll() is None:
+                proc.terminate()
+        deadline = time.monotonic() + grace_s
+        for proc in self._procs:
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+
+
+async def wait_stopped(client: ControlClient, count: int, timeout_s: float) -> None:
+    """Poll `list()` until `count` sessions are stopped in pdb."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if sum(s.state == "stopped" for s in await client.list()) >= count:
+            return
+        await asyncio.sleep(POLL_S)
+    raise BenchError(f"fewer than {count} workers stopped within {timeout_s:.0f} s")
+
+
+async def bench_floor(procs: Processes, env: dict[str, str], config: Config) -> dict:
+    echo = procs.spawn([sys.executable, str(HERE / "bench_core_echo.py")], env, stdout=subprocess.PIPE)
+    port = await procs.first_line(echo, "the echo server")
+    samples = await measure_floor(f"127.0.0.1:{port}", FLOOR_PAYLOAD, config.warmup, config.roundtrips)
+    return {"name": "floor_aio_bidi_roundtrip", "unit": "ms", **_stats(samples)}
+
+
+def spawn_workers(procs: Processes, env: dict[str, str], config: Config) -> None:
+    script = str(HERE / "bench_core_worker.py")
+    for rank in range(config.workers):
+        worker_env = {**env, "MESHDBG_RANK": str(rank), "MESHDBG_COORDS": f"hosts={rank // 8},gpus={rank % 8}",
+                      "MESHDBG_NAME": "bench", "PYTHONBREAKPOINT": "worker.remote_breakpointhook"}
+        procs.spawn([sys.executable, script, str(config.continue_rounds)], worker_env)
+
+
+async def bench_attach(client: ControlClient, config: Config, floor_ms: float) -> dict:
+    samples = []
+    async with client.attach(rank=0) as pdb:
+        for index in range(config.warmup + config.roundtrips):
+            start = time.perf_counter()
+            reply = await pdb.send("p x")
+            elapsed = time.perf_counter() - start
+            if "'rank': 0" not in reply.output:
+                raise BenchError(f"unexpected reply to `p x`: {reply.output!r}")
+            if index >= config.warmup:
+                samples.append(elapsed)
+    record = {"name": "attach_p_roundtrip", "unit": "ms", **_stats(samples)}
+    return {**record, "floor": floor_ms, "ratio": round(record["value"] / floor_ms, 2),
+            "target": round(TARGET_RATIO * floor_ms, 3)}
+
+
+async def bench_cast(client: ControlClient, config: Config) -> dict:
+    samples = []
+    for _ in range(config.casts):
+        start = time.perf_counter()
+        results = await client.cast("all", "p rank")
+        samples.append(time.perf_counter() - start)
+        if len(results) != config.workers or not all(r.ok for r in results):
+            raise BenchError(f"cast reached {sum(r.ok for r in results)} of {config.workers} workers")
+    return {"name": "cast_all", "unit": "ms", "workers": config.workers, **_stats(samples), "target": TARGET_CAST_MS}
+
+
+async def bench_continue(client: ControlClient, config: Config, timeout_s: float) -> dict:
+    """Time `resume("all")` once per round; between rounds wait for every worker to stop again."""
+    samples = []
+    for round_index in range(config.continue_rounds):
+        if round_index:
+            await wait_stopped(client, config.workers, timeout_s)
+        start = time.perf_counter()
+        resumed = await client.resume("all")
+        samples.append(time.perf_counter() - start)
+        if len(resumed) != config.workers:
+            raise BenchError(f"continue resumed {len(resumed)} of {config.workers} workers")
+    return {"name": "continue_all", "unit": "ms", "workers": config.workers, **_stats(samples),
+            "target": TARGET_CONTINUE_MS}
+
+
+async def run(config: Config, procs: Processes, tmp: Path) -> list[dict]:
+    token = secrets.token_urlsafe(32)
+    env = {**os.environ, "MESHDBG_TOKEN": token, "MESHDBG_CONNECTION_FILE": str(tmp / "connection.json")}
+    floor = _emit(await bench_floor(procs, env, config))
+    server = procs.spawn([sys.executable, "-m", "debugger", "serve", "--port", "0"], env, stdout=subprocess.PIPE)
+    addr = await procs.first_line(server, "meshdbg serve")
+    client = ControlClient(ConnectionInfo(addr, token))
+    try:
+        start = time.perf_counter()
+        spawn_workers(procs, {**env, "MESHDBG_ADDR": addr}, config)
+        await wait_stopped(client, config.workers, BUDGET_S / 2)
+        listed = _emit({"name": "spawn_to_listed", "unit": "ms", "value": _ms(time.perf_counter() - start),
+                        "workers": config.workers, "target": None})
+        attach = _emit(await bench_attach(client, config, floor["value"]))
+        cast = _emit(await bench_cast(client, config))
+        resume = _emit(await bench_continue(client, config, STARTUP_TIMEOUT_S))
+    finally:
+        await client.close()
+    return [floor, listed, attach, cast, resume]
+
+
+def summary(records: list[dict]) -> dict:
+    by_name = {r["name"]: r for r in records}
+    met = {
+        "attach_p_roundtrip": by_name["attach_p_roundtrip"]["ratio"] <= TARGET_RATIO,
+        "cast_all": by_name["cast_all"]["value"] <= TARGET_CAST_MS,
+        "continue_all": by_name["continue_all"]["value"] <= TARGET_CONTINUE_MS,
+    }
+    return {"name": "summary", "workers": by_name["cast_all"]["workers"],
+            **{f"{r['name']}_ms": r["value"] for r in records},
+            "attach_ratio_to_floor": by_name["attach_p_roundtrip"]["ratio"], "targets_met": met,
+            "all_targets_met": all(met.values())}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
+    config = QUICK if parser.parse_args().quick else FULL
+    with tempfile.TemporaryDirectory(prefix="meshdbg-bench-") as tmp, open(Path(tmp) / "stderr.log", "wb") as log:
+        procs = Processes(log)
+        try:
+            records = asyncio.run(asyncio.wait_for(run(config, procs, Path(tmp)), BUDGET_S))
+        except (BenchError, asyncio.TimeoutError) as exc:
+            log.flush()
+            tail = (Path(tmp) / "stderr.log").read_text(errors="replace")[-2000:]
+            print(f"bench_core: {exc or 'over the time budget'}\n--- subprocess stderr (tail) ---\n{tail}",
+                  file=sys.stderr)
+            return 1
+        finally:
+            procs.stop_all()
+    _emit(summary(records))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
