@@ -25,8 +25,9 @@ def session_table(sessions: Sequence[SessionView]) -> str:
     """Aligned columns, one row per session, or a plain sentence when there is none."""
     if not sessions:
         return "no sessions"
-    header = ("RANK", "NAME", "COORDS", "STATE", "WHERE", "THREAD", "PID", "HOST")
-    rows = [header] + [(str(s.rank), s.name, s.coords_text or "-", s.state, where(s), s.thread, str(s.pid), s.hostname)
+    header = ("RANK", "NAME", "COORDS", "STATE", "WHERE", "THREAD", "PID", "HOST", "CONTEXT")
+    rows = [header] + [(str(s.rank), s.name, s.coords_text or "-", s.state, where(s), s.thread, str(s.pid), s.hostname,
+                        " ".join(f"{key}={value}" for key, value in s.context.items()))
                        for s in sessions]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)

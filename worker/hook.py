@@ -10,10 +10,11 @@ from __future__ import annotations
 import functools
 import pdb
 import sys
-from types import FrameType
+from types import FrameType, TracebackType
 
 from debugger.connection import resolve_connection
 from debugger.errors import MeshdbgError
+from worker.context import current_context
 from worker.identity import detect_identity, session_identity
 from worker.pdb_wrapper import PdbWrapper
 from worker.remote import RemoteSession
@@ -21,7 +22,7 @@ from worker.remote import RemoteSession
 
 def open_session(reason: str) -> RemoteSession:
     """A new session stream for the calling thread; raises MeshdbgError when unreachable."""
-    return RemoteSession(resolve_connection(), session_identity(detect_identity(), reason))
+    return RemoteSession(resolve_connection(), session_identity(detect_identity(), reason, current_context()))
 
 
 def _fall_back(frame: FrameType, exc: MeshdbgError) -> None:
@@ -33,15 +34,29 @@ def _fall_back(frame: FrameType, exc: MeshdbgError) -> None:
         sys.stderr.write("meshdbg: no terminal for local pdb; continuing\n")
 
 
-def remote_breakpointhook(*args: object, **kwargs: object) -> None:
-    """Stop the calling frame in a remote pdb session (a drop-in `sys.breakpointhook`)."""
-    frame = sys._getframe(1)
+def stop_at(frame: FrameType, reason: str) -> None:
+    """Stop `frame` in a remote pdb session opened for `reason` ("breakpoint", "interrupt")."""
     try:
-        remote = open_session("breakpoint")
+        remote = open_session(reason)
     except MeshdbgError as exc:
         _fall_back(frame, exc)
         return
-    PdbWrapper(functools.partial(open_session, "breakpoint"), remote).set_trace(frame)
+    PdbWrapper(functools.partial(open_session, reason), remote).set_trace(frame)
+
+
+def remote_breakpointhook(*args: object, **kwargs: object) -> None:
+    """Stop the calling frame in a remote pdb session (a drop-in `sys.breakpointhook`)."""
+    stop_at(sys._getframe(1), "breakpoint")
+
+
+def post_mortem(traceback: TracebackType) -> None:
+    """Open a "post-mortem" session on `traceback`; returns when the user continues.
+
+    When no server is reachable it says so on stderr and returns at once.
+    """
+    debugger = PdbWrapper(functools.partial(open_session, "post-mortem"))
+    debugger.reset()
+    debugger.interaction(None, traceback)
 
 
 def install() -> None:
