@@ -1,0 +1,77 @@
+"""Benchmark the scheduler: generate + lower + simulate a large interleaved pipeline.
+
+Prints one JSON object per line. ``floor`` is the time to merely build a list holding as
+many actions as the lowered schedule (no scheduling at all), measured in the same run,
+so ``ratio`` = total / floor compares machines. Each phase is the best of ``--repeat``
+runs. Run: ``python bench/bench_schedule.py [--ranks 64 --stages-per-rank 4
+--microbatches 1024 --repeat 3]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from worker.pipelining.ir import Action, ActionType  # noqa: E402
+from worker.pipelining.lowering import lower  # noqa: E402
+from worker.pipelining.schedules import generate  # noqa: E402
+from worker.pipelining.simulator import simulate  # noqa: E402
+
+R = TypeVar("R")
+
+
+def best_of(repeat: int, work: Callable[[], R]) -> tuple[float, R]:
+    """The shortest wall time of ``repeat`` calls, and the last result."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = work()
+        times.append(time.perf_counter() - start)
+    return min(times), result
+
+
+def floor(count: int) -> list[Action]:
+    """Build ``count`` actions and nothing else: the cost any scheduler pays."""
+    return [Action(i & 255, ActionType.F, i) for i in range(count)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kind", default="interleaved-1f1b")
+    parser.add_argument("--ranks", type=int, default=64)
+    parser.add_argument("--stages-per-rank", type=int, default=4)
+    parser.add_argument("--microbatches", type=int, default=1024)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    p, v, m = args.ranks, args.stages_per_rank, args.microbatches
+
+    t_generate, schedule = best_of(args.repeat, lambda: generate(args.kind, p, v, m))
+    t_lower, lowered = best_of(args.repeat, lambda: lower(schedule))
+    t_simulate, result = best_of(args.repeat, lambda: simulate(lowered))
+    actions = sum(len(rank) for rank in lowered.actions)
+    t_floor, _ = best_of(args.repeat, lambda: floor(actions))
+    total = t_generate + t_lower + t_simulate
+    print(json.dumps({
+        "bench": "generate+lower+simulate", "kind": args.kind, "ranks": p, "stages_per_rank": v,
+        "microbatches": m, "actions": actions, "generate_s": round(t_generate, 3), "lower_s": round(t_lower, 3),
+        "simulate_s": round(t_simulate, 3), "total_s": round(total, 3), "floor_s": round(t_floor, 3),
+        "ratio": round(total / t_floor, 2), "target_s": 2.0, "makespan": result.makespan,
+    }))
+    small = lower(generate("interleaved-1f1b", 4, 2, 8))
+    small_result = simulate(small)
+    print(json.dumps({
+        "bench": "lowered makespan", "kind": "interleaved-1f1b", "ranks": 4, "stages_per_rank": 2,
+        "microbatches": 8, "makespan": small_result.makespan, "ideal": 2 * 8 * 3,
+        "bubble": [round(b, 4) for b in small_result.bubble],
+    }))
+
+
+if __name__ == "__main__":
+    main()

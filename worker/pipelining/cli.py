@@ -1,0 +1,129 @@
+"""``meshdbg schedule``: generate a pipeline schedule, check it, print and dump it.
+
+The lead's ``meshdbg`` CLI calls ``add_arguments`` on its ``schedule`` sub-parser and
+``run`` on the parsed namespace; ``main`` (and ``python -m worker.pipelining``) does
+both on its own parser. Exit status: 0 done, 1 an output file could not be written,
+2 a usage or constraint error (one line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from worker.pipelining.errors import ConstraintError, ScheduleError
+from worker.pipelining.ir import Schedule
+from worker.pipelining.lowering import lower, merge_backward
+from worker.pipelining.picture import to_svg, to_trace
+from worker.pipelining.render import dump_csv, format_table
+from worker.pipelining.schedules import SCHEDULES, generate
+from worker.pipelining.simulator import Costs, SimResult, simulate
+
+_COST_NAMES = {
+    "F": "forward",
+    "I": "backward_input",
+    "W": "backward_weight",
+    "B": "backward",
+    "send": "send",
+    "recv": "recv",
+}
+
+
+def parse_costs(text: str) -> Costs:
+    """``"F=1,B=2.5,send=0.1"`` -> ``Costs``; names are F, I, W, B, send, recv."""
+    values: dict[str, float] = {}
+    for item in filter(None, text.split(",")):
+        name, _, number = item.partition("=")
+        if name not in _COST_NAMES:
+            raise ConstraintError(f"unknown cost {name!r} in {text!r}; known: {', '.join(_COST_NAMES)}")
+        try:
+            values[_COST_NAMES[name]] = float(number)
+        except ValueError:
+            raise ConstraintError(f"cost {item!r} in {text!r} is not NAME=NUMBER") from None
+    return Costs(**values)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``schedule`` options to ``parser``."""
+    parser.add_argument("--kind", required=True, choices=list(SCHEDULES), help="schedule kind")
+    parser.add_argument("--ranks", type=int, required=True, help="pipeline ranks (p)")
+    parser.add_argument("--stages-per-rank", type=int, default=1, help="stages per rank (v), default 1")
+    parser.add_argument("--microbatches", type=int, required=True, help="microbatches (m)")
+    parser.add_argument("--lowered", action="store_true", help="insert SEND/RECV between ranks")
+    parser.add_argument("--merge-backward", action="store_true", help="merge each I directly followed by its W into B")
+    parser.add_argument("--costs", default="", metavar="F=1,I=1,W=1,B=2,send=0,recv=0", help="action costs")
+    parser.add_argument("--csv", metavar="FILE", help="write the action table as CSV")
+    parser.add_argument("--svg", metavar="FILE", help="write an SVG Gantt chart")
+    parser.add_argument("--trace", metavar="FILE", help="write a Chrome/Perfetto trace JSON")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+
+
+def build(args: argparse.Namespace) -> tuple[Schedule, SimResult]:
+    """Generate, optionally merge and lower, then simulate, as ``args`` ask."""
+    schedule = generate(args.kind, args.ranks, args.stages_per_rank, args.microbatches)
+    if args.lowered:
+        schedule = lower(schedule, merge=args.merge_backward)
+    elif args.merge_backward:
+        schedule = merge_backward(schedule)
+    return schedule, simulate(schedule, parse_costs(args.costs))
+
+
+def summary(schedule: Schedule, result: SimResult) -> dict[str, object]:
+    """The ``--json`` object."""
+    return {
+        "kind": schedule.kind,
+        "ranks": schedule.ranks,
+        "stages_per_rank": schedule.stages_per_rank,
+        "microbatches": schedule.microbatches,
+        "makespan": result.makespan,
+        "bubble": list(result.bubble),
+        "peak_activations": list(result.peak_activations),
+        "actions": [[str(action) for action in rank_actions] for rank_actions in schedule.actions],
+    }
+
+
+def _write_outputs(args: argparse.Namespace, schedule: Schedule, result: SimResult) -> None:
+    """Write the files named by --csv, --svg and --trace."""
+    outputs = (
+        (args.csv, lambda: dump_csv(schedule.actions)),
+        (args.svg, lambda: to_svg(schedule, result)),
+        (args.trace, lambda: json.dumps(to_trace(schedule, result))),
+    )
+    for path, render in outputs:
+        if path:
+            with open(path, "w", encoding="utf-8") as out:
+                out.write(render())
+
+
+def run(args: argparse.Namespace) -> int:
+    """Do what ``args`` ask; return the exit status (see the module docstring)."""
+    try:
+        schedule, result = build(args)
+    except ScheduleError as exc:
+        print(f"meshdbg schedule: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        _write_outputs(args, schedule, result)
+    except OSError as exc:
+        print(f"meshdbg schedule: cannot write output: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(summary(schedule, result)))
+        return 0
+    print(format_table(schedule.actions))
+    print(f"makespan: {result.makespan:g}")
+    print("bubble: " + ", ".join(f"rank {r} {b:.3f}" for r, b in enumerate(result.bubble)))
+    print("peak activations: " + ", ".join(f"rank {r} {n}" for r, n in enumerate(result.peak_activations)))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse ``argv`` (default ``sys.argv[1:]``) with ``add_arguments`` and ``run`` it."""
+    parser = argparse.ArgumentParser(prog="meshdbg schedule", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits on --help (0) and on usage errors (2)
+        return exc.code if isinstance(exc.code, int) else 2
+    return run(args)

@@ -1,0 +1,75 @@
+"""Lowering: make data movement explicit, and optionally merge split backwards.
+
+``lower`` inserts a ``RECV`` right before the compute that consumes data from a stage on
+another rank and a ``SEND`` right after the compute that produces data for one; stages
+on the same rank hand data over in memory, so no SEND/RECV joins them. Placing each RECV
+last and each SEND first keeps the compute order (and so the makespan, when
+communication is free) exactly as generated; sends are buffered, so lowering cannot
+introduce a deadlock.
+
+``merge_backward`` replaces an ``I`` directly followed (on the same rank) by its own
+``W`` with one ``B``, for runtimes without a split backward.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from worker.pipelining.ir import Action, ActionType, Schedule
+
+T = ActionType
+
+
+def lower(schedule: Schedule, merge: bool = False) -> Schedule:
+    """A copy of ``schedule`` with SEND/RECV inserted (and I+W merged into B if ``merge``)."""
+    if merge:
+        schedule = merge_backward(schedule)
+    placement = schedule.stage_to_rank
+    last = len(placement) - 1
+    # Does stage s's forward input (from s-1) or output (to s+1) cross ranks?
+    input_crosses = [s > 0 and placement[s - 1] != placement[s] for s in range(last + 1)]
+    output_crosses = [s < last and placement[s + 1] != placement[s] for s in range(last + 1)]
+    forward, backward, full = T.F, T.I, T.B
+    recv_f, send_f, recv_b, send_b = T.RECV_F, T.SEND_F, T.RECV_B, T.SEND_B
+    lowered: list[list[Action]] = []
+    for rank_actions in schedule.actions:
+        out: list[Action] = []
+        append = out.append
+        for action in rank_actions:
+            stage, action_type, microbatch = action
+            if action_type is forward:
+                if input_crosses[stage]:
+                    append(Action(stage, recv_f, microbatch))
+                append(action)
+                if output_crosses[stage]:
+                    append(Action(stage, send_f, microbatch))
+            elif action_type is backward or action_type is full:
+                if output_crosses[stage]:
+                    append(Action(stage, recv_b, microbatch))
+                append(action)
+                if input_crosses[stage]:
+                    append(Action(stage, send_b, microbatch))
+            else:
+                append(action)
+        lowered.append(out)
+    return replace(schedule, actions=lowered)
+
+
+def merge_backward(schedule: Schedule) -> Schedule:
+    """A copy of ``schedule`` where each I directly followed by its own W becomes one B."""
+    merged: list[list[Action]] = []
+    for rank_actions in schedule.actions:
+        out: list[Action] = []
+        for action in rank_actions:
+            previous = out[-1] if out else None
+            if (
+                action.type is T.W
+                and previous is not None
+                and previous.type is T.I
+                and (previous.stage, previous.microbatch) == (action.stage, action.microbatch)
+            ):
+                out[-1] = Action(action.stage, T.B, action.microbatch)
+            else:
+                out.append(action)
+        merged.append(out)
+    return replace(schedule, actions=merged)
