@@ -1,0 +1,81 @@
+"""Pipeline-parallel training of a toy MLP on the mesh, executed from meshdbg's schedules.
+
+    meshdbg run --mesh pp=4 examples/pipeline_train.py --schedule interleaved-1f1b \
+        --stages-per-rank 2 --microbatches 8 --steps 20
+
+Each rank runs its lowered action list (worker.pipelining.runtime) over gloo; the rank of
+the last stage prints the loss; every rank prints its step time and measured bubble.
+`--break-at STAGE,MB` stops in that stage's forward for that microbatch (step 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+
+from worker.pipelining.lowering import lower
+from worker.pipelining.runtime import PipelineRuntime
+from worker.pipelining.schedules import generate
+from worker.pipelining.toymodel import StageChunk, loss_fn, make_batch
+
+
+def stage_microbatch(text: str) -> tuple[int, int]:
+    stage, _, microbatch = text.partition(",")
+    return int(stage), int(microbatch)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--schedule", default="1f1b")
+    parser.add_argument("--stages-per-rank", type=int, default=1)
+    parser.add_argument("--microbatches", type=int, default=4)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--hidden", type=int, default=16)
+    parser.add_argument("--lr", type=float, default=0.05)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--break-at", type=stage_microbatch, action="append", default=[], metavar="STAGE,MB")
+    parser.add_argument("--raise-at", type=stage_microbatch, action="append", default=[], metavar="STAGE,MB")
+    parser.add_argument("--dump-grads", metavar="DIR", help="after step 1, write each rank's loss and gradients here")
+    parser.add_argument("--init-method", default="env://", help="torch.distributed rendezvous (default env://)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    dist.init_process_group("gloo", init_method=args.init_method, rank=rank, world_size=world,
+                            timeout=timedelta(seconds=120))
+    try:
+        schedule = lower(generate(args.schedule, world, args.stages_per_rank, args.microbatches))
+        modules = {s: StageChunk(s, args.hidden, args.seed) for s, r in enumerate(schedule.stage_to_rank) if r == rank}
+        for module in modules.values():
+            module.break_at.update(args.break_at)
+            module.raise_at.update(args.raise_at)
+        runtime = PipelineRuntime(schedule, rank, modules, loss_fn,
+                                  activation_shape=(args.batch // args.microbatches, args.hidden))
+        optimizer = torch.optim.SGD(runtime.parameters(), lr=args.lr)
+        inputs, targets = make_batch(args.batch, args.hidden, args.seed)
+        for step in range(args.steps):
+            optimizer.zero_grad(set_to_none=True)
+            stats = runtime.step(inputs, targets)
+            if args.dump_grads and step == 0:
+                grads = {f"{s}.{name}": p.grad.flatten().tolist() for s, m in modules.items() for name, p in m.named_parameters()}
+                with open(os.path.join(args.dump_grads, f"rank{rank}.json"), "w") as handle:
+                    json.dump({"loss": stats.loss, "grads": grads}, handle)
+            optimizer.step()
+            loss = f" loss {stats.loss:.6f}" if stats.loss is not None else ""
+            print(f"step {step}{loss} time {stats.step_s * 1e3:.1f} ms bubble {stats.bubble:.2f}", flush=True)
+    finally:
+        dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

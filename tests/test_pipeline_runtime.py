@@ -1,0 +1,84 @@
+"""The pipeline runtime on real processes over gloo: every schedule kind gives the gradients of
+an unpipelined run, and a failing action names its rank and action."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from worker.pipelining.toymodel import reference_step  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "pipeline_train.py"
+HIDDEN, BATCH, SEED = 8, 16, 3
+
+
+def run_ranks(tmp_path: Path, ranks: int, *args: str, timeout: float = 90) -> list[subprocess.CompletedProcess]:
+    """Run the example on `ranks` processes that meet through a rendezvous file."""
+    rendezvous = f"file://{tmp_path / 'rendezvous'}"
+    processes = [
+        subprocess.Popen([sys.executable, str(EXAMPLE), "--init-method", rendezvous, "--hidden", str(HIDDEN),
+                          "--batch", str(BATCH), "--seed", str(SEED), *args],
+                         env=dict(os.environ, RANK=str(rank), WORLD_SIZE=str(ranks), PYTHONBREAKPOINT="0"),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for rank in range(ranks)
+    ]
+    results = []
+    try:
+        for process in processes:
+            out, err = process.communicate(timeout=timeout)
+            results.append(subprocess.CompletedProcess(process.args, process.returncode, out, err))
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+    return results
+
+
+@pytest.mark.parametrize("kind, ranks, stages_per_rank, microbatches", [
+    ("gpipe", 2, 1, 4),
+    ("1f1b", 3, 1, 4),
+    ("interleaved-1f1b", 2, 2, 4),
+    ("dora-dfs", 2, 2, 4),
+    ("zb1p", 2, 2, 4),
+    ("zbv", 2, 2, 4),
+])
+def test_one_step_matches_the_unpipelined_gradients(tmp_path: Path, kind: str, ranks: int, stages_per_rank: int,
+                                                    microbatches: int) -> None:
+    results = run_ranks(tmp_path, ranks, "--schedule", kind, "--stages-per-rank", str(stages_per_rank),
+                        "--microbatches", str(microbatches), "--steps", "1", "--dump-grads", str(tmp_path))
+    for result in results:
+        assert result.returncode == 0, result.stderr
+    dumps = [json.loads((tmp_path / f"rank{rank}.json").read_text()) for rank in range(ranks)]
+    expected_loss, expected_grads = reference_step(ranks * stages_per_rank, HIDDEN, SEED, BATCH)
+    losses = [d["loss"] for d in dumps if d["loss"] is not None]
+    assert losses == [pytest.approx(expected_loss, abs=1e-5)]
+    grads = {name: values for d in dumps for name, values in d["grads"].items()}
+    assert sorted(grads) == sorted(expected_grads)
+    for name, values in expected_grads.items():
+        assert grads[name] == pytest.approx(values, abs=1e-5), name
+
+
+def test_loss_goes_down_over_steps(tmp_path: Path) -> None:
+    results = run_ranks(tmp_path, 2, "--schedule", "1f1b", "--microbatches", "4", "--steps", "5")
+    last = results[-1].stdout.splitlines()
+    losses = [float(line.split("loss ")[1].split()[0]) for line in last]
+    assert len(losses) == 5 and losses[-1] < losses[0]
+    assert all("bubble" in line for result in results for line in result.stdout.splitlines())
+
+
+def test_a_failing_action_names_rank_and_action(tmp_path: Path) -> None:
+    results = run_ranks(tmp_path, 2, "--schedule", "1f1b", "--microbatches", "4", "--steps", "1",
+                        "--raise-at", "1,2", timeout=150)
+    failing = results[1]
+    assert failing.returncode != 0
+    assert "rank 1 failed in action 1F2" in failing.stderr
+    assert "injected failure in stage 1 microbatch 2" in failing.stderr

@@ -1,0 +1,220 @@
+"""Execute one rank's lowered schedule with torch: F, I, W, B on stage modules, SEND/RECV
+over torch.distributed point-to-point, the loss on the last stage.
+
+The scheduler modules (IR, schedules, lowering, simulator) stay free of torch; this module is
+the only part of `worker.pipelining` that imports it. Each action runs inside
+`debug_context(stage=..., microbatch=..., action=...)`, so a `breakpoint()` in a stage's
+forward opens a session that `meshdbg list` shows with that context, and
+`pipeline_context()` tells user code where it is.
+
+Split backward: `I` computes the gradient of the stage's input (keeping the graph) and `W`
+the gradients of its weights from the same graph. `W` walks the graph again, so a split
+backward costs more compute than `B` here; the order, not the arithmetic, is what zero-bubble
+schedules change.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import torch
+import torch.distributed as dist
+
+from worker.context import debug_context
+from worker.pipelining.ir import Action, ActionType, Schedule
+
+T = ActionType
+LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+@dataclass(frozen=True)
+class PipelineContext:
+    """Where the calling code is in the schedule."""
+
+    rank: int
+    stage: int
+    microbatch: int
+    action: str
+
+
+_current: contextvars.ContextVar[PipelineContext | None] = contextvars.ContextVar("pipeline_context", default=None)
+
+
+def pipeline_context() -> PipelineContext | None:
+    """The action the pipeline runtime is executing in this thread, if any."""
+    return _current.get()
+
+
+class PipelineActionError(RuntimeError):
+    """An action failed on this rank; names the rank and the action."""
+
+    def __init__(self, rank: int, action: Action, cause: BaseException) -> None:
+        self.rank = rank
+        self.action = action
+        super().__init__(f"rank {rank} failed in action {action}: {type(cause).__name__}: {cause}")
+
+
+@dataclass
+class StepStats:
+    """One optimizer step on one rank: the loss (last stage only) and where the time went."""
+
+    loss: float | None
+    step_s: float
+    busy_s: float
+    idle_s: float
+
+    @property
+    def bubble(self) -> float:
+        """Fraction of the step this rank spent waiting for its peers."""
+        return self.idle_s / self.step_s if self.step_s > 0 else 0.0
+
+
+@dataclass
+class _Microbatch:
+    """What one stage keeps for one microbatch between its forward and its backward."""
+
+    input: torch.Tensor | None = None
+    output: torch.Tensor | None = None
+    output_grad: torch.Tensor | None = None
+    input_grad: torch.Tensor | None = None
+
+
+@dataclass
+class _StepState:
+    slots: dict[tuple[int, int], _Microbatch] = field(default_factory=dict)
+    sends: list[dist.Work] = field(default_factory=list)
+    loss: torch.Tensor | None = None
+    busy_s: float = 0.0
+    idle_s: float = 0.0
+
+    def slot(self, stage: int, microbatch: int) -> _Microbatch:
+        return self.slots.setdefault((stage, microbatch), _Microbatch())
+
+
+class PipelineRuntime:
+    """Runs `schedule.actions[rank]` (lowered) on `modules` (stage -> module) each step."""
+
+    def __init__(self, schedule: Schedule, rank: int, modules: dict[int, torch.nn.Module], loss_fn: LossFn,
+                 activation_shape: Sequence[int], dtype: torch.dtype = torch.float32) -> None:
+        self.schedule = schedule
+        self.rank = rank
+        self.modules = modules
+        self.loss_fn = loss_fn
+        self.activation_shape = tuple(activation_shape)
+        self.dtype = dtype
+        self.last_stage = schedule.num_stages - 1
+        self.actions = schedule.actions[rank]
+        expected = {s for s, r in enumerate(schedule.stage_to_rank) if r == rank}
+        if set(modules) != expected:
+            raise ValueError(f"rank {rank} runs stages {sorted(expected)} but got modules for {sorted(modules)}")
+
+    def parameters(self) -> list[torch.nn.Parameter]:
+        return [p for stage in sorted(self.modules) for p in self.modules[stage].parameters()]
+
+    def step(self, inputs: torch.Tensor | None, targets: torch.Tensor | None) -> StepStats:
+        """Run every action of this rank once; gradients accumulate into the modules' `.grad`.
+
+        `inputs` (split into microbatches along dim 0) is needed on the rank of stage 0 and
+        `targets` on the rank of the last stage; other ranks may pass None.
+        """
+        microbatches = self.schedule.microbatches
+        chunks_in = inputs.chunk(microbatches) if inputs is not None else None
+        chunks_target = targets.chunk(microbatches) if targets is not None else None
+        state = _StepState()
+        started = time.perf_counter()
+        for action in self.actions:
+            token = _current.set(PipelineContext(self.rank, action.stage, action.microbatch, str(action)))
+            try:
+                with debug_context(stage=action.stage, microbatch=action.microbatch, action=action):
+                    self._run(action, state, chunks_in, chunks_target)
+            except Exception as exc:
+                raise PipelineActionError(self.rank, action, exc) from exc
+            finally:
+                _current.reset(token)
+        waited = time.perf_counter()
+        for work in state.sends:
+            work.wait()
+        state.idle_s += time.perf_counter() - waited
+        step_s = time.perf_counter() - started
+        loss = float(state.loss) if state.loss is not None else None
+        return StepStats(loss, step_s, state.busy_s, step_s - state.busy_s)
+
+    # ---- actions ----------------------------------------------------------------------
+
+    def _run(self, action: Action, state: _StepState, chunks_in: Sequence[torch.Tensor] | None,
+             chunks_target: Sequence[torch.Tensor] | None) -> None:
+        stage, kind, microbatch = action
+        slot = state.slot(stage, microbatch)
+        began = time.perf_counter()
+        if kind is T.RECV_F:
+            slot.input = self._recv(stage - 1, self._tag(T.SEND_F, stage - 1, microbatch)).requires_grad_()
+        elif kind is T.RECV_B:
+            slot.output_grad = self._recv(stage + 1, self._tag(T.SEND_B, stage + 1, microbatch))
+        elif kind is T.SEND_F:
+            state.sends.append(self._send(slot.output.detach(), stage + 1, self._tag(T.SEND_F, stage, microbatch)))
+        elif kind is T.SEND_B:
+            state.sends.append(self._send(slot.input_grad, stage - 1, self._tag(T.SEND_B, stage, microbatch)))
+        else:
+            self._compute(stage, kind, microbatch, slot, state, chunks_in, chunks_target)
+            state.busy_s += time.perf_counter() - began
+
+    def _compute(self, stage: int, kind: ActionType, microbatch: int, slot: _Microbatch, state: _StepState,
+                 chunks_in: Sequence[torch.Tensor] | None, chunks_target: Sequence[torch.Tensor] | None) -> None:
+        if kind is T.F:
+            if stage == 0:
+                if chunks_in is None:
+                    raise ValueError("stage 0 runs on this rank: step() needs the inputs")
+                slot.input = chunks_in[microbatch]
+            elif slot.input is None:  # the previous stage runs here: hand over in memory
+                slot.input = state.slot(stage - 1, microbatch).output.detach().requires_grad_()
+            output = self.modules[stage](slot.input)
+            if stage == self.last_stage:
+                if chunks_target is None:
+                    raise ValueError("the last stage runs on this rank: step() needs the targets")
+                output = self.loss_fn(output, chunks_target[microbatch]) / self.schedule.microbatches
+                state.loss = output.detach() if state.loss is None else state.loss + output.detach()
+            slot.output = output
+            return
+        if slot.output_grad is None and stage < self.last_stage:
+            slot.output_grad = state.slot(stage + 1, microbatch).input_grad  # next stage ran here
+        wants_input_grad = slot.input is not None and slot.input.requires_grad
+        if kind is T.B:
+            torch.autograd.backward(slot.output, slot.output_grad)
+            slot.input_grad = slot.input.grad if wants_input_grad else None
+            self._release(slot)
+        elif kind is T.I:
+            if wants_input_grad:
+                (slot.input_grad,) = torch.autograd.grad(slot.output, [slot.input], slot.output_grad, retain_graph=True)
+        elif kind is T.W:
+            params = list(self.modules[stage].parameters())
+            grads = torch.autograd.grad(slot.output, params, slot.output_grad)
+            for param, grad in zip(params, grads):
+                param.grad = grad if param.grad is None else param.grad + grad
+            self._release(slot)
+
+    @staticmethod
+    def _release(slot: _Microbatch) -> None:
+        """Drop what the backward no longer needs; the input gradient may still be sent."""
+        slot.output = None
+        slot.output_grad = None
+
+    # ---- communication ----------------------------------------------------------------
+
+    def _tag(self, kind: ActionType, stage: int, microbatch: int) -> int:
+        """A tag unique per (direction, sending stage, microbatch) within a step."""
+        direction = 0 if kind is T.SEND_F else 1
+        return (direction * self.schedule.num_stages + stage) * self.schedule.microbatches + microbatch
+
+    def _peer(self, stage: int) -> int:
+        return self.schedule.stage_to_rank[stage]
+
+    def _recv(self, from_stage: int, tag: int) -> torch.Tensor:
+        buffer = torch.empty(self.activation_shape, dtype=self.dtype)
+        dist.recv(buffer, src=self._peer(from_stage), tag=tag)
+        return buffer
+
+    def _send(self, tensor: torch.Tensor, to_stage: int, tag: int) -> dist.Work:
+        return dist.isend(tensor.contiguous(), dst=self._peer(to_stage), tag=tag)
