@@ -15,8 +15,10 @@ from typing import Awaitable, Callable
 
 from debugger.control import ControlClient
 from debugger.errors import MeshdbgError, UsageError
-from debugger.format import failed, grouped_cast_output, session_table
+from debugger.format import failed, grouped_cast_output, session_table, worker_table
 from debugger.selection import parse_selection
+from worker.pipelining.cli import add_arguments as add_schedule_arguments
+from worker.pipelining.cli import run as run_schedule
 
 
 def _print_json(value: object) -> None:
@@ -45,6 +47,10 @@ async def cmd_serve(args: argparse.Namespace) -> int:
 
 async def cmd_list(args: argparse.Namespace) -> int:
     async with await ControlClient.connect(args.addr) as client:
+        if args.all:
+            workers = await client.workers()
+            _print_json([w.to_json() for w in workers]) if args.json else print(worker_table(workers))
+            return 0
         sessions = await client.list()
     if args.json:
         _print_json([s.to_json() for s in sessions])
@@ -78,6 +84,15 @@ async def cmd_continue(args: argparse.Namespace) -> int:
 
 
 async def cmd_attach(args: argparse.Namespace) -> int:
+    """The console on a terminal (at meshdbg>, or in RANK); line-based pdb otherwise or with --plain."""
+    if not args.plain and sys.stdin.isatty() and sys.stdout.isatty():
+        from debugger.console import run_console
+
+        rank, session_id = _parse_attach_target(args.rank) if args.rank is not None else (None, None)
+        if session_id is not None:
+            raise UsageError("the console attaches by rank (meshdbg attach 2); use --plain for a session id")
+        async with await ControlClient.connect(args.addr) as client:
+            return await run_console(client, attach_rank=rank)
     from debugger.line_attach import attach_lines
 
     rank, session_id = _parse_attach_target(args.rank)
@@ -93,6 +108,10 @@ def _parse_attach_target(text: str | None) -> tuple[int | None, int | None]:
     if not digits.isdigit():
         raise UsageError(f"bad attach target {text!r}: expected a rank like 2 or a session id like #12")
     return (None, int(digits)) if text.startswith("#") else (int(digits), None)
+
+
+async def cmd_schedule(args: argparse.Namespace) -> int:
+    return run_schedule(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -111,8 +130,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default: loopback only)")
     serve.add_argument("--port", type=int, default=0, help="port to bind (default 0: a free one, printed)")
 
+    from debugger.run import add_arguments, cmd_run
+
+    add_arguments(verb("run", cmd_run, "start a DebugClient and a mesh of workers running SCRIPT (or -m MODULE)",
+                       client=False))
+
     listing = verb("list", cmd_list, "the sessions and their state")
     listing.add_argument("--json", action="store_true", help="one JSON array, for scripts")
+    listing.add_argument("--all", action="store_true",
+                         help="every worker (running, stopped or exited, with its exit status), not only sessions")
 
     cast = verb("cast", cmd_cast, "run a pdb command on a set of ranks")
     cast.add_argument("--json", action="store_true", help="an array of {rank, name, output}")
@@ -122,8 +148,15 @@ def build_parser() -> argparse.ArgumentParser:
     resume = verb("continue", cmd_continue, "resume the selected (default: all) stopped ranks")
     resume.add_argument("ranks", nargs="?", help="selection (default: all)")
 
-    attach = verb("attach", cmd_attach, "drive one rank's pdb from this terminal")
-    attach.add_argument("rank", nargs="?", help="rank, or #session-id")
+    schedule = verbs.add_parser("schedule", help="generate, print or dump a pipeline schedule",
+                                description="Generate a pipeline schedule, check it in the simulator, print or dump it.")
+    add_schedule_arguments(schedule)
+    schedule.set_defaults(handler=cmd_schedule)
+
+    attach = verb("attach", cmd_attach, "open the interactive console (optionally in one rank's pdb)")
+    attach.add_argument("rank", nargs="?", help="rank, or #session-id (--plain only)")
+    attach.add_argument("--plain", action="store_true",
+                        help="line-based pdb on one rank, no console (the default when not on a terminal)")
     return parser
 
 

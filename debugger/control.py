@@ -66,6 +66,45 @@ class SessionView:
 
 
 @dataclass(frozen=True)
+class WorkerView:
+    """One worker process as `list --all` shows it: running, stopped, starting or exited.
+
+    The JSON form has the `list --json` keys plus `exit_code`, `signal` and `launcher`.
+    """
+
+    name: str
+    rank: int
+    coords: dict[str, int]
+    hostname: str
+    pid: int
+    state: str
+    reason: str
+    filename: str
+    function: str
+    lineno: int
+    exit_code: int | None
+    signal: int | None
+    launcher: str
+
+    @classmethod
+    def from_pb(cls, info: pb.WorkerInfo) -> "WorkerView":
+        ident = info.identity
+        return cls(name=ident.name, rank=ident.rank, coords={c.dim: c.index for c in ident.coords},
+                   hostname=ident.hostname, pid=ident.pid, state=info.state,
+                   reason=ident.reason, filename=info.frame.filename,
+                   function=info.frame.function, lineno=info.frame.lineno,
+                   exit_code=info.exit_code if info.HasField("exit_code") else None,
+                   signal=info.signal if info.HasField("signal") else None, launcher=info.launcher)
+
+    @property
+    def coords_text(self) -> str:
+        return ",".join(f"{dim}={index}" for dim, index in self.coords.items())
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class CastResult:
     """One session's answer to a cast."""
 
@@ -245,6 +284,21 @@ class ControlClient:
         with self.translating():
             reply = await self.stub.List(pb.ListRequest(), metadata=self.connection.metadata())
         return [SessionView.from_pb(info) for info in reply.sessions]
+
+    async def workers(self) -> list[WorkerView]:
+        """Every worker the server knows (through agent streams), stopped in pdb or not."""
+        with self.translating():
+            reply = await self.stub.List(pb.ListRequest(all=True), metadata=self.connection.metadata())
+        return [WorkerView.from_pb(info) for info in reply.workers]
+
+    async def interrupt(self, selection: str = "") -> list[int]:
+        """Stop the selected (default: all) running workers in pdb; the ranks asked to stop.
+
+        Each rank's main thread opens a session (reason "interrupt") where it stands.
+        """
+        with self.translating():
+            reply = await self.stub.Interrupt(pb.InterruptRequest(selection=selection), metadata=self.connection.metadata())
+        return list(reply.ranks)
 
     async def cast(self, selection: str, command: str) -> list[CastResult]:
         """Run `command` on every selected session concurrently; results by rank."""

@@ -5,9 +5,12 @@
     │   └── SelectionError       a rank selection that does not parse; points at the bad part
     ├── NoMatchError             a selection or target that matched no session (exit 1)
     ├── SessionError             a session could not run the command (gone, busy) (exit 1)
-    └── ConnectionFailed         no server reachable at the address (exit 3)
-        ├── AuthenticationFailed the server refused our token (exit 3)
-        └── ProtocolMismatch     client and server speak different protocol versions (exit 3)
+    ├── ConnectionFailed         no server reachable at the address (exit 3)
+    │   ├── AuthenticationFailed the server refused our token (exit 3)
+    │   └── ProtocolMismatch     client and server speak different protocol versions (exit 3)
+    ├── MeshError                the process mesh could not start, or a rank died mid-call
+    └── ActorError               an actor endpoint raised on a rank; carries the rank and the
+                                 remote traceback
 
 gRPC errors are translated into these at the boundary (`translate_rpc_error`), so callers
 never see a `grpc.RpcError`.
@@ -52,6 +55,31 @@ class ConnectionFailed(MeshdbgError):
     """No meshdbg server could be reached."""
 
     exit_code = 3
+
+
+class MeshError(MeshdbgError):
+    """The process mesh could not start, or a rank went away while a call waited for it."""
+
+
+class ActorError(MeshdbgError):
+    """An actor endpoint (or constructor) raised on a rank.
+
+    `rank` and `coords` say where, `type` is the remote exception's qualified type and
+    `remote_traceback` its traceback as formatted in the worker. With several failing ranks
+    `others` holds the rest, by rank.
+    """
+
+    def __init__(self, rank: int, coords: dict[str, int], type: str, message: str, remote_traceback: str,
+                 others: tuple["ActorError", ...] = ()) -> None:
+        self.rank = rank
+        self.coords = coords
+        self.type = type
+        self.message = message
+        self.remote_traceback = remote_traceback
+        self.others = others
+        where = ",".join(f"{dim}={index}" for dim, index in coords.items())
+        more = f" (and {len(others)} more rank{'s' if len(others) != 1 else ''})" if others else ""
+        super().__init__(f"rank {rank} ({where}) raised {type}: {message}{more}\n{remote_traceback.rstrip()}")
 
 
 class AuthenticationFailed(ConnectionFailed):

@@ -6,16 +6,17 @@ Shared by the CLI and the console so both print the same thing.
 from __future__ import annotations
 
 import os
+import signal
 from collections import defaultdict
 from typing import Sequence
 
-from debugger.control import CastResult, SessionView
+from debugger.control import CastResult, SessionView, WorkerView
 from debugger.selection import describe_ranks
 
 PDB_ERROR_PREFIX = "*** "
 
 
-def where(session: SessionView) -> str:
+def where(session: SessionView | WorkerView) -> str:
     if not session.filename:
         return "-"
     return f"{os.path.basename(session.filename)}:{session.lineno} {session.function}"
@@ -29,8 +30,32 @@ def session_table(sessions: Sequence[SessionView]) -> str:
     rows = [header] + [(str(s.rank), s.name, s.coords_text or "-", s.state, where(s), s.thread, str(s.pid), s.hostname,
                         " ".join(f"{key}={value}" for key, value in s.context.items()))
                        for s in sessions]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    return _columns(rows)
+
+
+def _columns(rows: list[tuple[str, ...]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)
+
+
+def exit_text(worker: WorkerView) -> str:
+    """`0`, `1`, `SIGKILL`, or `-` while the worker lives."""
+    if worker.signal is not None:
+        try:
+            return signal.Signals(worker.signal).name
+        except ValueError:
+            return f"signal {worker.signal}"
+    return "-" if worker.exit_code is None else str(worker.exit_code)
+
+
+def worker_table(workers: Sequence[WorkerView]) -> str:
+    """`list --all`: every worker, stopped in pdb or not, with its exit status once exited."""
+    if not workers:
+        return "no workers"
+    header = ("RANK", "NAME", "COORDS", "STATE", "EXIT", "WHERE", "PID", "HOST")
+    rows = [header] + [(str(w.rank), w.name, w.coords_text or "-", w.state, exit_text(w), where(w), str(w.pid),
+                        w.hostname) for w in workers]
+    return _columns(rows)
 
 
 def failed(result: CastResult) -> bool:

@@ -8,9 +8,12 @@ import grpc
 
 from debugger.auth import TokenInterceptor
 from debugger.connection import ConnectionInfo, new_token, remove_connection_file, write_connection_file
+from debugger.mesh_servicer import MeshServicer
 from debugger.proto import debugger_pb2_grpc as pb_grpc
+from debugger.proto import mesh_pb2_grpc as mesh_grpc
 from debugger.servicer import DebuggerServicer
 from debugger.sessions import SessionRegistry
+from debugger.workers import WorkerRegistry
 
 # Workers keep their streams open for a long time; detect dead peers without traffic.
 SERVER_OPTIONS = [
@@ -22,7 +25,7 @@ SERVER_OPTIONS = [
 
 
 class DebugClient:
-    """Owns the session registry and serves it over authenticated gRPC.
+    """Owns the session and worker registries and serves them over authenticated gRPC.
 
     Binds loopback unless `host` says otherwise; `port=0` picks a free port, read back
     from `start()`. With `publish=True` it writes the connection file local clients read.
@@ -35,6 +38,7 @@ class DebugClient:
         self.port = port
         self.token = token or new_token()
         self.registry = registry or SessionRegistry()
+        self.workers = WorkerRegistry(self.registry)  # agent streams (protos/mesh.proto)
         self.publish = publish
         self.services = list(services)  # more servicers to register on the same server
         self.connection: ConnectionInfo | None = None
@@ -43,7 +47,8 @@ class DebugClient:
     async def start(self) -> ConnectionInfo:
         """Start serving; returns the address and token clients need."""
         server = grpc.aio.server(interceptors=[TokenInterceptor(self.token)], options=SERVER_OPTIONS)
-        pb_grpc.add_DebuggerServicer_to_server(DebuggerServicer(self.registry), server)
+        pb_grpc.add_DebuggerServicer_to_server(DebuggerServicer(self.registry, self.workers), server)
+        mesh_grpc.add_MeshServicer_to_server(MeshServicer(self.workers), server)
         for add_service in self.services:
             add_service(server)
         host = f"[{self.host}]" if ":" in self.host else self.host

@@ -17,6 +17,7 @@ from debugger.proto import debugger_pb2 as pb
 from debugger.proto import debugger_pb2_grpc as pb_grpc
 from debugger.selection import ALL, parse_selection
 from debugger.sessions import Session, SessionRegistry
+from debugger.workers import WorkerRegistry
 
 SERVER_VERSION = "0.1.0"
 
@@ -29,17 +30,18 @@ async def _abort(context: grpc.aio.ServicerContext, exc: MeshdbgError) -> None:
     await context.abort(code, str(exc))
 
 
-def _version_problem(version: int) -> str | None:
+def version_problem(version: int) -> str | None:
     if version != PROTOCOL_VERSION:
         return f"protocol version {version} is not supported by this server (it speaks {PROTOCOL_VERSION})"
     return None
 
 
 class DebuggerServicer(pb_grpc.DebuggerServicer):
-    """Serves worker sessions and the control API over one registry."""
+    """Serves worker sessions and the control API over one session registry (and the workers)."""
 
-    def __init__(self, registry: SessionRegistry) -> None:
+    def __init__(self, registry: SessionRegistry, workers: WorkerRegistry | None = None) -> None:
         self.registry = registry
+        self.workers = workers or WorkerRegistry(registry)
 
     # ---- worker side ------------------------------------------------------------------
 
@@ -48,7 +50,7 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         first = await anext(aiter(request_iterator), None)
         if first is None or not first.HasField("hello"):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "a session must open with hello")
-        problem = _version_problem(first.hello.protocol_version)
+        problem = version_problem(first.hello.protocol_version)
         if problem:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, problem)
         session = self.registry.open(first.hello)
@@ -81,13 +83,21 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
     # ---- control side -----------------------------------------------------------------
 
     async def Handshake(self, request: pb.HandshakeRequest, context: grpc.aio.ServicerContext) -> pb.HandshakeReply:
-        problem = _version_problem(request.protocol_version)
+        problem = version_problem(request.protocol_version)
         if problem:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, problem)
         return pb.HandshakeReply(protocol_version=PROTOCOL_VERSION, server_version=SERVER_VERSION)
 
     async def List(self, request: pb.ListRequest, context: grpc.aio.ServicerContext) -> pb.ListReply:
-        return pb.ListReply(sessions=[session.info() for session in self.registry.sessions()])
+        workers = [self.workers.info(w) for w in self.workers.workers()] if request.all else []
+        return pb.ListReply(sessions=[session.info() for session in self.registry.sessions()], workers=workers)
+
+    async def Interrupt(self, request: pb.InterruptRequest, context: grpc.aio.ServicerContext) -> pb.InterruptReply:
+        try:
+            ranks = self.workers.interrupt(parse_selection(request.selection) if request.selection else ALL)
+        except MeshdbgError as exc:
+            await _abort(context, exc)
+        return pb.InterruptReply(ranks=ranks)
 
     async def Cast(self, request: pb.CastRequest, context: grpc.aio.ServicerContext) -> pb.CastReply:
         try:

@@ -39,6 +39,11 @@ def parse_coords(text: str) -> dict[str, int]:
     return coords
 
 
+def format_coords(coords: Mapping[str, int]) -> str:
+    """{"hosts": 1, "gpus": 3} → `hosts=1,gpus=3`, the inverse of parse_coords."""
+    return ",".join(f"{dim}={index}" for dim, index in coords.items())
+
+
 def _int(env: Mapping[str, str], key: str) -> int:
     value = env.get(key, "0")
     try:

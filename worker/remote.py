@@ -37,17 +37,23 @@ def channel_for(addr: str) -> grpc.Channel:
         return channel
 
 
+def ready_channel(addr: str) -> grpc.Channel:
+    """The process's channel to `addr`, connected; ConnectionFailed after CONNECT_TIMEOUT_S."""
+    channel = channel_for(addr)
+    try:
+        grpc.channel_ready_future(channel).result(timeout=CONNECT_TIMEOUT_S)
+    except grpc.FutureTimeoutError:
+        raise ConnectionFailed(f"no meshdbg server reachable at {addr} (waited {CONNECT_TIMEOUT_S:.0f} s)") from None
+    return channel
+
+
 class RemoteSession:
     """The stream of one session: `send` worker messages, `receive` server messages."""
 
     def __init__(self, connection: ConnectionInfo, identity: pb.Identity) -> None:
         """Open the stream and wait for the server's welcome; raises ConnectionFailed."""
         self.addr = connection.addr
-        channel = channel_for(connection.addr)
-        try:
-            grpc.channel_ready_future(channel).result(timeout=CONNECT_TIMEOUT_S)
-        except grpc.FutureTimeoutError:
-            raise ConnectionFailed(f"no meshdbg server reachable at {self.addr} (waited {CONNECT_TIMEOUT_S:.0f} s)") from None
+        channel = ready_channel(connection.addr)
         self._outgoing: queue.SimpleQueue[pb.WorkerMessage | None] = queue.SimpleQueue()
         self._outgoing.put(pb.WorkerMessage(hello=identity))
         self._responses = pb_grpc.DebuggerStub(channel).Session(iter(self._outgoing.get, None),

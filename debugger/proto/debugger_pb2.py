@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1d\x64\x65\x62ugger/proto/debugger.proto\x12\nmeshdbg.v1\"#\n\x05\x43oord\x12\x0b\n\x03\x64im\x18\x01 \x01(\t\x12\r\n\x05index\x18\x02 \x01(\x05\"\x9e\x02\n\x08Identity\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04rank\x18\x02 \x01(\x05\x12!\n\x06\x63oords\x18\x03 \x03(\x0b\x32\x11.meshdbg.v1.Coord\x12\x10\n\x08hostname\x18\x04 \x01(\t\x12\x0b\n\x03pid\x18\x05 \x01(\x05\x12\x11\n\tthread_id\x18\x06 \x01(\x03\x12\x13\n\x0bthread_name\x18\x07 \x01(\t\x12\x0e\n\x06reason\x18\x08 \x01(\t\x12\x18\n\x10protocol_version\x18\t \x01(\x05\x12\x32\n\x07\x63ontext\x18\n \x03(\x0b\x32!.meshdbg.v1.Identity.ContextEntry\x1a.\n\x0c\x43ontextEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\";\n\x05\x46rame\x12\x10\n\x08\x66ilename\x18\x01 \x01(\t\x12\x10\n\x08\x66unction\x18\x02 \x01(\t\x12\x0e\n\x06lineno\x18\x03 \x01(\x05\"a\n\x0f\x43ompleteRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x0c\n\x04line\x18\x03 \x01(\t\x12\x0e\n\x06\x62\x65gidx\x18\x04 \x01(\x05\x12\x0e\n\x06\x65ndidx\x18\x05 \x01(\x05\"2\n\x0b\x43ompletions\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x0f\n\x07matches\x18\x02 \x03(\t\"\xb8\x01\n\rWorkerMessage\x12%\n\x05hello\x18\x01 \x01(\x0b\x32\x14.meshdbg.v1.IdentityH\x00\x12$\n\x06prompt\x18\x02 \x01(\x0b\x32\x12.meshdbg.v1.PromptH\x00\x12.\n\x0b\x63ompletions\x18\x03 \x01(\x0b\x32\x17.meshdbg.v1.CompletionsH\x00\x12\"\n\x05\x65nded\x18\x04 \x01(\x0b\x32\x11.meshdbg.v1.EndedH\x00\x42\x06\n\x04kind\"J\n\x06Prompt\x12\x0e\n\x06output\x18\x01 \x01(\t\x12\x0e\n\x06prompt\x18\x02 \x01(\t\x12 \n\x05\x66rame\x18\x03 \x01(\x0b\x32\x11.meshdbg.v1.Frame\"\'\n\x05\x45nded\x12\x0e\n\x06output\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\xba\x01\n\rServerMessage\x12&\n\x07welcome\x18\x01 \x01(\x0b\x32\x13.meshdbg.v1.WelcomeH\x00\x12\"\n\x05input\x18\x02 \x01(\x0b\x32\x11.meshdbg.v1.InputH\x00\x12$\n\x06resume\x18\x03 \x01(\x0b\x32\x12.meshdbg.v1.ResumeH\x00\x12/\n\x08\x63omplete\x18\x04 \x01(\x0b\x32\x1b.meshdbg.v1.CompleteRequestH\x00\x42\x06\n\x04kind\"\x1d\n\x07Welcome\x12\x12\n\nsession_id\x18\x01 \x01(\x04\"\x15\n\x05Input\x12\x0c\n\x04line\x18\x01 \x01(\t\"#\n\x06Resume\x12\x19\n\x11\x63lear_breakpoints\x18\x01 \x01(\x08\",\n\x10HandshakeRequest\x12\x18\n\x10protocol_version\x18\x01 \x01(\x05\"B\n\x0eHandshakeReply\x12\x18\n\x10protocol_version\x18\x01 \x01(\x05\x12\x16\n\x0eserver_version\x18\x02 \x01(\t\"\x82\x01\n\x0bSessionInfo\x12\n\n\x02id\x18\x01 \x01(\x04\x12&\n\x08identity\x18\x02 \x01(\x0b\x32\x14.meshdbg.v1.Identity\x12\r\n\x05state\x18\x03 \x01(\t\x12 \n\x05\x66rame\x18\x04 \x01(\x0b\x32\x11.meshdbg.v1.Frame\x12\x0e\n\x06prompt\x18\x05 \x01(\t\"\r\n\x0bListRequest\"6\n\tListReply\x12)\n\x08sessions\x18\x01 \x03(\x0b\x32\x17.meshdbg.v1.SessionInfo\"T\n\x0c\x41ttachTarget\x12\x14\n\nsession_id\x18\x01 \x01(\x04H\x00\x12&\n\x04rank\x18\x02 \x01(\x0b\x32\x16.meshdbg.v1.RankTargetH\x00\x42\x06\n\x04kind\"(\n\nRankTarget\x12\x0c\n\x04rank\x18\x01 \x01(\x05\x12\x0c\n\x04name\x18\x02 \x01(\t\"\x98\x01\n\rAttachRequest\x12*\n\x06target\x18\x01 \x01(\x0b\x32\x18.meshdbg.v1.AttachTargetH\x00\x12\"\n\x05input\x18\x02 \x01(\x0b\x32\x11.meshdbg.v1.InputH\x00\x12/\n\x08\x63omplete\x18\x03 \x01(\x0b\x32\x1b.meshdbg.v1.CompleteRequestH\x00\x42\x06\n\x04kind\"h\n\x05Reply\x12\x0e\n\x06output\x18\x01 \x01(\t\x12\x0e\n\x06prompt\x18\x02 \x01(\t\x12 \n\x05\x66rame\x18\x03 \x01(\x0b\x32\x11.meshdbg.v1.Frame\x12\r\n\x05\x65nded\x18\x04 \x01(\x08\x12\x0e\n\x06reason\x18\x05 \x01(\t\"\x96\x01\n\x0b\x41ttachEvent\x12+\n\x08\x61ttached\x18\x01 \x01(\x0b\x32\x17.meshdbg.v1.SessionInfoH\x00\x12\"\n\x05reply\x18\x02 \x01(\x0b\x32\x11.meshdbg.v1.ReplyH\x00\x12.\n\x0b\x63ompletions\x18\x03 \x01(\x0b\x32\x17.meshdbg.v1.CompletionsH\x00\x42\x06\n\x04kind\"1\n\x0b\x43\x61stRequest\x12\x11\n\tselection\x18\x01 \x01(\t\x12\x0f\n\x07\x63ommand\x18\x02 \x01(\t\"d\n\nCastResult\x12(\n\x07session\x18\x01 \x01(\x0b\x32\x17.meshdbg.v1.SessionInfo\x12\x0e\n\x06output\x18\x02 \x01(\t\x12\r\n\x05\x65rror\x18\x03 \x01(\t\x12\r\n\x05\x65nded\x18\x04 \x01(\x08\"4\n\tCastReply\x12\'\n\x07results\x18\x01 \x03(\x0b\x32\x16.meshdbg.v1.CastResult\"$\n\x0f\x43ontinueRequest\x12\x11\n\tselection\x18\x01 \x01(\t\"9\n\rContinueReply\x12(\n\x07resumed\x18\x01 \x03(\x0b\x32\x17.meshdbg.v1.SessionInfo\"\x0e\n\x0cWatchRequest\"T\n\nWatchEvent\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12(\n\x07session\x18\x02 \x01(\x0b\x32\x17.meshdbg.v1.SessionInfo\x12\x0e\n\x06reason\x18\x03 \x01(\t2\xc9\x03\n\x08\x44\x65\x62ugger\x12\x43\n\x07Session\x12\x19.meshdbg.v1.WorkerMessage\x1a\x19.meshdbg.v1.ServerMessage(\x01\x30\x01\x12\x45\n\tHandshake\x12\x1c.meshdbg.v1.HandshakeRequest\x1a\x1a.meshdbg.v1.HandshakeReply\x12\x36\n\x04List\x12\x17.meshdbg.v1.ListRequest\x1a\x15.meshdbg.v1.ListReply\x12@\n\x06\x41ttach\x12\x19.meshdbg.v1.AttachRequest\x1a\x17.meshdbg.v1.AttachEvent(\x01\x30\x01\x12\x36\n\x04\x43\x61st\x12\x17.meshdbg.v1.CastRequest\x1a\x15.meshdbg.v1.CastReply\x12\x42\n\x08\x43ontinue\x12\x1b.meshdbg.v1.ContinueRequest\x1a\x19.meshdbg.v1.ContinueReply\x12;\n\x05Watch\x12\x18.meshdbg.v1.WatchRequest\x1a\x16.meshdbg.v1.WatchEvent0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1d\x64\x65\x62ugger/proto/debugger.proto\x12\nmeshdbg.v1\"#\n\x05\x43oord\x12\x0b\n\x03\x64im\x18\x01 \x01(\t\x12\r\n\x05index\x18\x02 \x01(\x05\"\x9e\x02\n\x08Identity\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04rank\x18\x02 \x01(\x05\x12!\n\x06\x63oords\x18\x03 \x03(\x0b\x32\x11.meshdbg.v1.Coord\x12\x10\n\x08hostname\x18\x04 \x01(\t\x12\x0b\n\x03pid\x18\x05 \x01(\x05\x12\x11\n\tthread_id\x18\x06 \x01(\x03\x12\x13\n\x0bthread_name\x18\x07 \x01(\t\x12\x0e\n\x06reason\x18\x08 \x01(\t\x12\x18\n\x10protocol_version\x18\t \x01(\x05\x12\x32\n\x07\x63ontext\x18\n \x03(\x0b\x32!.meshdbg.v1.Identity.ContextEntry\x1a.\n\x0c\x43ontextEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\";\n\x05\x46rame\x12\x10\n\x08\x66ilename\x18\x01 \x01(\t\x12\x10\n\x08\x66unction\x18\x02 \x01(\t\x12\x0e\n\x06lineno\x18\x03 \x01(\x05\"a\n\x0f\x43ompleteRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x0c\n\x04line\x18\x03 \x01(\t\x12\x0e\n\x06\x62\x65gidx\x18\x04 \x01(\x05\x12\x0e\n\x06\x65ndidx\x18\x05 \x01(\x05\"2\n\x0b\x43ompletions\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x0f\n\x07matches\x18\x02 \x03(\t\"\xb8\x01\n\rWorkerMessage\x12%\n\x05hello\x18\x01 \x01(\x0b\x32\x14.meshdbg.v1.IdentityH\x00\x12$\n\x06prompt\x18\x02 \x01(\x0b\x32\x12.meshdbg.v1.PromptH\x00\x12.\n\x0b\x63ompletions\x18\x03 \x01(\x0b\x32\x17.meshdbg.v1.CompletionsH\x00\x12\"\n\x05\x65nded\x18\x04 \x01(\x0b\x32\x11.meshdbg.v1.EndedH\x00\x42\x06\n\x04kind\"J\n\x06Prompt\x12\x0e\n\x06output\x18\x01 \x01(\t\x12\x0e\n\x06prompt\x18\x02 \x01(\t\x12 \n\x05\x66rame\x18\x03 \x01(\x0b\x32\x11.meshdbg.v1.Frame\"\'\n\x05\x45nded\x12\x0e\n\x06output\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\xba\x01\n\rServerMessage\x12&\n\x07welcome\x18\x01 \x01(\x0b\x32\x13.meshdbg.v1.WelcomeH\x00\x12\"\n\x05input\x18\x02 \x01(\x0b\x32\x11.meshdbg.v1.InputH\x00\x12$\n\x06resume\x18\x03 \x01(\x0b\x32\x12.meshdbg.v1.ResumeH\x00\x12/\n\x08\x63omplete\x18\x04 \x01(\x0b\x32\x1b.meshdbg.v1.CompleteRequestH\x00\x42\x06\n\x04kind\"\x1d\n\x07Welcome\x12\x12\n\nsession_id\x18\x01 \x01(\x04\"\x15\n\x05Input\x12\x0c\n\x04line\x18\x01 \x01(\t\"#\n\x06Resume\x12\x19\n\x11\x63lear_breakpoints\x18\x01 \x01(\x08\",\n\x10HandshakeRequest\x12\x18\n\x10protocol_version\x18\x01 \x01(\x05\"B\n\x0eHandshakeReply\x12\x18\n\x10protocol_version\x18\x01 \x01(\x05\x12\x16\n\x0eserver_version\x18\x02 \x01(\t\"\x82\x01\n\x0bSessionInfo\x12\n\n\x02id\x18\x01 \x01(\x04\x12&\n\x08identity\x18\x02 \x01(\x0b\x32\x14.meshdbg.v1.Identity\x12\r\n\x05state\x18\x03 \x01(\t\x12 \n\x05\x66rame\x18\x04 \x01(\x0b\x32\x11.meshdbg.v1.Frame\x12\x0e\n\x06prompt\x18\x05 \x01(\t\"\x1a\n\x0bListRequest\x12\x0b\n\x03\x61ll\x18\x01 \x01(\x08\"_\n\tListReply\x12)\n\x08sessions\x18\x01 \x03(\x0b\x32\x17.meshdbg.v1.SessionInfo\x12\'\n\x07workers\x18\x02 \x03(\x0b\x32\x16.meshdbg.v1.WorkerInfo\"T\n\x0c\x41ttachTarget\x12\x14\n\nsession_id\x18\x01 \x01(\x04H\x00\x12&\n\x04rank\x18\x02 \x01(\x0b\x32\x16.meshdbg.v1.RankTargetH\x00\x42\x06\n\x04kind\"(\n\nRankTarget\x12\x0c\n\x04rank\x18\x01 \x01(\x05\x12\x0c\n\x04name\x18\x02 \x01(\t\"\x98\x01\n\rAttachRequest\x12*\n\x06target\x18\x01 \x01(\x0b\x32\x18.meshdbg.v1.AttachTargetH\x00\x12\"\n\x05input\x18\x02 \x01(\x0b\x32\x11.meshdbg.v1.InputH\x00\x12/\n\x08\x63omplete\x18\x03 \x01(\x0b\x32\x1b.meshdbg.v1.CompleteRequestH\x00\x42\x06\n\x04kind\"h\n\x05Reply\x12\x0e\n\x06output\x18\x01 \x01(\t\x12\x0e\n\x06prompt\x18\x02 \x01(\t\x12 \n\x05\x66rame\x18\x03 \x01(\x0b\x32\x11.meshdbg.v1.Frame\x12\r\n\x05\x65nded\x18\x04 \x01(\x08\x12\x0e\n\x06reason\x18\x05 \x01(\t\"\x96\x01\n\x0b\x41ttachEvent\x12+\n\x08\x61ttached\x18\x01 \x01(\x0b\x32\x17.meshdbg.v1.SessionInfoH\x00\x12\"\n\x05reply\x18\x02 \x01(\x0b\x32\x11.meshdbg.v1.ReplyH\x00\x12.\n\x0b\x63ompletions\x18\x03 \x01(\x0b\x32\x17.meshdbg.v1.CompletionsH\x00\x42\x06\n\x04kind\"1\n\x0b\x43\x61stRequest\x12\x11\n\tselection\x18\x01 \x01(\t\x12\x0f\n\x07\x63ommand\x18\x02 \x01(\t\"d\n\nCastResult\x12(\n\x07session\x18\x01 \x01(\x0b\x32\x17.meshdbg.v1.SessionInfo\x12\x0e\n\x06output\x18\x02 \x01(\t\x12\r\n\x05\x65rror\x18\x03 \x01(\t\x12\r\n\x05\x65nded\x18\x04 \x01(\x08\"4\n\tCastReply\x12\'\n\x07results\x18\x01 \x03(\x0b\x32\x16.meshdbg.v1.CastResult\"$\n\x0f\x43ontinueRequest\x12\x11\n\tselection\x18\x01 \x01(\t\"9\n\rContinueReply\x12(\n\x07resumed\x18\x01 \x03(\x0b\x32\x17.meshdbg.v1.SessionInfo\"\x0e\n\x0cWatchRequest\"T\n\nWatchEvent\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12(\n\x07session\x18\x02 \x01(\x0b\x32\x17.meshdbg.v1.SessionInfo\x12\x0e\n\x06reason\x18\x03 \x01(\t\"\xbd\x01\n\nWorkerInfo\x12&\n\x08identity\x18\x01 \x01(\x0b\x32\x14.meshdbg.v1.Identity\x12\r\n\x05state\x18\x02 \x01(\t\x12\x10\n\x08launcher\x18\x03 \x01(\t\x12\x16\n\texit_code\x18\x04 \x01(\x05H\x00\x88\x01\x01\x12\x13\n\x06signal\x18\x05 \x01(\x05H\x01\x88\x01\x01\x12 \n\x05\x66rame\x18\x06 \x01(\x0b\x32\x11.meshdbg.v1.FrameB\x0c\n\n_exit_codeB\t\n\x07_signal\"%\n\x10InterruptRequest\x12\x11\n\tselection\x18\x01 \x01(\t\"\x1f\n\x0eInterruptReply\x12\r\n\x05ranks\x18\x01 \x03(\x05\x32\x90\x04\n\x08\x44\x65\x62ugger\x12\x43\n\x07Session\x12\x19.meshdbg.v1.WorkerMessage\x1a\x19.meshdbg.v1.ServerMessage(\x01\x30\x01\x12\x45\n\tHandshake\x12\x1c.meshdbg.v1.HandshakeRequest\x1a\x1a.meshdbg.v1.HandshakeReply\x12\x36\n\x04List\x12\x17.meshdbg.v1.ListRequest\x1a\x15.meshdbg.v1.ListReply\x12@\n\x06\x41ttach\x12\x19.meshdbg.v1.AttachRequest\x1a\x17.meshdbg.v1.AttachEvent(\x01\x30\x01\x12\x36\n\x04\x43\x61st\x12\x17.meshdbg.v1.CastRequest\x1a\x15.meshdbg.v1.CastReply\x12\x42\n\x08\x43ontinue\x12\x1b.meshdbg.v1.ContinueRequest\x1a\x19.meshdbg.v1.ContinueReply\x12;\n\x05Watch\x12\x18.meshdbg.v1.WatchRequest\x1a\x16.meshdbg.v1.WatchEvent0\x01\x12\x45\n\tInterrupt\x12\x1c.meshdbg.v1.InterruptRequest\x1a\x1a.meshdbg.v1.InterruptReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -66,33 +66,39 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SESSIONINFO']._serialized_start=1282
   _globals['_SESSIONINFO']._serialized_end=1412
   _globals['_LISTREQUEST']._serialized_start=1414
-  _globals['_LISTREQUEST']._serialized_end=1427
-  _globals['_LISTREPLY']._serialized_start=1429
-  _globals['_LISTREPLY']._serialized_end=1483
-  _globals['_ATTACHTARGET']._serialized_start=1485
-  _globals['_ATTACHTARGET']._serialized_end=1569
-  _globals['_RANKTARGET']._serialized_start=1571
-  _globals['_RANKTARGET']._serialized_end=1611
-  _globals['_ATTACHREQUEST']._serialized_start=1614
-  _globals['_ATTACHREQUEST']._serialized_end=1766
-  _globals['_REPLY']._serialized_start=1768
-  _globals['_REPLY']._serialized_end=1872
-  _globals['_ATTACHEVENT']._serialized_start=1875
-  _globals['_ATTACHEVENT']._serialized_end=2025
-  _globals['_CASTREQUEST']._serialized_start=2027
-  _globals['_CASTREQUEST']._serialized_end=2076
-  _globals['_CASTRESULT']._serialized_start=2078
-  _globals['_CASTRESULT']._serialized_end=2178
-  _globals['_CASTREPLY']._serialized_start=2180
-  _globals['_CASTREPLY']._serialized_end=2232
-  _globals['_CONTINUEREQUEST']._serialized_start=2234
-  _globals['_CONTINUEREQUEST']._serialized_end=2270
-  _globals['_CONTINUEREPLY']._serialized_start=2272
-  _globals['_CONTINUEREPLY']._serialized_end=2329
-  _globals['_WATCHREQUEST']._serialized_start=2331
-  _globals['_WATCHREQUEST']._serialized_end=2345
-  _globals['_WATCHEVENT']._serialized_start=2347
-  _globals['_WATCHEVENT']._serialized_end=2431
-  _globals['_DEBUGGER']._serialized_start=2434
-  _globals['_DEBUGGER']._serialized_end=2891
+  _globals['_LISTREQUEST']._serialized_end=1440
+  _globals['_LISTREPLY']._serialized_start=1442
+  _globals['_LISTREPLY']._serialized_end=1537
+  _globals['_ATTACHTARGET']._serialized_start=1539
+  _globals['_ATTACHTARGET']._serialized_end=1623
+  _globals['_RANKTARGET']._serialized_start=1625
+  _globals['_RANKTARGET']._serialized_end=1665
+  _globals['_ATTACHREQUEST']._serialized_start=1668
+  _globals['_ATTACHREQUEST']._serialized_end=1820
+  _globals['_REPLY']._serialized_start=1822
+  _globals['_REPLY']._serialized_end=1926
+  _globals['_ATTACHEVENT']._serialized_start=1929
+  _globals['_ATTACHEVENT']._serialized_end=2079
+  _globals['_CASTREQUEST']._serialized_start=2081
+  _globals['_CASTREQUEST']._serialized_end=2130
+  _globals['_CASTRESULT']._serialized_start=2132
+  _globals['_CASTRESULT']._serialized_end=2232
+  _globals['_CASTREPLY']._serialized_start=2234
+  _globals['_CASTREPLY']._serialized_end=2286
+  _globals['_CONTINUEREQUEST']._serialized_start=2288
+  _globals['_CONTINUEREQUEST']._serialized_end=2324
+  _globals['_CONTINUEREPLY']._serialized_start=2326
+  _globals['_CONTINUEREPLY']._serialized_end=2383
+  _globals['_WATCHREQUEST']._serialized_start=2385
+  _globals['_WATCHREQUEST']._serialized_end=2399
+  _globals['_WATCHEVENT']._serialized_start=2401
+  _globals['_WATCHEVENT']._serialized_end=2485
+  _globals['_WORKERINFO']._serialized_start=2488
+  _globals['_WORKERINFO']._serialized_end=2677
+  _globals['_INTERRUPTREQUEST']._serialized_start=2679
+  _globals['_INTERRUPTREQUEST']._serialized_end=2716
+  _globals['_INTERRUPTREPLY']._serialized_start=2718
+  _globals['_INTERRUPTREPLY']._serialized_end=2749
+  _globals['_DEBUGGER']._serialized_start=2752
+  _globals['_DEBUGGER']._serialized_end=3280
 # @@protoc_insertion_point(module_scope)

@@ -166,14 +166,18 @@ class SessionInfo(_message.Message):
     def __init__(self, id: _Optional[int] = ..., identity: _Optional[_Union[Identity, _Mapping]] = ..., state: _Optional[str] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., prompt: _Optional[str] = ...) -> None: ...
 
 class ListRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("all",)
+    ALL_FIELD_NUMBER: _ClassVar[int]
+    all: bool
+    def __init__(self, all: _Optional[bool] = ...) -> None: ...
 
 class ListReply(_message.Message):
-    __slots__ = ("sessions",)
+    __slots__ = ("sessions", "workers")
     SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    WORKERS_FIELD_NUMBER: _ClassVar[int]
     sessions: _containers.RepeatedCompositeFieldContainer[SessionInfo]
-    def __init__(self, sessions: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ...) -> None: ...
+    workers: _containers.RepeatedCompositeFieldContainer[WorkerInfo]
+    def __init__(self, sessions: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ..., workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ...) -> None: ...
 
 class AttachTarget(_message.Message):
     __slots__ = ("session_id", "rank")
@@ -276,3 +280,31 @@ class WatchEvent(_message.Message):
     session: SessionInfo
     reason: str
     def __init__(self, kind: _Optional[str] = ..., session: _Optional[_Union[SessionInfo, _Mapping]] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class WorkerInfo(_message.Message):
+    __slots__ = ("identity", "state", "launcher", "exit_code", "signal", "frame")
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    LAUNCHER_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    FRAME_FIELD_NUMBER: _ClassVar[int]
+    identity: Identity
+    state: str
+    launcher: str
+    exit_code: int
+    signal: int
+    frame: Frame
+    def __init__(self, identity: _Optional[_Union[Identity, _Mapping]] = ..., state: _Optional[str] = ..., launcher: _Optional[str] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ...) -> None: ...
+
+class InterruptRequest(_message.Message):
+    __slots__ = ("selection",)
+    SELECTION_FIELD_NUMBER: _ClassVar[int]
+    selection: str
+    def __init__(self, selection: _Optional[str] = ...) -> None: ...
+
+class InterruptReply(_message.Message):
+    __slots__ = ("ranks",)
+    RANKS_FIELD_NUMBER: _ClassVar[int]
+    ranks: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, ranks: _Optional[_Iterable[int]] = ...) -> None: ...

@@ -69,6 +69,11 @@ class DebuggerStub:
                 request_serializer=debugger_dot_proto_dot_debugger__pb2.WatchRequest.SerializeToString,
                 response_deserializer=debugger_dot_proto_dot_debugger__pb2.WatchEvent.FromString,
                 _registered_method=True)
+        self.Interrupt = channel.unary_unary(
+                '/meshdbg.v1.Debugger/Interrupt',
+                request_serializer=debugger_dot_proto_dot_debugger__pb2.InterruptRequest.SerializeToString,
+                response_deserializer=debugger_dot_proto_dot_debugger__pb2.InterruptReply.FromString,
+                _registered_method=True)
 
 
 class DebuggerServicer:
@@ -119,6 +124,13 @@ class DebuggerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Interrupt(self, request, context):
+        """Ask running workers (over their agent streams, see mesh.proto) to stop in pdb.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DebuggerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -156,6 +168,11 @@ def add_DebuggerServicer_to_server(servicer, server):
                     servicer.Watch,
                     request_deserializer=debugger_dot_proto_dot_debugger__pb2.WatchRequest.FromString,
                     response_serializer=debugger_dot_proto_dot_debugger__pb2.WatchEvent.SerializeToString,
+            ),
+            'Interrupt': grpc.unary_unary_rpc_method_handler(
+                    servicer.Interrupt,
+                    request_deserializer=debugger_dot_proto_dot_debugger__pb2.InterruptRequest.FromString,
+                    response_serializer=debugger_dot_proto_dot_debugger__pb2.InterruptReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -347,6 +364,33 @@ class Debugger:
             '/meshdbg.v1.Debugger/Watch',
             debugger_dot_proto_dot_debugger__pb2.WatchRequest.SerializeToString,
             debugger_dot_proto_dot_debugger__pb2.WatchEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Interrupt(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/meshdbg.v1.Debugger/Interrupt',
+            debugger_dot_proto_dot_debugger__pb2.InterruptRequest.SerializeToString,
+            debugger_dot_proto_dot_debugger__pb2.InterruptReply.FromString,
             options,
             channel_credentials,
             insecure,

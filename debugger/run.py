@@ -1,0 +1,116 @@
+"""`meshdbg run`: a DebugClient and a mesh of workers in one command, and the console on demand.
+
+    meshdbg run --mesh hosts=2,gpus=4 train.py --lr 3e-4
+    meshdbg run --mesh pp=4 -m mypkg.train
+
+With a terminal, the console opens by itself when a rank first stops in pdb and closes back
+to the logs once every rank runs again; without one, each stop prints how to attach. The exit
+status is the first failing rank's (130 after Ctrl-C, which stops the whole mesh).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+
+from debugger.control import ControlClient
+from debugger.errors import UsageError
+from debugger.proto import debugger_pb2 as pb
+from worker.identity import format_coords
+from worker.mesh.launcher import MeshLauncher
+from worker.mesh.shape import DEFAULT_SHAPE, MeshShape
+
+INTERRUPTED = 130
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--mesh", metavar="DIM=SIZE,...", help=f"mesh shape, ranks row-major (default: "
+                        f"{format_coords(DEFAULT_SHAPE)}), e.g. hosts=2,gpus=4")
+    parser.add_argument("--name", default="worker", help="MESHDBG_NAME of every rank (default: worker)")
+    parser.add_argument("--no-post-mortem", action="store_true",
+                        help="let uncaught exceptions end a rank without a post-mortem session")
+    parser.add_argument("--keep-going", action="store_true", help="a failing rank does not stop the others")
+    parser.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE [ARGS]",
+                        help="run a module, like python -m")
+    parser.add_argument("script", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS]", help="the script every rank runs")
+
+
+def target_argv(args: argparse.Namespace) -> list[str]:
+    """The bootstrap argv for the target: `SCRIPT ARGS...` or `-m MODULE ARGS...`."""
+    if args.module is not None:
+        if not args.module:
+            raise UsageError("-m needs a module name, e.g. meshdbg run -m mypkg.train")
+        return ["-m", *args.module]
+    if not args.script:
+        raise UsageError("run needs a script or -m MODULE, e.g. meshdbg run --mesh hosts=2,gpus=4 train.py")
+    if not os.path.isfile(args.script[0]):
+        raise UsageError(f"no such script: {args.script[0]}")
+    return list(args.script)
+
+
+async def cmd_run(args: argparse.Namespace) -> int:
+    argv = target_argv(args)
+    shape = MeshShape.parse(args.mesh) if args.mesh else MeshShape.of(DEFAULT_SHAPE)
+    launcher = MeshLauncher(shape, argv, name=args.name, post_mortem=not args.no_post_mortem,
+                            stop_on_failure=not args.keep_going)
+    interrupted = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, interrupted.set)
+    watcher: asyncio.Task[None] | None = None
+    try:
+        await launcher.start()
+        ready = await launcher.wait_ready()
+        print(f"meshdbg: {launcher.size} ranks ready in {ready:.2f} s (mesh {shape}, server "
+              f"{launcher.server.connection.addr})", file=sys.stderr, flush=True)
+        interactive = sys.stdin.isatty() and sys.stdout.isatty()
+        watcher = asyncio.create_task(watch_stops(launcher, interactive))
+        finished = asyncio.ensure_future(launcher.wait())
+        stop = asyncio.ensure_future(interrupted.wait())
+        await asyncio.wait([finished, stop], return_when=asyncio.FIRST_COMPLETED)
+        if not interrupted.is_set():
+            stop.cancel()
+            return finished.result()
+        finished.cancel()
+        print("meshdbg: interrupted; stopping the mesh", file=sys.stderr, flush=True)
+        await launcher.stop()
+        return INTERRUPTED
+    finally:
+        if watcher is not None:
+            watcher.cancel()
+        await launcher.close()
+
+
+async def watch_stops(launcher: MeshLauncher, interactive: bool) -> None:
+    """Open the console at a rank's first stop (terminal), else say how to attach."""
+    registry = launcher.server.registry
+    announced: set[int] = set()
+    async for event in registry.watch():
+        if event.session.state != "stopped" or event.session.id in announced:
+            continue
+        if interactive:
+            await open_console(launcher)
+            announced.update(s.id for s in registry.sessions())
+        else:
+            announced.add(event.session.id)
+            print(stop_notice(event.session), file=sys.stderr, flush=True)
+
+
+async def open_console(launcher: MeshLauncher) -> None:
+    """The console over our own server, until every rank runs again."""
+    from debugger.console import run_console
+
+    async with ControlClient(launcher.server.connection) as client:
+        await run_console(client, exit_when_idle=True)
+
+
+def stop_notice(session: pb.SessionInfo) -> str:
+    """One line: which rank stopped where, and the command that attaches to it."""
+    ident, frame, rank = session.identity, session.frame, session.identity.rank
+    where = f"{os.path.basename(frame.filename)}:{frame.lineno}" if frame.filename else "?"
+    coords = format_coords({c.dim: c.index for c in ident.coords})
+    return (f"meshdbg: rank {rank} ({coords}) stopped in pdb at {where} ({ident.reason}); "
+            f"attach with: meshdbg attach {rank}")

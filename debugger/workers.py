@@ -1,0 +1,169 @@
+"""Worker processes as the server sees them through their agent streams (protos/mesh.proto).
+
+Every worker keeps one agent stream open while it lives, so the server knows each rank is
+running, stopped (a thread in pdb, seen in the session registry) or exited (with its code or
+signal, reported by the launcher that reaped it, or by the worker itself). The agent stream
+also carries commands to the worker: an interrupt that stops it in pdb, and actor calls,
+each answered by a result matched on its call id. No gRPC here: debugger.mesh_servicer moves
+messages between these objects and the wire. The registry is a plain instance.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+from debugger.errors import MeshError
+from debugger.proto import debugger_pb2 as pb
+from debugger.proto import mesh_pb2 as mesh_pb
+from debugger.selection import Selection
+from debugger.sessions import Session, SessionRegistry
+
+STARTING = "starting"
+RUNNING = "running"
+STOPPED = "stopped"
+EXITED = "exited"
+
+
+class Worker:
+    """One worker process: its identity, its agent stream's outbox and its exit status."""
+
+    def __init__(self, worker_id: int, identity: pb.Identity, launcher: str) -> None:
+        self.id = worker_id
+        self.identity = identity
+        self.launcher = launcher
+        self.exit_code: int | None = None
+        self.signal: int | None = None
+        self.outbox: asyncio.Queue[mesh_pb.AgentCommand | None] | None = None  # while connected
+        self.connected = asyncio.Event()
+        self.gone = asyncio.Event()  # exited, or its agent stream ended
+        self._pending: dict[int, asyncio.Future[mesh_pb.ActorResult]] = {}
+
+    @property
+    def rank(self) -> int:
+        return self.identity.rank
+
+    @property
+    def pid(self) -> int:
+        return self.identity.pid
+
+    @property
+    def coords(self) -> dict[str, int]:
+        return {coord.dim: coord.index for coord in self.identity.coords}
+
+    @property
+    def exited(self) -> bool:
+        return self.exit_code is not None or self.signal is not None or (self.gone.is_set() and self.outbox is None)
+
+    def send(self, command: mesh_pb.AgentCommand) -> None:
+        """Queue a command on the agent stream; MeshError when the worker is not connected."""
+        if self.outbox is None:
+            raise MeshError(f"rank {self.rank} (pid {self.pid}) has no agent stream{self._status()}")
+        self.outbox.put_nowait(command)
+
+    async def request(self, call_id: int, command: mesh_pb.AgentCommand) -> mesh_pb.ActorResult:
+        """Send an actor spawn/call and wait for its result; MeshError if the worker goes first."""
+        future: asyncio.Future[mesh_pb.ActorResult] = asyncio.get_running_loop().create_future()
+        self._pending[call_id] = future
+        try:
+            self.send(command)
+            return await future
+        finally:
+            self._pending.pop(call_id, None)
+
+    def on_result(self, result: mesh_pb.ActorResult) -> None:
+        future = self._pending.get(result.call_id)
+        if future is not None and not future.done():
+            future.set_result(result)
+
+    def on_disconnect(self) -> None:
+        """The agent stream ended: fail every call still waiting for this worker."""
+        self.outbox = None
+        self.gone.set()
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(MeshError(f"rank {self.rank} went away before answering{self._status()}"))
+
+    def _status(self) -> str:
+        if self.signal is not None:
+            return f" (killed by signal {self.signal})"
+        if self.exit_code is not None:
+            return f" (exited with code {self.exit_code})"
+        return ""
+
+
+class WorkerRegistry:
+    """Every worker known to this server, launched here or connected from elsewhere."""
+
+    def __init__(self, sessions: SessionRegistry) -> None:
+        self.sessions = sessions
+        self._workers: dict[int, Worker] = {}
+        self._ids = itertools.count(1)
+        self._call_ids = itertools.count(1)
+
+    def launched(self, identity: pb.Identity) -> Worker:
+        """A process this server's launcher started: listed as starting until it connects."""
+        worker = Worker(next(self._ids), identity, "meshdbg")
+        self._workers[worker.id] = worker
+        return worker
+
+    def connect(self, hello: mesh_pb.AgentHello) -> Worker:
+        """An agent stream opened: the launched worker with that pid and host, else a new one."""
+        ident = hello.identity
+        worker = next((w for w in self._workers.values() if w.pid == ident.pid and not w.exited
+                       and w.identity.hostname in ("", ident.hostname)), None)
+        if worker is None:
+            worker = Worker(next(self._ids), ident, hello.launcher)
+            self._workers[worker.id] = worker
+        else:
+            worker.identity, worker.launcher = ident, hello.launcher or worker.launcher
+        worker.outbox = asyncio.Queue()
+        worker.connected.set()
+        return worker
+
+    def exited(self, pid: int, exit_code: int | None, signal: int | None) -> Worker | None:
+        """The launcher reaped `pid`: record how it ended."""
+        worker = max((w for w in self._workers.values() if w.pid == pid), key=lambda w: w.id, default=None)
+        if worker is not None:
+            worker.exit_code, worker.signal = exit_code, signal
+            worker.gone.set()
+        return worker
+
+    def next_call_id(self) -> int:
+        return next(self._call_ids)
+
+    def workers(self) -> list[Worker]:
+        """Every worker by rank, then name, then pid."""
+        return sorted(self._workers.values(), key=lambda w: (w.rank, w.identity.name, w.pid))
+
+    def select(self, selection: Selection) -> list[Worker]:
+        return [w for w in self.workers() if selection.matches(w.rank, w.coords)]
+
+    def state(self, worker: Worker) -> str:
+        if worker.exited:
+            return EXITED
+        if self._session_of(worker) is not None:
+            return STOPPED
+        return RUNNING if worker.outbox is not None else STARTING
+
+    def _session_of(self, worker: Worker) -> Session | None:
+        """The first session opened by this worker's process, if one is stopped in pdb."""
+        return next((s for s in self.sessions.sessions() if s.identity.pid == worker.pid
+                     and s.identity.hostname == worker.identity.hostname), None)
+
+    def info(self, worker: Worker) -> pb.WorkerInfo:
+        """The wire view; `identity.reason` is why it is stopped (empty when it is not)."""
+        state = self.state(worker)
+        session = self._session_of(worker) if state == STOPPED else None
+        identity = pb.Identity()
+        identity.CopyFrom(worker.identity)
+        identity.reason = session.identity.reason if session is not None else ""
+        return pb.WorkerInfo(identity=identity, state=state, launcher=worker.launcher, exit_code=worker.exit_code,
+                             signal=worker.signal, frame=session.frame if session is not None else None)
+
+    def interrupt(self, selection: Selection) -> list[int]:
+        """Ask every selected running worker to stop in pdb; the ranks asked."""
+        chosen = [w for w in self.select(selection) if self.state(w) == RUNNING]
+        for worker in chosen:
+            worker.send(mesh_pb.AgentCommand(interrupt=mesh_pb.AgentInterrupt()))
+        return [w.rank for w in chosen]

@@ -1,0 +1,79 @@
+"""The worker's agent stream: registered with the DebugClient for the whole life of the process.
+
+Opened when the worker starts (worker.mesh.bootstrap), it lets `meshdbg list --all` show the
+rank as running, stopped or exited, brings actor calls to the worker (queued on `calls` for
+the main thread) and lets the server stop the worker in pdb: an interrupt makes the reader
+thread send INTERRUPT_SIGNAL to the main thread, whose handler opens a remote pdb session in
+the frame it interrupted. Synchronous gRPC on a daemon thread, like the session streams.
+"""
+
+from __future__ import annotations
+
+import queue
+import signal
+import threading
+from types import FrameType
+
+import grpc
+
+from debugger.connection import ConnectionInfo
+from debugger.errors import translate_rpc_error
+from debugger.proto import mesh_pb2 as mesh_pb
+from debugger.proto import mesh_pb2_grpc as mesh_grpc
+from worker.hook import stop_at
+from worker.identity import WorkerIdentity, session_identity
+from worker.remote import ready_channel
+
+INTERRUPT_SIGNAL = signal.SIGUSR2
+CLOSE_TIMEOUT_S = 2.0
+
+
+def _on_interrupt(signum: int, frame: FrameType | None) -> None:
+    if frame is not None:
+        stop_at(frame, "interrupt")
+
+
+def install_interrupt_handler() -> None:
+    """Let an agent interrupt stop the main thread in pdb; call from the main thread."""
+    signal.signal(INTERRUPT_SIGNAL, _on_interrupt)
+
+
+class Agent:
+    """One worker's agent stream; `calls` yields actor spawns/calls, then None when it ends."""
+
+    def __init__(self, connection: ConnectionInfo, identity: WorkerIdentity) -> None:
+        """Open the stream and wait for the welcome; raises ConnectionFailed when unreachable."""
+        self.addr = connection.addr
+        self.calls: queue.SimpleQueue[mesh_pb.AgentCommand | None] = queue.SimpleQueue()
+        self._outgoing: queue.SimpleQueue[mesh_pb.AgentMessage | None] = queue.SimpleQueue()
+        self._outgoing.put(mesh_pb.AgentMessage(hello=mesh_pb.AgentHello(
+            identity=session_identity(identity, "agent"), launcher=identity.launcher)))
+        stub = mesh_grpc.MeshStub(ready_channel(connection.addr))
+        self._responses = stub.Agent(iter(self._outgoing.get, None), metadata=connection.metadata())
+        try:
+            self.worker_id = next(self._responses).welcome.worker_id
+        except grpc.RpcError as exc:
+            raise translate_rpc_error(exc, self.addr) from exc
+        self._main_thread = threading.main_thread().ident
+        self._reader = threading.Thread(target=self._read, name="meshdbg-agent", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        try:
+            for command in self._responses:
+                if command.HasField("interrupt"):
+                    signal.pthread_kill(self._main_thread, INTERRUPT_SIGNAL)
+                else:
+                    self.calls.put(command)
+        except grpc.RpcError:
+            pass  # the server went away; the worker runs on
+        self.calls.put(None)
+
+    def send_result(self, result: mesh_pb.ActorResult) -> None:
+        self._outgoing.put(mesh_pb.AgentMessage(result=result))
+
+    def close(self, exit_code: int) -> None:
+        """Tell the server how this worker ends, then close the stream (bounded wait)."""
+        self._outgoing.put(mesh_pb.AgentMessage(exit=mesh_pb.AgentExit(exit_code=exit_code)))
+        self._outgoing.put(None)
+        self._reader.join(CLOSE_TIMEOUT_S)

@@ -1,0 +1,115 @@
+"""What every mesh worker runs: register, then run the script, the module, or the actor host.
+
+    python -m worker.mesh.bootstrap SCRIPT [ARGS...]        like `python SCRIPT ARGS...`
+    python -m worker.mesh.bootstrap -m MODULE [ARGS...]     like `python -m MODULE ARGS...`
+    python -m worker.mesh.bootstrap --actors                serve actor calls until told to stop
+
+(The launcher's fork server calls `main` directly.) The worker opens its agent stream first,
+so the DebugClient lists it from the start; `breakpoint()` opens a remote session and an
+agent interrupt stops the main thread in pdb. An uncaught exception prints its traceback,
+then opens a post-mortem session on this rank before the worker exits with status 1, unless
+MESHDBG_POST_MORTEM=0. Works under torchrun, SLURM or mpirun too, e.g.
+`torchrun --nproc-per-node 4 -m worker.mesh.bootstrap train.py`.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+import traceback
+from types import TracebackType
+
+from debugger.connection import resolve_connection
+from debugger.errors import MeshdbgError
+from worker.hook import post_mortem, remote_breakpointhook
+from worker.identity import detect_identity
+from worker.mesh.actor import ActorHost
+from worker.mesh.agent import Agent, install_interrupt_handler
+
+ACTORS = "--actors"
+USAGE = "usage: python -m worker.mesh.bootstrap (SCRIPT | -m MODULE | --actors) [ARGS...]"
+
+
+def post_mortem_enabled() -> bool:
+    return os.environ.get("MESHDBG_POST_MORTEM", "1") != "0"
+
+
+def exit_status(code: object) -> int:
+    """The process status for `sys.exit(code)`, as the interpreter computes it."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _user_traceback(tb: TracebackType | None) -> TracebackType | None:
+    """Drop the bootstrap's and runpy's frames from the front of a traceback."""
+    ours = (__file__, runpy.__file__)
+    while tb is not None and tb.tb_frame.f_code.co_filename in ours:
+        tb = tb.tb_next
+    return tb
+
+
+def run_target(argv: list[str], with_post_mortem: bool) -> int:
+    """Run a script or `-m module` as __main__; its exit status."""
+    try:
+        if argv[0] == "-m":
+            sys.argv = argv[1:]
+            sys.path[0] = os.getcwd()
+            runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        else:
+            sys.argv = list(argv)
+            sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
+            runpy.run_path(argv[0], run_name="__main__")
+    except SystemExit as exc:
+        return exit_status(exc.code)
+    except BaseException as exc:  # the script's uncaught error: report it like the interpreter does
+        tb = _user_traceback(exc.__traceback__)
+        traceback.print_exception(type(exc), exc, tb)
+        if with_post_mortem and not isinstance(exc, KeyboardInterrupt) and tb is not None:
+            post_mortem(tb)
+        return 1
+    return 0
+
+
+def connect_agent() -> Agent | None:
+    """Register with the DebugClient; None (and a note on stderr) when it is unreachable."""
+    try:
+        return Agent(resolve_connection(), detect_identity())
+    except MeshdbgError as exc:
+        sys.stderr.write(f"meshdbg: no agent stream ({exc}); running without it\n")
+        return None
+
+
+def serve_actors(agent: Agent | None, with_post_mortem: bool) -> int:
+    if agent is None:
+        return 1
+    host = ActorHost(with_post_mortem)
+    while (command := agent.calls.get()) is not None:
+        agent.send_result(host.handle(command))
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    """Run one worker; its exit status."""
+    if not argv or (argv[0] == "-m" and len(argv) < 2):
+        print(USAGE, file=sys.stderr)
+        return 2
+    agent = connect_agent()
+    install_interrupt_handler()
+    sys.breakpointhook = remote_breakpointhook
+    with_post_mortem = post_mortem_enabled()
+    if argv[0] == ACTORS:
+        status = serve_actors(agent, with_post_mortem)
+    else:
+        status = run_target(argv, with_post_mortem)
+    if agent is not None:
+        agent.close(status)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,66 @@
+"""Each rank's stdout and stderr, line by line, each line prefixed with the rank that wrote it.
+
+    [r3 hosts=0,gpus=3] loss 0.12
+
+A pipe per stream and rank is read on the launcher's event loop; only complete lines are
+written (a partial line waits for its newline or for the end of the stream), and each batch
+of lines goes out in one write, so lines of different ranks never interleave. The target
+stream is looked up at every write, so a console that redirects sys.stdout gets the logs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import Callable, TextIO
+
+Target = Callable[[], TextIO]
+
+
+def stdout() -> TextIO:
+    return sys.stdout
+
+
+def stderr() -> TextIO:
+    return sys.stderr
+
+
+class PrefixedLines(asyncio.Protocol):
+    """Reads one pipe; writes its complete lines with `prefix` to `target()`."""
+
+    def __init__(self, prefix: str, target: Target) -> None:
+        self.prefix = prefix
+        self.target = target
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._partial = b""
+
+    def data_received(self, data: bytes) -> None:
+        data = self._partial + data
+        complete, newline, self._partial = data.rpartition(b"\n")
+        if newline:
+            self._write(complete.split(b"\n"))
+
+    def eof_received(self) -> bool:
+        if self._partial:
+            self._write([self._partial])
+            self._partial = b""
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+    def _write(self, lines: list[bytes]) -> None:
+        text = "".join(f"{self.prefix}{line.decode(errors='replace').rstrip(chr(13))}\n" for line in lines)
+        stream = self.target()
+        stream.write(text)
+        stream.flush()
+
+
+async def pipe_to(prefix: str, target: Target) -> tuple[int, PrefixedLines]:
+    """A new pipe whose read end feeds PrefixedLines; returns (write fd for the child, protocol)."""
+    read_fd, write_fd = os.pipe()
+    loop = asyncio.get_running_loop()
+    _, protocol = await loop.connect_read_pipe(lambda: PrefixedLines(prefix, target), os.fdopen(read_fd, "rb", 0))
+    return write_fd, protocol

@@ -1,0 +1,148 @@
+"""The fork server: one process that imports the worker side once and forks every rank.
+
+Starting 32 Python interpreters that each import grpc costs seconds on a small machine;
+forking a process that already imported them costs milliseconds. The launcher starts this
+module as `python -m worker.mesh.zygote LAUNCHER_PID FD` and talks to it over the inherited
+AF_UNIX SOCK_SEQPACKET socket FD, one JSON message per packet:
+
+    launcher → zygote   {"op": "spawn", "id", "env", "argv", "cwd"}  + 2 fds (stdout, stderr)
+    zygote → launcher   {"op": "spawned", "id", "pid"}
+                        {"op": "exited", "pid", "code"}   code: exit status, or -signal
+
+The zygote creates no gRPC channel, server or thread before forking (gRPC does not survive a
+fork once started); each child creates its own after the fork. Nothing outlives the launcher:
+the zygote dies with it (PR_SET_PDEATHSIG, and SIGKILLs its children when the socket reaches
+EOF), and every child dies with the zygote (PR_SET_PDEATHSIG). Ctrl-C in the launcher's
+terminal reaches the launcher only: the zygote and its children have a process group of their
+own, and the launcher decides how the mesh stops.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import selectors
+import signal
+import socket
+import sys
+from dataclasses import dataclass
+
+PR_SET_PDEATHSIG = 1
+MAX_MESSAGE = 1 << 20
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Have the kernel SIGKILL this process when its parent dies (Linux); exit if it already has."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
+@dataclass
+class ChildTask:
+    """What a forked child runs once it has left the zygote's loop."""
+
+    env: dict[str, str]
+    argv: list[str]
+    cwd: str
+
+
+def _send(sock: socket.socket, message: dict) -> None:
+    sock.send(json.dumps(message).encode())
+
+
+class Zygote:
+    """The zygote's loop: fork on request, report every child's exit."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.children: set[int] = set()
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
+        signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+        signal.set_wakeup_fd(self._wake_w)
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(sock, selectors.EVENT_READ)
+        self._selector.register(self._wake_r, selectors.EVENT_READ)
+
+    def serve(self) -> ChildTask | None:
+        """Run until the launcher goes away (None) or, in a freshly forked child, its task."""
+        while True:
+            for key, _ in self._selector.select():
+                if key.fileobj is self.sock:
+                    message, fds, _, _ = socket.recv_fds(self.sock, MAX_MESSAGE, 2)
+                    if not message:
+                        self._kill_all()
+                        return None
+                    task = self._spawn(json.loads(message), fds)
+                    if task is not None:
+                        return task
+                else:
+                    os.read(self._wake_r, 4096)
+                    self._reap()
+
+    def _spawn(self, request: dict, fds: list[int]) -> ChildTask | None:
+        zygote_pid = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            self._become_child(zygote_pid, fds)
+            return ChildTask(request["env"], request["argv"], request["cwd"])
+        for fd in fds:
+            os.close(fd)
+        self.children.add(pid)
+        _send(self.sock, {"op": "spawned", "id": request["id"], "pid": pid})
+        return None
+
+    def _become_child(self, zygote_pid: int, fds: list[int]) -> None:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        self._selector.close()
+        for fd in (self._wake_r, self._wake_w):
+            os.close(fd)
+        self.sock.close()
+        die_with_parent(zygote_pid)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        for target, fd in ((0, devnull), (1, fds[0]), (2, fds[1])):
+            os.dup2(fd, target)
+            os.close(fd)
+
+    def _reap(self) -> None:
+        while self.children:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                return
+            self.children.discard(pid)
+            _send(self.sock, {"op": "exited", "pid": pid, "code": os.waitstatus_to_exitcode(status)})
+
+    def _kill_all(self) -> None:
+        for pid in self.children:
+            os.kill(pid, signal.SIGKILL)
+
+
+def run_child(task: ChildTask) -> int:
+    """Become the worker: its environment, directory and argv, then the bootstrap."""
+    os.environ.clear()
+    os.environ.update(task.env)
+    os.chdir(task.cwd)
+    sys.argv = list(task.argv)
+    sys.stdout.reconfigure(line_buffering=True)
+    sys.stderr.reconfigure(line_buffering=True)
+    from worker.mesh import bootstrap
+
+    return bootstrap.main(task.argv)
+
+
+def main(argv: list[str]) -> int:
+    launcher_pid, fd = int(argv[0]), int(argv[1])
+    die_with_parent(launcher_pid)
+    os.setpgid(0, 0)
+    from worker.mesh import bootstrap  # noqa: F401  (the point of a zygote: import once, fork many)
+
+    task = Zygote(socket.socket(fileno=fd)).serve()
+    return 0 if task is None else run_child(task)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
