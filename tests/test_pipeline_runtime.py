@@ -13,6 +13,7 @@ import pytest
 
 pytest.importorskip("torch")
 
+from conftest import Server  # noqa: E402
 from worker.pipelining.toymodel import reference_step  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,16 +21,27 @@ EXAMPLE = ROOT / "examples" / "pipeline_train.py"
 HIDDEN, BATCH, SEED = 8, 16, 3
 
 
-def run_ranks(tmp_path: Path, ranks: int, *args: str, timeout: float = 90) -> list[subprocess.CompletedProcess]:
-    """Run the example on `ranks` processes that meet through a rendezvous file."""
+def start_ranks(tmp_path: Path, ranks: int, *args: str, env: dict[str, str] | None = None) -> list[subprocess.Popen]:
+    """Start the example on `ranks` processes that meet through a rendezvous file."""
     rendezvous = f"file://{tmp_path / 'rendezvous'}"
-    processes = [
+    base = env or dict(os.environ, PYTHONBREAKPOINT="0")
+    return [
         subprocess.Popen([sys.executable, str(EXAMPLE), "--init-method", rendezvous, "--hidden", str(HIDDEN),
                           "--batch", str(BATCH), "--seed", str(SEED), *args],
-                         env=dict(os.environ, RANK=str(rank), WORLD_SIZE=str(ranks), PYTHONBREAKPOINT="0"),
+                         env=dict(base, RANK=str(rank), WORLD_SIZE=str(ranks), MESHDBG_RANK=str(rank),
+                                  MESHDBG_COORDS=f"pp={rank}"),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for rank in range(ranks)
     ]
+
+
+def run_ranks(tmp_path: Path, ranks: int, *args: str, env: dict[str, str] | None = None,
+              timeout: float = 90) -> list[subprocess.CompletedProcess]:
+    """Run the example to completion on `ranks` processes."""
+    return finish(start_ranks(tmp_path, ranks, *args, env=env), timeout)
+
+
+def finish(processes: list[subprocess.Popen], timeout: float = 90) -> list[subprocess.CompletedProcess]:
     results = []
     try:
         for process in processes:
@@ -41,6 +53,18 @@ def run_ranks(tmp_path: Path, ranks: int, *args: str, timeout: float = 90) -> li
                 process.kill()
                 process.communicate()
     return results
+
+
+def check_gradients(tmp_path: Path, ranks: int, stages_per_rank: int) -> None:
+    """Every rank's dumped loss and gradients equal one unpipelined step's."""
+    dumps = [json.loads((tmp_path / f"rank{rank}.json").read_text()) for rank in range(ranks)]
+    expected_loss, expected_grads = reference_step(ranks * stages_per_rank, HIDDEN, SEED, BATCH)
+    losses = [d["loss"] for d in dumps if d["loss"] is not None]
+    assert losses == [pytest.approx(expected_loss, abs=1e-5)]
+    grads = {name: values for d in dumps for name, values in d["grads"].items()}
+    assert sorted(grads) == sorted(expected_grads)
+    for name, values in expected_grads.items():
+        assert grads[name] == pytest.approx(values, abs=1e-5), name
 
 
 @pytest.mark.parametrize("kind, ranks, stages_per_rank, microbatches", [
@@ -57,14 +81,25 @@ def test_one_step_matches_the_unpipelined_gradients(tmp_path: Path, kind: str, r
                         "--microbatches", str(microbatches), "--steps", "1", "--dump-grads", str(tmp_path))
     for result in results:
         assert result.returncode == 0, result.stderr
-    dumps = [json.loads((tmp_path / f"rank{rank}.json").read_text()) for rank in range(ranks)]
-    expected_loss, expected_grads = reference_step(ranks * stages_per_rank, HIDDEN, SEED, BATCH)
-    losses = [d["loss"] for d in dumps if d["loss"] is not None]
-    assert losses == [pytest.approx(expected_loss, abs=1e-5)]
-    grads = {name: values for d in dumps for name, values in d["grads"].items()}
-    assert sorted(grads) == sorted(expected_grads)
-    for name, values in expected_grads.items():
-        assert grads[name] == pytest.approx(values, abs=1e-5), name
+    check_gradients(tmp_path, ranks, stages_per_rank)
+
+
+def test_breakpoint_in_a_stage_shows_pipeline_context(tmp_path: Path, server: Server) -> None:
+    env = dict(server.env, PYTHONBREAKPOINT="worker.remote_breakpointhook")
+    processes = start_ranks(tmp_path, 4, "--schedule", "1f1b", "--microbatches", "4", "--steps", "1",
+                            "--break-at", "2,3", "--dump-grads", str(tmp_path), env=env)
+    server.workers.extend(processes)
+    (session,) = server.wait_sessions(1, timeout=60)
+    assert session["rank"] == 2 and session["coords"] == {"pp": 2}
+    assert session["context"] == {"stage": "2", "microbatch": "3", "action": "2F3"}
+    assert session["function"] == "forward"
+    cast = server.cli("cast", "--json", "ranks(pp=1:3)", "p microbatch")
+    assert cast.returncode == 0, cast.stderr
+    assert [(r["rank"], r["output"].strip()) for r in json.loads(cast.stdout)] == [(2, "3")]
+    assert server.cli("continue").returncode == 0
+    for result in finish(processes):
+        assert result.returncode == 0, result.stderr
+    check_gradients(tmp_path, 4, 1)
 
 
 def test_loss_goes_down_over_steps(tmp_path: Path) -> None:
