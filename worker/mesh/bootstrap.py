@@ -47,7 +47,7 @@ def exit_status(code: object) -> int:
 
 def _user_traceback(tb: TracebackType | None) -> TracebackType | None:
     """Drop the bootstrap's and runpy's frames from the front of a traceback."""
-    ours = (__file__, runpy.__file__)
+    ours = (__file__, runpy.run_path.__code__.co_filename)  # runpy may be frozen
     while tb is not None and tb.tb_frame.f_code.co_filename in ours:
         tb = tb.tb_next
     return tb

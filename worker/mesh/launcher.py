@@ -57,7 +57,7 @@ class MeshLauncher:
 
     def __init__(self, shape: MeshShape, argv: list[str], *, name: str = "worker", post_mortem: bool = True,
                  stop_on_failure: bool = True, env: Mapping[str, str] | None = None, cwd: str | None = None,
-                 publish: bool = True) -> None:
+                 publish: bool = True, sys_path: list[str] | None = None) -> None:
         self.shape = shape
         self.argv = list(argv)
         self.name = name
@@ -65,6 +65,7 @@ class MeshLauncher:
         self.stop_on_failure = stop_on_failure
         self.env = dict(os.environ if env is None else env)
         self.cwd = cwd or os.getcwd()
+        self.sys_path = sys_path  # the workers' sys.path (None: the bootstrap sets it as python does)
         self.server = DebugClient(publish=publish)
         self.workers: dict[int, Worker] = {}  # by rank
         self.exits: dict[int, int] = {}  # rank → status, in the order they exited
@@ -96,7 +97,7 @@ class MeshLauncher:
             out_fd, out_pump = await pipe_to(prefix, stdout)
             err_fd, err_pump = await pipe_to(prefix, stderr)
             self._pumps += [out_pump, err_pump]
-            pid = await self._forks.spawn(env, self.argv, self.cwd, out_fd, err_fd)
+            pid = await self._forks.spawn(env, self.argv, self.cwd, out_fd, err_fd, self.sys_path)
             self._pids[pid] = rank
             self.workers[rank] = self.server.workers.launched(pb.Identity(
                 name=self.name, rank=rank, hostname=hostname, pid=pid,
@@ -150,6 +151,17 @@ class MeshLauncher:
                 os.kill(pid, signum)
             except ProcessLookupError:
                 pass  # exited; the fork server is about to report it
+
+    async def release(self, grace: float = STOP_GRACE_S) -> None:
+        """Close every agent stream, which lets actor hosts exit by themselves; then close."""
+        for worker in self.workers.values():
+            if worker.outbox is not None:
+                worker.outbox.put_nowait(None)
+        try:
+            await asyncio.wait_for(self._all_exited.wait(), grace)
+        except asyncio.TimeoutError:
+            pass  # close() stops the rest
+        await self.close()
 
     async def close(self) -> None:
         """Stop what is left, the fork server and the DebugClient."""

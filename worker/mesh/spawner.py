@@ -75,13 +75,14 @@ class ForkServer:
             if not future.done():
                 future.set_exception(MeshError(f"the fork server exited (status {self.process.poll()})"))
 
-    async def spawn(self, env: dict[str, str], argv: list[str], cwd: str, stdout_fd: int, stderr_fd: int) -> int:
-        """Fork one worker running `worker.mesh.bootstrap.main(argv)`; its pid."""
+    async def spawn(self, env: dict[str, str], argv: list[str], cwd: str, stdout_fd: int, stderr_fd: int,
+                    path: list[str] | None = None) -> int:
+        """Fork one worker running `worker.mesh.bootstrap.main(argv)` (with `path` as sys.path); its pid."""
         self._listen()
         request_id = next(self._ids)
         future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = future
-        message = json.dumps({"op": "spawn", "id": request_id, "env": env, "argv": argv, "cwd": cwd}).encode()
+        message = json.dumps({"op": "spawn", "id": request_id, "env": env, "argv": argv, "cwd": cwd, "path": path}).encode()
         try:
             socket.send_fds(self._sock, [message], [stdout_fd, stderr_fd])
         except OSError as exc:

@@ -5,7 +5,7 @@ forking a process that already imported them costs milliseconds. The launcher st
 module as `python -m worker.mesh.zygote LAUNCHER_PID FD` and talks to it over the inherited
 AF_UNIX SOCK_SEQPACKET socket FD, one JSON message per packet:
 
-    launcher → zygote   {"op": "spawn", "id", "env", "argv", "cwd"}  + 2 fds (stdout, stderr)
+    launcher → zygote   {"op": "spawn", "id", "env", "argv", "cwd", "path"}  + 2 fds (stdout, stderr)
     zygote → launcher   {"op": "spawned", "id", "pid"}
                         {"op": "exited", "pid", "code"}   code: exit status, or -signal
 
@@ -47,6 +47,7 @@ class ChildTask:
     env: dict[str, str]
     argv: list[str]
     cwd: str
+    path: list[str] | None  # sys.path to use (a ProcMesh passes its own), else the bootstrap decides
 
 
 def _send(sock: socket.socket, message: dict) -> None:
@@ -88,7 +89,7 @@ class Zygote:
         pid = os.fork()
         if pid == 0:
             self._become_child(zygote_pid, fds)
-            return ChildTask(request["env"], request["argv"], request["cwd"])
+            return ChildTask(request["env"], request["argv"], request["cwd"], request.get("path"))
         for fd in fds:
             os.close(fd)
         self.children.add(pid)
@@ -127,6 +128,8 @@ def run_child(task: ChildTask) -> int:
     os.environ.update(task.env)
     os.chdir(task.cwd)
     sys.argv = list(task.argv)
+    if task.path is not None:
+        sys.path[:] = task.path
     sys.stdout.reconfigure(line_buffering=True)
     sys.stderr.reconfigure(line_buffering=True)
     from worker.mesh import bootstrap
