@@ -12,7 +12,8 @@ stop at `breakpoint()` (bench_core_worker.py):
 3. attach_p_roundtrip: `AttachedSession.send("p x")` on one stopped worker, after a warm-up;
 4. cast_all: `cast("all", "p rank")` on every worker;
 5. continue_all: `resume("all")` until its reply; the workers loop over `breakpoint()`, so
-   several rounds are timed without restarting processes.
+   several rounds are timed without restarting processes (with `work_s` of idle "work"
+   between rounds, so the timed continue is not mixed with the next sessions' setup).
 
 Prints one JSON object per line per metric, then a summary object. Bounded by BUDGET_S;
 every process it starts is terminated in a `finally`.
@@ -58,6 +59,7 @@ class Config:
     roundtrips: int
     casts: int
     continue_rounds: int
+    work_s: float = 0.2  # what a worker does between two breakpoints (see bench_core_worker.py)
 
 
 FULL = Config(workers=32, warmup=200, roundtrips=2000, casts=50, continue_rounds=10)
@@ -143,7 +145,7 @@ def spawn_workers(procs: Processes, env: dict[str, str], config: Config) -> None
     for rank in range(config.workers):
         worker_env = {**env, "MESHDBG_RANK": str(rank), "MESHDBG_COORDS": f"hosts={rank // 8},gpus={rank % 8}",
                       "MESHDBG_NAME": "bench", "PYTHONBREAKPOINT": "worker.remote_breakpointhook"}
-        procs.spawn([sys.executable, script, str(config.continue_rounds)], worker_env)
+        procs.spawn([sys.executable, script, str(config.continue_rounds), str(config.work_s)], worker_env)
 
 
 async def bench_attach(client: ControlClient, config: Config, floor_ms: float) -> dict:
@@ -185,7 +187,7 @@ async def bench_continue(client: ControlClient, config: Config, timeout_s: float
         if len(resumed) != config.workers:
             raise BenchError(f"continue resumed {len(resumed)} of {config.workers} workers")
     return {"name": "continue_all", "unit": "ms", "workers": config.workers, **_stats(samples),
-            "target": TARGET_CONTINUE_MS}
+            "work_s": config.work_s, "target": TARGET_CONTINUE_MS}
 
 
 async def run(config: Config, procs: Processes, tmp: Path) -> list[dict]:

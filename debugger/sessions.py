@@ -194,6 +194,8 @@ class SessionRegistry:
         return chosen
 
     def publish(self, kind: str, session: Session, reason: str = "") -> None:
+        if not self._watchers:  # every command publishes twice: build no event nobody reads
+            return
         event = pb.WatchEvent(kind=kind, session=session.info(), reason=reason)
         for queue in self._watchers:
             queue.put_nowait(event)
