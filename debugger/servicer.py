@@ -7,7 +7,9 @@ meshdbg errors into gRPC status codes. The logic lives in debugger.sessions.
 from __future__ import annotations
 
 import asyncio
-from typing import AsyncIterator
+from typing import AsyncIterator, Awaitable, Callable
+
+from google.protobuf.message import Message
 
 import grpc
 
@@ -36,6 +38,19 @@ def version_problem(version: int) -> str | None:
     return None
 
 
+def serialized_writer(context: grpc.aio.ServicerContext, gone: str) -> Callable[[Message], Awaitable[None]]:
+    """`context.write` for several writers at once; SessionError(`gone`) once the peer left."""
+    lock = asyncio.Lock()
+
+    async def write(message: Message) -> None:
+        async with lock:
+            if context.done():
+                raise SessionError(gone)
+            await context.write(message)
+
+    return write
+
+
 class DebuggerServicer(pb_grpc.DebuggerServicer):
     """Serves worker sessions and the control API over one session registry (and the workers)."""
 
@@ -46,27 +61,17 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
     # ---- worker side ------------------------------------------------------------------
 
     async def Session(self, request_iterator: AsyncIterator[pb.WorkerMessage], context: grpc.aio.ServicerContext
-                      ) -> AsyncIterator[pb.ServerMessage]:
+                      ) -> None:
         first = await anext(aiter(request_iterator), None)
         if first is None or not first.HasField("hello"):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "a session must open with hello")
         problem = version_problem(first.hello.protocol_version)
         if problem:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, problem)
-        session = self.registry.open(first.hello)
-        pump = asyncio.create_task(self._pump_worker(request_iterator, session))
+        session = self.registry.open(first.hello, serialized_writer(context, "the worker went away"))
+        output, reason = "", "the worker went away"
         try:
-            yield pb.ServerMessage(welcome=pb.Welcome(session_id=session.id))
-            while (message := await session.outbox.get()) is not None:
-                yield message
-        finally:
-            pump.cancel()
-            session.on_end("", "the worker went away")
-
-    @staticmethod
-    async def _pump_worker(request_iterator: AsyncIterator[pb.WorkerMessage], session: Session) -> None:
-        reason = "the worker went away"
-        try:
+            await context.write(pb.ServerMessage(welcome=pb.Welcome(session_id=session.id)))
             async for message in request_iterator:
                 kind = message.WhichOneof("kind")
                 if kind == "prompt":
@@ -74,11 +79,10 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
                 elif kind == "completions":
                     session.on_completions(message.completions)
                 elif kind == "ended":
-                    session.on_end(message.ended.output, message.ended.reason)
-                    return
-        except (grpc.RpcError, asyncio.CancelledError):
-            pass
-        session.on_end("", reason)
+                    output, reason = message.ended.output, message.ended.reason
+                    break
+        finally:
+            session.on_end(output, reason)
 
     # ---- control side -----------------------------------------------------------------
 
@@ -126,7 +130,7 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         return pb.ContinueReply(resumed=resumed)
 
     async def Attach(self, request_iterator: AsyncIterator[pb.AttachRequest], context: grpc.aio.ServicerContext
-                     ) -> AsyncIterator[pb.AttachEvent]:
+                     ) -> None:
         first = await anext(aiter(request_iterator), None)
         if first is None or not first.HasField("target"):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "attach must open with a target")
@@ -134,16 +138,23 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             session = self._resolve(first.target)
         except MeshdbgError as exc:
             await _abort(context, exc)
-        events: asyncio.Queue[pb.AttachEvent | None] = asyncio.Queue()
-        events.put_nowait(pb.AttachEvent(attached=session.info()))
-        events.put_nowait(pb.AttachEvent(reply=session.replay().to_pb()))
-        driver = asyncio.create_task(self._drive(request_iterator, session, events))
-        watcher = asyncio.create_task(self._announce_end(session, events))
+        write = serialized_writer(context, "the client went away")
+        await write(pb.AttachEvent(attached=session.info()))
+        await write(pb.AttachEvent(reply=session.replay().to_pb()))
+        watcher = asyncio.create_task(self._announce_end(session, write))
         try:
-            while (event := await events.get()) is not None:
-                yield event
+            async for request in request_iterator:
+                kind = request.WhichOneof("kind")
+                if kind == "input":
+                    reply = await self._attached_command(session, request.input.line)
+                    await write(pb.AttachEvent(reply=reply))
+                    if reply.ended:
+                        break
+                elif kind == "complete":
+                    c = request.complete
+                    matches = await session.complete(c.text, c.line, c.begidx, c.endidx)
+                    await write(pb.AttachEvent(completions=pb.Completions(request_id=c.request_id, matches=matches)))
         finally:
-            driver.cancel()
             watcher.cancel()
 
     def _resolve(self, target: pb.AttachTarget) -> Session:
@@ -152,33 +163,19 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         return self.registry.by_rank(target.rank.rank, target.rank.name)
 
     @staticmethod
-    async def _drive(request_iterator: AsyncIterator[pb.AttachRequest], session: Session,
-                     events: asyncio.Queue[pb.AttachEvent | None]) -> None:
-        """Run each line the client sends; answer completions; stop when the client leaves."""
-        async for request in request_iterator:
-            kind = request.WhichOneof("kind")
-            if kind == "input":
-                try:
-                    reply = (await session.execute(request.input.line)).to_pb()
-                except SessionError as exc:
-                    reply = pb.Reply(output=f"*** {exc}\n", prompt=session.prompt, frame=session.frame,
-                                     ended=session.state == "exited", reason=session.end_reason)
-                events.put_nowait(pb.AttachEvent(reply=reply))
-                if reply.ended:
-                    break
-            elif kind == "complete":
-                c = request.complete
-                matches = await session.complete(c.text, c.line, c.begidx, c.endidx)
-                events.put_nowait(pb.AttachEvent(completions=pb.Completions(request_id=c.request_id, matches=matches)))
-        events.put_nowait(None)
+    async def _attached_command(session: Session, line: str) -> pb.Reply:
+        """pdb's reply to one line, or the reason it could not run, as a reply."""
+        try:
+            return (await session.execute(line)).to_pb()
+        except SessionError as exc:
+            return pb.Reply(output=f"*** {exc}\n", prompt=session.prompt, frame=session.frame,
+                            ended=session.state == "exited", reason=session.end_reason)
 
     @staticmethod
-    async def _announce_end(session: Session, events: asyncio.Queue[pb.AttachEvent | None]) -> None:
+    async def _announce_end(session: Session, write: Callable[[pb.AttachEvent], Awaitable[None]]) -> None:
         """Tell an idle client that its session ended elsewhere (continue, exit, kill)."""
         await session.ended.wait()
-        await asyncio.sleep(0)  # let a reply to the client's own command go first
-        events.put_nowait(pb.AttachEvent(reply=pb.Reply(frame=session.frame, ended=True, reason=session.end_reason)))
-        events.put_nowait(None)
+        await write(pb.AttachEvent(reply=pb.Reply(frame=session.frame, ended=True, reason=session.end_reason)))
 
     async def Watch(self, request: pb.WatchRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[pb.WatchEvent]:
         async for event in self.registry.watch():

@@ -12,11 +12,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 from dataclasses import dataclass
-from typing import AsyncIterator
+from typing import AsyncIterator, Awaitable, Callable
 
 from debugger.errors import NoMatchError, SessionError
 from debugger.proto import debugger_pb2 as pb
 from debugger.selection import Selection
+
+Writer = Callable[[pb.ServerMessage], Awaitable[None]]
 
 STOPPED = "stopped"
 RUNNING = "running"
@@ -38,9 +40,9 @@ class Reply:
 
 
 class Session:
-    """One worker thread stopped in pdb, reached through its stream's `outbox`."""
+    """One worker thread stopped in pdb, reached through `write`, which sends on its stream."""
 
-    def __init__(self, session_id: int, identity: pb.Identity, registry: "SessionRegistry") -> None:
+    def __init__(self, session_id: int, identity: pb.Identity, registry: "SessionRegistry", write: Writer) -> None:
         self.id = session_id
         self.identity = identity
         self.state = RUNNING  # until the worker's first prompt arrives
@@ -48,9 +50,9 @@ class Session:
         self.prompt = ""
         self.transcript = ""  # output since the last command, replayed on attach
         self.end_reason = ""
-        self.outbox: asyncio.Queue[pb.ServerMessage | None] = asyncio.Queue()
         self.ended = asyncio.Event()
         self._registry = registry
+        self._write = write
         self._lock = asyncio.Lock()
         self._pending: asyncio.Future[Reply] | None = None
         self._completions: dict[int, asyncio.Future[list[str]]] = {}
@@ -88,9 +90,9 @@ class Session:
         request_id = next(self._request_ids)
         future: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
         self._completions[request_id] = future
-        self.outbox.put_nowait(pb.ServerMessage(complete=pb.CompleteRequest(
-            request_id=request_id, text=text, line=line, begidx=begidx, endidx=endidx)))
         try:
+            await self._write(pb.ServerMessage(complete=pb.CompleteRequest(
+                request_id=request_id, text=text, line=line, begidx=begidx, endidx=endidx)))
             return await future
         finally:
             self._completions.pop(request_id, None)
@@ -107,8 +109,8 @@ class Session:
             self.state = RUNNING
             self.transcript = ""
             self._registry.publish("updated", self)
-            self.outbox.put_nowait(message)
             try:
+                await self._write(message)
                 return await self._pending
             finally:
                 self._pending = None
@@ -141,7 +143,6 @@ class Session:
         for future in self._completions.values():
             if not future.done():
                 future.set_result([])
-        self.outbox.put_nowait(None)
         self.ended.set()
         self._registry.close(self, reason)
 
@@ -154,8 +155,9 @@ class SessionRegistry:
         self._ids = itertools.count(1)
         self._watchers: set[asyncio.Queue[pb.WatchEvent]] = set()
 
-    def open(self, identity: pb.Identity) -> Session:
-        session = Session(next(self._ids), identity, self)
+    def open(self, identity: pb.Identity, write: Writer) -> Session:
+        """Register a new session whose server-to-worker messages go through `write`."""
+        session = Session(next(self._ids), identity, self, write)
         self._sessions[session.id] = session
         self.publish("opened", session)
         return session
