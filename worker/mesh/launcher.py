@@ -22,6 +22,7 @@ import socket
 import time
 from typing import Mapping
 
+from debugger.connection import ConnectionInfo
 from debugger.proto import debugger_pb2 as pb
 from debugger.service import DebugClient
 from debugger.workers import Worker
@@ -71,7 +72,8 @@ class MeshLauncher:
         self.exits: dict[int, int] = {}  # rank → status, in the order they exited
         self.first_failure: tuple[int, int] | None = None  # (rank, status)
         self.started_at = time.monotonic()
-        self._pids: dict[int, int] = {}  # pid → rank
+        self._pids: dict[int, int] = {}  # pid → rank, while running
+        self._early_exits: dict[int, int] = {}  # pid → code, reported before its spawn returned
         self._pumps: list[PrefixedLines] = []
         self._all_exited = asyncio.Event()
         self._stopping = False
@@ -87,21 +89,23 @@ class MeshLauncher:
         self._forks = ForkServer.start(self._on_exit)
         connection = await self.server.start()
         self._port = reserve_port()
-        hostname = socket.gethostname()
-        for rank in range(self.size):
-            env = dict(self.env, **rank_env(self.shape, rank, name=self.name, addr=connection.addr,
-                                            token=connection.token, master_addr=MASTER_ADDR,
-                                            master_port=self._port.getsockname()[1]),
-                       MESHDBG_POST_MORTEM="1" if self.post_mortem else "0")
-            prefix = f"[r{rank} {format_coords(self.shape.coords(rank))}] "
-            out_fd, out_pump = await pipe_to(prefix, stdout)
-            err_fd, err_pump = await pipe_to(prefix, stderr)
-            self._pumps += [out_pump, err_pump]
-            pid = await self._forks.spawn(env, self.argv, self.cwd, out_fd, err_fd, self.sys_path)
-            self._pids[pid] = rank
-            self.workers[rank] = self.server.workers.launched(pb.Identity(
-                name=self.name, rank=rank, hostname=hostname, pid=pid,
-                coords=[pb.Coord(dim=dim, index=index) for dim, index in self.shape.coords(rank).items()]))
+        await asyncio.gather(*(self._spawn(rank, connection) for rank in range(self.size)))
+
+    async def _spawn(self, rank: int, connection: ConnectionInfo) -> None:
+        env = dict(self.env, **rank_env(self.shape, rank, name=self.name, addr=connection.addr, token=connection.token,
+                                        master_addr=MASTER_ADDR, master_port=self._port.getsockname()[1]),
+                   MESHDBG_POST_MORTEM="1" if self.post_mortem else "0")
+        prefix = f"[r{rank} {format_coords(self.shape.coords(rank))}] "
+        out_fd, out_pump = await pipe_to(prefix, stdout)
+        err_fd, err_pump = await pipe_to(prefix, stderr)
+        self._pumps += [out_pump, err_pump]
+        pid = await self._forks.spawn(env, self.argv, self.cwd, out_fd, err_fd, self.sys_path)
+        self._pids[pid] = rank
+        self.workers[rank] = self.server.workers.launched(pb.Identity(
+            name=self.name, rank=rank, hostname=socket.gethostname(), pid=pid,
+            coords=[pb.Coord(dim=dim, index=index) for dim, index in self.shape.coords(rank).items()]))
+        if pid in self._early_exits:  # it exited before this coroutine resumed
+            self._on_exit(pid, self._early_exits.pop(pid))
 
     async def wait_ready(self) -> float:
         """Wait until every rank has registered (or already exited); seconds since construction."""
@@ -119,6 +123,7 @@ class MeshLauncher:
     def _on_exit(self, pid: int, code: int) -> None:
         rank = self._pids.pop(pid, None)
         if rank is None:
+            self._early_exits[pid] = code
             return
         self.exits[rank] = status = status_of(code)
         self.server.workers.exited(pid, code if code >= 0 else None, -code if code < 0 else None)
@@ -126,7 +131,7 @@ class MeshLauncher:
             self.first_failure = (rank, status)
             if self.stop_on_failure:
                 asyncio.get_running_loop().create_task(self.stop())
-        if not self._pids:
+        if len(self.exits) == self.size:
             self._all_exited.set()
 
     async def wait(self) -> int:
