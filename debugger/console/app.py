@@ -1,0 +1,349 @@
+"""The console application: one PromptSession loop over the control API.
+
+`meshdbg>` runs console commands (debugger.console.commands); once attached, every line goes
+to that rank's pdb under a prompt naming it (`(Pdb r2 hosts=1,gpus=0)`). A watcher task keeps
+the board (and so the bottom toolbar) current from `ControlClient.watch()` and announces new
+stops, exits and crashes above the line being typed (print_formatted_text goes through
+run_in_terminal while the prompt runs). Each command runs as a task that Ctrl-C cancels, or,
+for a rank busy in pdb, interrupts; the console itself only ends on quit or Ctrl-D. When the
+server goes away the console says so, keeps its prompt, and reconnects (debugger.console.link).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+from typing import Any, Callable, Coroutine
+
+from prompt_toolkit import PromptSession, print_formatted_text
+from prompt_toolkit.application import create_app_session, get_app_session
+from prompt_toolkit.formatted_text import FormattedText, StyleAndTextTuples
+from prompt_toolkit.history import FileHistory, ThreadedHistory
+from prompt_toolkit.input import Input
+from prompt_toolkit.output import ColorDepth, Output
+
+from debugger.console.attachment import Attachment, interrupt_rank
+from debugger.console.bindings import load_console_bindings
+from debugger.console.board import CONTINUED_REASON, Board, rank_label
+from debugger.console.commands import AttachTarget, Commands
+from debugger.console.completion import ConsoleCompleter
+from debugger.console.highlight import STYLE, pdb_fragments
+from debugger.console.link import Link
+from debugger.console.validation import CommandValidator
+from debugger.control import ControlClient, PdbReply, SessionView
+from debugger.errors import ConnectionFailed, MeshdbgError
+from debugger.format import where
+
+HISTORY_ENV = "MESHDBG_HISTORY"
+RETRY_S = 2.0  # how often the watcher tries a lost server again
+
+
+def history_path() -> Path:
+    """`MESHDBG_HISTORY`, else ~/.meshdbg/history (its folder created)."""
+    path = Path(os.environ.get(HISTORY_ENV) or Path.home() / ".meshdbg" / "history")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+class _Idle(Exception):
+    """Raised into the prompt when `exit_when_idle` and no session is open any more."""
+
+
+class Console:
+    """The console's state and loop; commands reach it through the ConsoleActions methods."""
+
+    def __init__(self, client: ControlClient, *, exit_when_idle: bool = False) -> None:
+        self.link = Link(client)
+        self.board = Board()
+        self.commands = Commands(self)
+        self.exit_when_idle = exit_when_idle
+        self.attachment: Attachment | None = None
+        self.following: SessionView | None = None  # the rank we let run with `c`: Ctrl-C stops it
+        self.interrupting: set[tuple[str, int]] = set()  # ranks to attach to when they stop
+        self.synced = False
+        self._command: Callable[[], None] | None = None  # what Ctrl-C does to the running command
+        self._tasks: set[asyncio.Task[Any]] = set()
+        output = get_app_session().output
+        self.color = (ColorDepth.from_env() or output.get_default_color_depth()) != ColorDepth.DEPTH_1_BIT
+        self.prompt = PromptSession(
+            message=self._message, bottom_toolbar=self._toolbar, style=STYLE,
+            completer=ConsoleCompleter(self.board, lambda: self.attachment), complete_while_typing=False,
+            validator=CommandValidator(lambda: self.attachment is None), validate_while_typing=False,
+            history=ThreadedHistory(FileHistory(str(history_path()))), key_bindings=load_console_bindings())
+
+    # ---- ConsoleActions: what commands use ------------------------------------------
+
+    async def client(self) -> ControlClient:
+        return await self.link.ensure()
+
+    def say(self, text: str) -> None:
+        self._print([("", text)])
+
+    def show_pdb(self, text: str) -> None:
+        if text.strip():
+            self._print(pdb_fragments(text, self.color))
+
+    def live_count(self) -> int:
+        return len(self.board.live)
+
+    async def attach(self, target: AttachTarget) -> None:
+        client = await self.link.ensure()
+        await self.detach()
+        attachment = await Attachment.open(client, target)
+        self.attachment, self.following = attachment, None
+        self.announce(f"attached to {attachment.label} at {where(attachment.session)}; "
+                      f"detach or Ctrl-D leaves it paused")
+        self.show_pdb(attachment.attached.replay.output)
+        if attachment.attached.replay.ended:
+            await self._attachment_ended(attachment, attachment.attached.replay)
+        else:
+            self._spawn(self._watch_attachment(attachment))
+        self._refresh()
+
+    # ---- printing -------------------------------------------------------------------
+
+    def _print(self, fragments: StyleAndTextTuples) -> None:
+        print_formatted_text(FormattedText(fragments), style=STYLE)
+
+    def announce(self, text: str) -> None:
+        self._print([("class:announce", text)])
+
+    def warn(self, text: str) -> None:
+        self._print([("class:warning", text)])
+
+    def _message(self) -> str:
+        return self.attachment.prompt if self.attachment else "meshdbg> "
+
+    def _toolbar(self) -> str:
+        parts = [f" {self.board.summary()}"]
+        if self.link.lost is not None:
+            parts.append("server unreachable")
+        if self.attachment is not None:
+            parts.append(f"attached: {self.attachment.label}")
+        elif self.following is not None:
+            parts.append(f"{rank_label(self.following)} running")
+        return " │ ".join(parts)
+
+    def _refresh(self) -> None:
+        self.prompt.app.invalidate()
+        if self._should_leave() and self.prompt.app.is_running and not self.prompt.app.future.done():
+            self.prompt.app.exit(exception=_Idle)
+
+    def _should_leave(self) -> bool:
+        return self.exit_when_idle and self.synced and self.board.idle and self.attachment is None
+
+    # ---- the loop ---------------------------------------------------------------------
+
+    async def run(self, attach_rank: int | None = None) -> int:
+        """Prompt, run, repeat until quit, Ctrl-D at meshdbg>, or (exit_when_idle) idle."""
+        loop = asyncio.get_running_loop()
+        previous = signal.getsignal(signal.SIGINT)
+        try:
+            loop.add_signal_handler(signal.SIGINT, self._on_sigint)
+        except (ValueError, RuntimeError, NotImplementedError):  # not the main thread
+            previous = None
+        self._spawn(self._watch())
+        try:
+            if attach_rank is not None:
+                await self._run(self.attach(AttachTarget(rank=attach_rank)))
+            while not self._should_leave():
+                try:
+                    line = await self.prompt.prompt_async(handle_sigint=False)
+                except KeyboardInterrupt:
+                    await self._run(self._on_ctrl_c())
+                    continue
+                except EOFError:
+                    if self.attachment is None:
+                        return 0
+                    await self.detach()
+                    continue
+                except _Idle:
+                    break
+                if await self._run(self._line(line), attached=self.attachment is not None):
+                    break
+            return 0
+        finally:
+            for task in self._tasks:
+                task.cancel()
+            await self.detach(quiet=True)
+            await self.link.close()
+            if previous is not None:
+                loop.remove_signal_handler(signal.SIGINT)
+                signal.signal(signal.SIGINT, previous)
+
+    async def _line(self, line: str) -> bool:
+        """One typed line: a console command, or (attached) a pdb command for that rank."""
+        attachment = self.attachment
+        if attachment is None:
+            return await self.commands.run(line)
+        if line.strip() == "detach":
+            await self.detach()
+            return False
+        try:
+            reply = await attachment.send(line)
+        except asyncio.CancelledError:
+            await self.detach(quiet=True)
+            raise
+        self.show_pdb(reply.output)
+        if reply.ended:
+            await self._attachment_ended(attachment, reply)
+        return False
+
+    async def _run(self, work: Coroutine[Any, Any, Any], attached: bool = False) -> bool:
+        """Run one command as a task Ctrl-C can reach; report its errors in one line."""
+        task = asyncio.ensure_future(work)
+        self._command = (lambda: self._interrupt_attached(task)) if attached else (lambda: self._cancel(task))
+        try:
+            await asyncio.wait([task])
+        finally:
+            self._command = None
+            task.cancel()
+        if task.cancelled():
+            return False
+        failure = task.exception()
+        if isinstance(failure, ConnectionFailed):
+            self.link.mark_lost(failure)
+            self.warn(f"meshdbg: {failure} — the next command tries again")
+        elif isinstance(failure, MeshdbgError):
+            self._print([("class:error", f"*** {failure}")])
+        elif failure is not None:
+            raise failure
+        self._refresh()
+        return bool(task.result()) if failure is None else False
+
+    # ---- Ctrl-C -----------------------------------------------------------------------
+
+    def _on_sigint(self) -> None:
+        if self._command is not None:
+            self._command()
+
+    def _cancel(self, task: asyncio.Task[Any]) -> None:
+        self.warn("cancelled (ranks already running the command finish it on their own)")
+        task.cancel()
+
+    def _interrupt_attached(self, task: asyncio.Task[Any]) -> None:
+        """Ctrl-C while the attached rank runs a command: interrupt it, as local pdb would."""
+        attachment = self.attachment
+        if attachment is not None and hasattr(self.link.client, "interrupt"):
+            self._spawn(self._interrupt(attachment.session))
+            return
+        self.warn("interrupt not available on this server; detached, the rank finishes the command on its own")
+        task.cancel()
+
+    async def _on_ctrl_c(self) -> None:
+        """Ctrl-C on an empty line: leave the attached rank, or stop the rank we let run."""
+        if self.attachment is not None:
+            await self.detach()
+        elif self.following is not None:
+            await self._interrupt(self.following, attach=True)
+        else:
+            self.say("(quit or Ctrl-D leaves the console; sessions stay as they are)")
+
+    async def _interrupt(self, session: SessionView, attach: bool = False) -> None:
+        ranks = await interrupt_rank(await self.link.ensure(), session.rank)
+        if ranks is None:
+            self.warn("interrupt not available on this server: the rank runs on until its next breakpoint")
+        elif session.rank in ranks:
+            if attach:
+                self.interrupting.add((session.name, session.rank))
+            self.announce(f"interrupting {rank_label(session)}…")
+        else:
+            self.warn(f"{rank_label(session)} could not be interrupted (it is not running)")
+
+    # ---- attachment -------------------------------------------------------------------
+
+    async def detach(self, quiet: bool = False) -> None:
+        """Leave the attached rank paused (its session stays open on the server)."""
+        attachment, self.attachment = self.attachment, None
+        if attachment is None:
+            return
+        await attachment.close()
+        if not quiet:
+            self.announce(f"detached from {attachment.label}; it stays paused")
+        self._refresh()
+
+    async def _watch_attachment(self, attachment: Attachment) -> None:
+        reply = await attachment.wait_ended()
+        if not attachment.busy:
+            await self._attachment_ended(attachment, reply)
+
+    async def _attachment_ended(self, attachment: Attachment, reply: PdbReply) -> None:
+        """The attached session is over (continued here or elsewhere, or gone): say so."""
+        if self.attachment is not attachment:
+            return
+        await self.detach(quiet=True)
+        if reply.reason == CONTINUED_REASON:
+            self.following = attachment.session
+            self.announce(f"{attachment.label} continued; back at meshdbg> "
+                          f"(Ctrl-C on an empty line stops it again)")
+        else:
+            self.warn(f"{attachment.label}: session ended ({reply.reason or 'closed'}); back at meshdbg>")
+
+    # ---- the watcher ------------------------------------------------------------------
+
+    async def _watch(self) -> None:
+        """Keep the board current and announce changes; survive the server going away."""
+        while True:
+            try:
+                was_lost = self.link.lost is not None
+                client = await self.link.ensure()
+                self.board.reset(await client.list())
+                self.synced = True
+                if was_lost:
+                    self.announce(f"reconnected to the server at {client.connection.addr}")
+                self._refresh()
+                async for kind, session, reason in client.watch():
+                    self._on_event(kind, session, reason)
+                raise ConnectionFailed(f"the server at {client.connection.addr} went away")
+            except MeshdbgError as exc:
+                if self.link.lost is None:
+                    self.link.mark_lost(exc)
+                    self.warn(f"meshdbg: {exc} — retrying every {RETRY_S:.0f} s")
+                self._refresh()
+            try:
+                await asyncio.wait_for(self.link.reconnected.wait(), RETRY_S)
+            except TimeoutError:
+                pass
+
+    def _on_event(self, kind: str, session: SessionView, reason: str) -> None:
+        note = self.board.apply(kind, session, reason)
+        key = (session.name, session.rank)
+        if note and kind != "closed":
+            if key in self.interrupting and self.attachment is None:
+                self.interrupting.discard(key)
+                self._spawn(self._run_quietly(self.attach(AttachTarget(rank=session.rank, name=session.name))))
+            elif self.following is not None and (self.following.name, self.following.rank) == key:
+                self.following = None
+                note += f" — attach {session.rank} to debug it again"
+        if kind == "closed" and reason != CONTINUED_REASON and self.following is not None \
+                and (self.following.name, self.following.rank) == key:
+            self.following = None
+        if note:
+            self.announce(note)
+        self._refresh()
+
+    async def _run_quietly(self, work: Coroutine[Any, Any, Any]) -> None:
+        """A background step whose failure is a one-line message, never a traceback."""
+        try:
+            await work
+        except MeshdbgError as exc:
+            self._print([("class:error", f"*** {exc}")])
+
+    def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+async def run_console(client: ControlClient, *, attach_rank: int | None = None, exit_when_idle: bool = False,
+                      input: Input | None = None, output: Output | None = None) -> int:
+    """Run the interactive console on `client` until quit; returns an exit code.
+
+    `attach_rank` opens it attached to that rank; `exit_when_idle` returns once no session is
+    open any more (`meshdbg run` goes back to its logs then). `input`/`output` replace the
+    terminal, so tests can drive it (prompt_toolkit's create_pipe_input, DummyOutput).
+    """
+    with create_app_session(input=input, output=output):
+        return await Console(client, exit_when_idle=exit_when_idle).run(attach_rank)

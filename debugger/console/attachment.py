@@ -1,0 +1,71 @@
+"""The rank the console is attached to: an AttachedSession held open across prompts.
+
+The console enters pdb mode by opening one of these and leaves it by closing it; the
+session itself stays paused on the server. `interrupt_rank` asks the server to stop a running
+rank in pdb when the control API offers that (`ControlClient.interrupt`, issue 4).
+"""
+
+from __future__ import annotations
+
+from typing import Awaitable, Callable
+
+from debugger.control import AttachedSession, ControlClient, PdbReply, SessionView
+from debugger.console.board import rank_label
+from debugger.console.commands import AttachTarget
+
+COMPLETER_DELIMS = " \t\n`~!@#$%^&*()-=+[{]}\\|;:'\",<>/?"  # readline's, which pdb is used to
+
+
+class Attachment:
+    """One open attach: pdb lines go through `send`, Tab through `complete`."""
+
+    def __init__(self, attached: AttachedSession) -> None:
+        self.attached = attached
+        self.session: SessionView = attached.session
+        self.busy = False  # a line is on its way; its reply, not the end watcher, reports the end
+
+    @classmethod
+    async def open(cls, client: ControlClient, target: AttachTarget) -> "Attachment":
+        attached = client.attach(rank=target.rank, name=target.name, session_id=target.session_id)
+        await attached.__aenter__()
+        return cls(attached)
+
+    @property
+    def label(self) -> str:
+        return rank_label(self.session)
+
+    @property
+    def prompt(self) -> str:
+        """`(Pdb r2 hosts=1,gpus=0) `: where the next line goes."""
+        where = f" {self.session.coords_text}" if self.session.coords_text else ""
+        name = "" if self.session.name in ("", "worker") else f"{self.session.name} "
+        return f"(Pdb {name}r{self.session.rank}{where}) "
+
+    async def send(self, line: str) -> PdbReply:
+        self.busy = True
+        try:
+            return await self.attached.send(line)
+        finally:
+            self.busy = False
+
+    async def complete(self, line: str, cursor: int) -> tuple[str, list[str]]:
+        """(the word being completed, what the remote pdb offers for it in its frame)."""
+        begidx = cursor
+        while begidx > 0 and line[begidx - 1] not in COMPLETER_DELIMS:
+            begidx -= 1
+        text = line[begidx:cursor]
+        return text, await self.attached.complete(text, line, begidx, cursor)
+
+    async def wait_ended(self) -> PdbReply:
+        return await self.attached.wait_ended()
+
+    async def close(self) -> None:
+        await self.attached.__aexit__(None, None, None)
+
+
+async def interrupt_rank(client: ControlClient, rank: int) -> list[int] | None:
+    """Ask the server to stop `rank` in pdb; None when this control API cannot interrupt."""
+    interrupt: Callable[[str], Awaitable[list[int]]] | None = getattr(client, "interrupt", None)
+    if interrupt is None:
+        return None
+    return await interrupt(str(rank))

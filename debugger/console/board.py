@@ -1,0 +1,91 @@
+"""What the console knows about the mesh, kept current from `ControlClient.watch()`.
+
+Live sessions by id, and for each (name, rank) whose last session closed, whether it went on
+running (continued, quit) or exited. It turns watch events into the announcements printed
+above the prompt and the counts of the bottom toolbar. Pure logic: no I/O, no prompt_toolkit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from debugger.control import SessionView
+from debugger.format import where
+
+STOPPED = "stopped"
+RUNNING = "running"
+EXITED = "exited"
+# The reason a worker gives when its session ends because pdb let it run on.
+CONTINUED_REASON = "continued"
+
+RankKey = tuple[str, int]
+
+
+def rank_label(session: SessionView) -> str:
+    """`rank 2 (hosts=1,gpus=0)`, naming the worker when it is not the default one."""
+    who = f"rank {session.rank}" if session.name in ("", "worker") else f"{session.name} rank {session.rank}"
+    return f"{who} ({session.coords_text})" if session.coords_text else who
+
+
+@dataclass
+class Board:
+    """Sessions and ranks as last reported by the server."""
+
+    live: dict[int, SessionView] = field(default_factory=dict)
+    gone: dict[RankKey, str] = field(default_factory=dict)  # rank → RUNNING or EXITED
+    announced: set[int] = field(default_factory=set)  # session ids whose stop was announced
+
+    def reset(self, sessions: Iterable[SessionView]) -> None:
+        """Start over from a listing; sessions in it are known already, not news."""
+        self.live = {s.id: s for s in sessions}
+        self.announced = set(self.live)
+
+    def apply(self, kind: str, session: SessionView, reason: str) -> str | None:
+        """Take one watch event; return the announcement it deserves, if any."""
+        key = (session.name, session.rank)
+        if kind == "closed":
+            self.live.pop(session.id, None)
+            if reason == CONTINUED_REASON:
+                self.gone[key] = RUNNING
+                return None
+            self.gone[key] = EXITED
+            return f"{rank_label(session)} exited: {reason or 'its session closed'}"
+        self.live[session.id] = session
+        self.gone.pop(key, None)
+        if session.state == STOPPED and session.id not in self.announced:
+            self.announced.add(session.id)
+            return f"{rank_label(session)} stopped at {where(session)} ({session.reason or 'breakpoint'})"
+        return None
+
+    def counts(self) -> dict[str, int]:
+        """Stopped and running sessions, plus ranks running on or exited since their session."""
+        totals = {STOPPED: 0, RUNNING: 0, EXITED: 0}
+        for session in self.live.values():
+            totals[STOPPED if session.state == STOPPED else RUNNING] += 1
+        for state in self.gone.values():
+            totals[state] += 1
+        return totals
+
+    def summary(self) -> str:
+        totals = self.counts()
+        return " · ".join(f"{count} {state}" for state, count in totals.items())
+
+    def session_of(self, name: str, rank: int) -> SessionView | None:
+        """The live session of a rank (first opened), if any."""
+        found = [s for s in self.live.values() if s.rank == rank and (not name or s.name == name)]
+        return min(found, key=lambda s: s.id) if found else None
+
+    def ranks(self) -> list[int]:
+        return sorted({s.rank for s in self.live.values()})
+
+    def names(self) -> list[str]:
+        return sorted({s.name for s in self.live.values() if s.name})
+
+    def dims(self) -> list[str]:
+        return sorted({dim for s in self.live.values() for dim in s.coords})
+
+    @property
+    def idle(self) -> bool:
+        """No session is open: every rank runs on or has exited."""
+        return not self.live

@@ -1,0 +1,29 @@
+"""The prompt's Validator: a malformed console line is refused at Enter, the cursor on the problem.
+
+It runs the same parser as the commands (`check_line`), so what it accepts is what runs. Lines
+typed while attached go to pdb unchecked.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from prompt_toolkit.document import Document
+from prompt_toolkit.validation import ValidationError, Validator
+
+from debugger.console.commands import LineError, check_line
+
+
+class CommandValidator(Validator):
+    """Unknown commands (with a suggestion) and bad selections, pointed at; while `active()`."""
+
+    def __init__(self, active: Callable[[], bool]) -> None:
+        self.active = active
+
+    def validate(self, document: Document) -> None:
+        if not self.active():
+            return
+        try:
+            check_line(document.text)
+        except LineError as exc:
+            raise ValidationError(cursor_position=exc.position, message=exc.problem) from None

@@ -1,0 +1,23 @@
+"""A worker for the console tests: stops at breakpoint(), then does what argv[1] says.
+
+    exit   (default) return after the breakpoint
+    again  stop at a second breakpoint
+    spin   run until interrupted (a rank that is running when the console presses Ctrl-C)
+"""
+
+import os
+import sys
+import time
+
+rank = int(os.environ["MESHDBG_RANK"])
+loss_scale = 0.5 * (rank + 1)
+shared_note = "the same on every rank"
+then = sys.argv[1] if len(sys.argv) > 1 else "exit"
+breakpoint()
+if then == "again":
+    second_stop = True
+    breakpoint()
+elif then == "spin":
+    deadline = time.monotonic() + 50
+    while time.monotonic() < deadline:
+        time.sleep(0.01)

@@ -1,0 +1,177 @@
+"""`meshdbg attach` in a pseudo-terminal against a real server and real stopped workers."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+
+import pexpect
+import pytest
+from console_harness import Mesh
+
+from debugger.control import ControlClient
+
+TOP = "meshdbg>"
+CTRL_D = "\x04"
+CTRL_R = "\x12"
+UP = "\x1b[A"
+
+
+def run(child: pexpect.spawn, line: str, *expected: str) -> None:
+    """Type a line, wait for each expected pattern in turn, then for the next prompt."""
+    child.sendline(line)
+    for pattern in expected:
+        child.expect(pattern)
+
+
+def test_list_and_grouped_cast(three_ranks: Mesh) -> None:
+    child = three_ranks.console()
+    child.expect(TOP)
+    run(child, "list", r"0\s+worker\s+hosts=0,gpus=0\s+stopped", r"2\s+worker\s+hosts=1,gpus=0\s+stopped", TOP)
+    run(child, "cast all p shared_note", re.escape("ranks 0-2 (3 ranks):"), "'the same on every rank'", TOP)
+    run(child, "cast ranks(hosts=0) p loss_scale", r"rank 0:\s+0\.5\s+rank 1:\s+1\.0", TOP)
+    run(child, "quit", "bye; 3 sessions left as they are")
+    child.expect(pexpect.EOF)
+
+
+def test_help_lists_commands_and_shows_docstrings(three_ranks: Mesh) -> None:
+    child = three_ranks.console()
+    child.expect(TOP)
+    run(child, "help", "Console commands", r"a\(ttach\) <rank>", r"cast <selection> <pdb command>", r"q\(uit\)", TOP)
+    run(child, "h continue", re.escape("c(ontinue) [selection]"), "Resume the selected", TOP)
+
+
+def test_unknown_command_is_refused_with_a_suggestion(three_ranks: Mesh) -> None:
+    child = three_ranks.console()
+    child.expect(TOP)
+    child.sendline("lsit")
+    child.expect("unknown command 'lsit': did you mean 'list'\\?")
+    child.sendcontrol("u")  # the refused line stays for editing; clear it
+    run(child, "p loss_scale", "'p' is a pdb command: attach <rank> first")
+    child.sendcontrol("c")
+    run(child, "list", "hosts=1,gpus=0", TOP)
+    assert "Traceback" not in child.before
+
+
+def test_bad_selection_points_at_the_problem(three_ranks: Mesh) -> None:
+    child = three_ranks.console()
+    child.expect(TOP)
+    child.sendline("cast ranks(1,,2) p x")
+    child.expect("expected an integer")
+    child.sendcontrol("c")
+    run(child, "cast ranks(7) p x", r"\*\*\* no session matches ranks\(7\)", TOP)
+
+
+def test_attach_completes_remotely_and_detach_leaves_the_rank_paused(three_ranks: Mesh) -> None:
+    child = three_ranks.console()
+    child.expect(TOP)
+    child.send("att\t")
+    child.expect("attach")
+    run(child, " 1", re.escape("attached to rank 1 (hosts=0,gpus=1)"), re.escape("(Pdb r1 hosts=0,gpus=1)"))
+    child.send("p loss_s\t")
+    child.expect("cale")  # the renderer writes only what Tab added
+    run(child, "", r"1\.0", re.escape("(Pdb r1 hosts=0,gpus=1)"))
+    child.send(CTRL_D)
+    child.expect("detached from rank 1 \\(hosts=0,gpus=1\\); it stays paused")
+    child.expect(TOP)
+    sessions = three_ranks.wait_sessions(live={0, 1, 2})
+    assert [s["state"] for s in sessions if s["rank"] == 1] == ["stopped"]
+    run(child, "attach 1", re.escape("(Pdb r1 hosts=0,gpus=1)"))
+    run(child, "detach", "it stays paused", TOP)
+
+
+def test_continue_in_pdb_returns_to_the_top_prompt(three_ranks: Mesh) -> None:
+    child = three_ranks.console("2")
+    child.expect(re.escape("(Pdb r2 hosts=1,gpus=0)"))
+    run(child, "c", re.escape("rank 2 (hosts=1,gpus=0) continued; back at meshdbg>"), TOP)
+    three_ranks.wait_sessions(live={0, 1})
+    run(child, "continue", re.escape("resumed 2 sessions (ranks 0-1)"), TOP)
+
+
+def test_history_is_kept_across_runs(three_ranks: Mesh) -> None:
+    first = three_ranks.console()
+    first.expect(TOP)
+    run(first, "cast 0 p 6*7", "42", TOP)
+    run(first, "cast 0 p 'first' + 'run'", "'firstrun'", TOP)
+    run(first, "quit")
+    first.expect(pexpect.EOF)
+    second = three_ranks.console()
+    second.expect(TOP)
+    second.send(UP + UP)  # above `quit`
+    run(second, "", "'firstrun'", TOP)
+    second.send(CTRL_R + "6*")
+    second.expect("reverse-i-search")
+    second.send("\r")  # leaves the search with the found line
+    second.expect(re.escape("meshdbg> cast 0 p 6*7"))
+    run(second, "", "42", TOP)
+
+
+def test_new_stop_is_announced_without_breaking_the_typed_line(three_ranks: Mesh) -> None:
+    child = three_ranks.console()
+    child.expect(TOP)
+    child.send("cast all p ra")
+    child.expect("p ra")
+    three_ranks.start_worker(5, coords="hosts=2,gpus=1")
+    child.expect(re.escape("rank 5 (hosts=2,gpus=1) stopped at stopping_worker.py:17"))
+    run(child, "nk", r"rank 0:\s+0", r"rank 5:\s+5", TOP)
+
+
+def test_exit_of_a_rank_is_announced(three_ranks: Mesh) -> None:
+    child = three_ranks.console()
+    child.expect(TOP)
+    three_ranks.start_worker(5)
+    child.expect("rank 5 .* stopped at")  # the console's watch stream is live from here on
+    three_ranks.workers[0].kill()
+    child.expect(re.escape("rank 0 (hosts=0,gpus=0) exited: the worker went away"))
+
+
+def test_ctrl_c_cancels_a_pending_cast(three_ranks: Mesh) -> None:
+    child = three_ranks.console()
+    child.expect(TOP)
+    child.sendline("cast 0 !import time; time.sleep(30)")
+    three_ranks.wait_sessions(running={0})
+    child.sendcontrol("c")
+    child.expect("cancelled")
+    run(child, "cast 1 p loss_scale", r"rank 1:\s+1\.0", TOP)
+
+
+@pytest.mark.skipif(not hasattr(ControlClient, "interrupt") or importlib.util.find_spec("worker.mesh") is None,
+                    reason="interrupting a running rank needs ControlClient.interrupt and the worker agent (issue 4)")
+def test_ctrl_c_interrupts_the_rank_that_was_continued(mesh: Mesh) -> None:
+    mesh.start_worker(0, then="spin", bootstrap=True)
+    mesh.wait_sessions(stopped={0})
+    child = mesh.console("0")
+    child.expect(re.escape("(Pdb r0 hosts=0,gpus=0)"))
+    run(child, "c", "continued; back at meshdbg>", TOP)
+    child.sendcontrol("c")
+    child.expect("interrupting rank 0")
+    child.expect(re.escape("(Pdb r0 hosts=0,gpus=0)"))
+    run(child, "p then", "'spin'")
+
+
+def test_source_is_highlighted_unless_no_color(three_ranks: Mesh) -> None:
+    plain = three_ranks.console("0")
+    plain.expect(re.escape("(Pdb r0 hosts=0,gpus=0)"))
+    run(plain, "ll", r"17\s+->\s+if then == \"again\":")
+    coloured = three_ranks.console("1", NO_COLOR="")
+    coloured.expect(re.escape("(Pdb r1 hosts=0,gpus=1)"))
+    coloured.sendline("ll")
+    coloured.expect(r"\x1b\[[0-9;]*38;5;\d+m[^\n]*if")  # a 256-colour foreground before the code
+
+
+def test_server_restart_is_survived(three_ranks: Mesh) -> None:
+    child = three_ranks.console()
+    child.expect(TOP)
+    three_ranks.stop_server()
+    child.expect("retrying every")
+    run(child, "list", "no meshdbg server", TOP)
+    three_ranks.start_server()
+    run(child, "list", "no sessions", TOP)
+
+
+def test_plain_flag_keeps_line_mode(three_ranks: Mesh) -> None:
+    child = three_ranks.console("--plain", "0")
+    child.expect(re.escape("(Pdb)"))
+    run(child, "p loss_scale", r"0\.5", re.escape("(Pdb)"))
+    run(child, "detach")
+    child.expect(pexpect.EOF)
