@@ -1,109 +1,13 @@
-"""Fixtures for end-to-end tests: a real `meshdbg serve`, real worker processes, the real CLI."""
+"""Fixtures shared by every test folder; the helpers behind them live in e2e.py."""
 
 from __future__ import annotations
 
-import asyncio
-import os
-import subprocess
-import sys
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import Iterator
 
 import pytest
 
-WORKERS = Path(__file__).parent / "workers"
-T = TypeVar("T")
-
-
-def wait_for(predicate: Callable[[], T], timeout: float = 10.0, what: str = "condition") -> T:
-    """Poll `predicate` until it returns something truthy; fail the test after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(0.02)
-
-
-@dataclass
-class Server:
-    """A running `meshdbg serve` and the environment clients and workers need to reach it."""
-
-    process: subprocess.Popen
-    addr: str
-    env: dict[str, str]
-    workers: list[subprocess.Popen] = field(default_factory=list)
-
-    def cli(self, *args: str, env: dict[str, str] | None = None, input: str | None = None,
-            timeout: float = 20) -> subprocess.CompletedProcess:
-        """Run `meshdbg ARGS` against this server."""
-        return subprocess.run([sys.executable, "-m", "debugger", *args], env=env or self.env, input=input,
-                              capture_output=True, text=True, timeout=timeout)
-
-    def worker(self, script: str, rank: int = 0, coords: str = "", *args: str,
-               env: dict[str, str] | None = None, **popen: object) -> subprocess.Popen:
-        """Start tests/workers/SCRIPT as a worker with the given rank and coordinates."""
-        worker_env = dict(env or self.env, MESHDBG_RANK=str(rank), MESHDBG_COORDS=coords,
-                          PYTHONBREAKPOINT="worker.remote_breakpointhook", PYTHONUNBUFFERED="1")
-        popen.setdefault("stdin", subprocess.DEVNULL)
-        popen.setdefault("stdout", subprocess.PIPE)
-        popen.setdefault("stderr", subprocess.PIPE)
-        process = subprocess.Popen([sys.executable, str(WORKERS / script), *args], env=worker_env, text=True, **popen)
-        self.workers.append(process)
-        return process
-
-    def run(self, coroutine_function: Callable[..., object], *args: object) -> object:
-        """Run an async test body with a connected ControlClient as its first argument."""
-        from debugger.control import ControlClient
-
-        async def body() -> object:
-            saved = dict(os.environ)
-            os.environ.update(self.env)
-            try:
-                client = await ControlClient.connect()
-            finally:
-                os.environ.clear()
-                os.environ.update(saved)
-            async with client:
-                return await coroutine_function(client, *args)
-
-        return asyncio.run(body())
-
-    def sessions(self) -> list[dict]:
-        import json
-
-        result = self.cli("list", "--json")
-        assert result.returncode == 0, result.stderr
-        return json.loads(result.stdout)
-
-    def wait_sessions(self, count: int, timeout: float = 15) -> list[dict]:
-        def exactly() -> list[dict] | None:
-            sessions = self.sessions()
-            return sessions if len(sessions) == count else None
-
-        return wait_for(exactly, timeout, f"{count} sessions")
-
-
-def start_server(tmp_path: Path, token: str = "test-token") -> Server:
-    env = dict(os.environ, MESHDBG_CONNECTION_FILE=str(tmp_path / "conn.json"), MESHDBG_TOKEN=token)
-    env.pop("MESHDBG_ADDR", None)
-    process = subprocess.Popen([sys.executable, "-m", "debugger", "serve", "--port", "0"], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    addr = process.stdout.readline().strip()
-    if not addr:
-        process.kill()
-        raise AssertionError(f"server did not start: {process.stderr.read()}")
-    return Server(process, addr, env)
-
-
-def stop_process(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.kill()
-    process.communicate(timeout=10)
+from e2e import Server, start_server, stop_process
 
 
 @pytest.fixture

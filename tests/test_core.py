@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import WORKERS, Server, stop_process, wait_for
+from e2e import WORKERS, Server, stop_process, wait_for
 from debugger.control import ControlClient
 
 COORDS_2x2 = {0: "hosts=0,gpus=0", 1: "hosts=0,gpus=1", 2: "hosts=1,gpus=0", 3: "hosts=1,gpus=1"}

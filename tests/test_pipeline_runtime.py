@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from conftest import Server  # noqa: E402
+from e2e import Server  # noqa: E402
 from worker.pipelining.toymodel import reference_step  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

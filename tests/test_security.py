@@ -7,7 +7,7 @@ from pathlib import Path
 
 import grpc
 
-from conftest import Server
+from e2e import Server
 from debugger.proto import debugger_pb2 as pb
 from debugger.proto import debugger_pb2_grpc as pb_grpc
 

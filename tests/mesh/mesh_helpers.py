@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from conftest import wait_for
+from e2e import wait_for
 
 SCRIPTS = Path(__file__).parent / "scripts"
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import Server, wait_for
+from e2e import Server, wait_for
 from mesh_helpers import SCRIPTS
 from worker.identity import detect_identity
 

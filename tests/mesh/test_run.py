@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import wait_for
+from e2e import wait_for
 from debugger.connection import ConnectionInfo
 from debugger.control import ControlClient
 from mesh_helpers import SCRIPTS, all_in, client_env, pid_gone, start_run
