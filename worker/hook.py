@@ -25,8 +25,8 @@ def open_session(reason: str) -> RemoteSession:
     return RemoteSession(resolve_connection(), session_identity(detect_identity(), reason, current_context()))
 
 
-def _fall_back(frame: FrameType, exc: MeshdbgError) -> None:
-    sys.stderr.write(f"meshdbg: {exc}\n")
+def _fall_back(frame: FrameType, problem: str) -> None:
+    sys.stderr.write(f"meshdbg: {problem}\n")
     if sys.stdin is not None and sys.stdin.isatty():
         sys.stderr.write("meshdbg: using local pdb instead\n")
         pdb.Pdb().set_trace(frame)
@@ -39,9 +39,13 @@ def stop_at(frame: FrameType, reason: str) -> None:
     try:
         remote = open_session(reason)
     except MeshdbgError as exc:
-        _fall_back(frame, exc)
+        # Fall back only once the exception (and the objects its traceback holds) is gone:
+        # a finalizer running after local pdb starts tracing would be where pdb stops.
+        problem = str(exc)
+    else:
+        PdbWrapper(functools.partial(open_session, reason), remote).set_trace(frame)
         return
-    PdbWrapper(functools.partial(open_session, reason), remote).set_trace(frame)
+    _fall_back(frame, problem)
 
 
 def remote_breakpointhook(*args: object, **kwargs: object) -> None:

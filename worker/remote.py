@@ -38,13 +38,39 @@ def channel_for(addr: str) -> grpc.Channel:
 
 
 def ready_channel(addr: str) -> grpc.Channel:
-    """The process's channel to `addr`, connected; ConnectionFailed after CONNECT_TIMEOUT_S."""
+    """The process's channel to `addr`, connected.
+
+    Fails fast with ConnectionFailed when the connection is refused, and after
+    CONNECT_TIMEOUT_S when nothing answers; a failed channel is dropped so that the next
+    attempt starts afresh instead of waiting out gRPC's reconnect backoff.
+    """
     channel = channel_for(addr)
+    settled = threading.Event()
+    outcome: list[grpc.ChannelConnectivity] = []
+
+    def watch(state: grpc.ChannelConnectivity) -> None:
+        if state in _SETTLED and not settled.is_set():
+            outcome.append(state)
+            settled.set()
+
+    channel.subscribe(watch, try_to_connect=True)
     try:
-        grpc.channel_ready_future(channel).result(timeout=CONNECT_TIMEOUT_S)
-    except grpc.FutureTimeoutError:
-        raise ConnectionFailed(f"no meshdbg server reachable at {addr} (waited {CONNECT_TIMEOUT_S:.0f} s)") from None
-    return channel
+        settled.wait(CONNECT_TIMEOUT_S)
+    finally:
+        channel.unsubscribe(watch)
+    if outcome[:1] == [grpc.ChannelConnectivity.READY]:
+        return channel
+    with _channels_lock:
+        if _channels.get(addr) is channel:
+            del _channels[addr]
+    channel.close()
+    if outcome:
+        raise ConnectionFailed(f"no meshdbg server reachable at {addr} (connection failed)")
+    raise ConnectionFailed(f"no meshdbg server reachable at {addr} (waited {CONNECT_TIMEOUT_S:.0f} s)")
+
+
+_SETTLED = (grpc.ChannelConnectivity.READY, grpc.ChannelConnectivity.TRANSIENT_FAILURE,
+            grpc.ChannelConnectivity.SHUTDOWN)
 
 
 class RemoteSession:
