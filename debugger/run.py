@@ -73,6 +73,11 @@ async def cmd_run(args: argparse.Namespace) -> int:
         await asyncio.wait([finished, stop], return_when=asyncio.FIRST_COMPLETED)
         if not interrupted.is_set():
             stop.cancel()
+            if launcher.first_failure is not None:
+                rank, status = launcher.first_failure
+                consequence = "the other ranks ran on" if args.keep_going else "the mesh was stopped"
+                print(f"meshdbg: rank {rank} failed first (exit status {status}); {consequence}",
+                      file=sys.stderr, flush=True)
             return finished.result()
         finished.cancel()
         print("meshdbg: interrupted; stopping the mesh", file=sys.stderr, flush=True)

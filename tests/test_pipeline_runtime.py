@@ -117,3 +117,14 @@ def test_a_failing_action_names_rank_and_action(tmp_path: Path) -> None:
     assert failing.returncode != 0
     assert "rank 1 failed in action 1F2" in failing.stderr
     assert "injected failure in stage 1 microbatch 2" in failing.stderr
+
+
+def test_a_raised_error_stops_the_mesh_in_bounded_time(tmp_path: Path) -> None:
+    env = dict(os.environ, MESHDBG_CONNECTION_FILE=str(tmp_path / "conn.json"))
+    result = subprocess.run([sys.executable, "-m", "debugger", "run", "--no-post-mortem", "--mesh", "pp=3", str(EXAMPLE),
+                             "--schedule", "1f1b", "--microbatches", "4", "--steps", "50", "--raise-at", "2,1"],
+                            env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "rank 2 failed in action 2F1" in result.stderr
+    assert "meshdbg: rank 2 failed first (exit status 1); the mesh was stopped" in result.stderr
+    assert "step 49" not in result.stdout
