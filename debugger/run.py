@@ -97,19 +97,19 @@ async def watch_stops(launcher: MeshLauncher, interactive: bool) -> None:
         if event.session.state != "stopped" or event.session.id in announced:
             continue
         if interactive:
-            await open_console(launcher)
+            await open_console(launcher, event.session.identity.rank)
             announced.update(s.id for s in registry.sessions())
         else:
             announced.add(event.session.id)
             print(stop_notice(event.session), file=sys.stderr, flush=True)
 
 
-async def open_console(launcher: MeshLauncher) -> None:
-    """The console over our own server, until every rank runs again."""
+async def open_console(launcher: MeshLauncher, rank: int) -> None:
+    """The console over our own server, in the pdb of the rank that stopped, until every rank runs again."""
     from debugger.console import run_console
 
     async with ControlClient(launcher.server.connection) as client:
-        await run_console(client, exit_when_idle=True)
+        await run_console(client, attach_rank=rank, exit_when_idle=True)
 
 
 def stop_notice(session: pb.SessionInfo) -> str:
