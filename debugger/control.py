@@ -25,12 +25,26 @@ from debugger.connection import PROTOCOL_VERSION, ConnectionInfo, resolve_connec
 from debugger.errors import MeshdbgError, SessionError, translate_rpc_error
 from debugger.proto import debugger_pb2 as pb
 from debugger.proto import debugger_pb2_grpc as pb_grpc
+from worker.identity import format_coords
 
 CONNECT_TIMEOUT_S = 3.0
 
 
+class _MeshView:
+    """What session and worker views share: coordinates as text, and the JSON form."""
+
+    coords: dict[str, int]
+
+    @property
+    def coords_text(self) -> str:
+        return format_coords(self.coords)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
 @dataclass(frozen=True)
-class SessionView:
+class SessionView(_MeshView):
     """One session as users and scripts see it (the `list --json` element)."""
 
     id: int
@@ -57,16 +71,10 @@ class SessionView:
                    filename=info.frame.filename, function=info.frame.function, lineno=info.frame.lineno,
                    context=dict(ident.context))
 
-    @property
-    def coords_text(self) -> str:
-        return ",".join(f"{dim}={index}" for dim, index in self.coords.items())
-
-    def to_json(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
-class WorkerView:
+class WorkerView(_MeshView):
     """One worker process as `list --all` shows it: running, stopped, starting or exited.
 
     The JSON form has the `list --json` keys plus `exit_code`, `signal` and `launcher`.
@@ -96,12 +104,6 @@ class WorkerView:
                    exit_code=info.exit_code if info.HasField("exit_code") else None,
                    signal=info.signal if info.HasField("signal") else None, launcher=info.launcher)
 
-    @property
-    def coords_text(self) -> str:
-        return ",".join(f"{dim}={index}" for dim, index in self.coords.items())
-
-    def to_json(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
