@@ -9,12 +9,16 @@ introduce a deadlock.
 
 ``merge_backward`` replaces an ``I`` directly followed (on the same rank) by its own
 ``W`` with one ``B``, for runtimes without a split backward.
+
+Compute actions are carried over as the same tuples; only the inserted SEND/RECV are
+new, built with ``bulk.new_action`` while the collector is paused (see ``bulk``).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from worker.pipelining.bulk import new_action, paused_gc
 from worker.pipelining.ir import Action, ActionType, Schedule
 
 T = ActionType
@@ -22,8 +26,12 @@ T = ActionType
 
 def lower(schedule: Schedule, merge: bool = False) -> Schedule:
     """A copy of ``schedule`` with SEND/RECV inserted (and I+W merged into B if ``merge``)."""
-    if merge:
-        schedule = merge_backward(schedule)
+    with paused_gc():
+        return _lower(merge_backward(schedule) if merge else schedule)
+
+
+def _lower(schedule: Schedule) -> Schedule:
+    """``lower`` without the merge, and without touching the collector."""
     placement = schedule.stage_to_rank
     last = len(placement) - 1
     # Does stage s's forward input (from s-1) or output (to s+1) cross ranks?
@@ -39,16 +47,16 @@ def lower(schedule: Schedule, merge: bool = False) -> Schedule:
             stage, action_type, microbatch = action
             if action_type is forward:
                 if input_crosses[stage]:
-                    append(Action(stage, recv_f, microbatch))
+                    append(new_action((stage, recv_f, microbatch)))
                 append(action)
                 if output_crosses[stage]:
-                    append(Action(stage, send_f, microbatch))
+                    append(new_action((stage, send_f, microbatch)))
             elif action_type is backward or action_type is full:
                 if output_crosses[stage]:
-                    append(Action(stage, recv_b, microbatch))
+                    append(new_action((stage, recv_b, microbatch)))
                 append(action)
                 if input_crosses[stage]:
-                    append(Action(stage, send_b, microbatch))
+                    append(new_action((stage, send_b, microbatch)))
             else:
                 append(action)
         lowered.append(out)

@@ -33,7 +33,9 @@ communication cost, as fractions of the makespan unless said otherwise.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import chain, repeat
 
+from worker.pipelining.bulk import new_action, paused_gc
 from worker.pipelining.errors import ConstraintError
 from worker.pipelining.greedy import greedy_zero_bubble
 from worker.pipelining.ir import Action, ActionType, Schedule
@@ -62,7 +64,8 @@ def gpipe(ranks: int, stages_per_rank: int, microbatches: int) -> list[list[Acti
 
 def interleaved_1f1b(ranks: int, stages_per_rank: int, microbatches: int) -> list[list[Action]]:
     """Megatron interleaved 1F1B; with one stage per rank this is plain 1F1B."""
-    return [_interleaved_rank(rank, ranks, stages_per_rank, microbatches) for rank in range(ranks)]
+    walk = _VirtualWalk(ranks, stages_per_rank, microbatches)
+    return [walk.rank_order(rank) for rank in range(ranks)]
 
 
 def one_f_one_b(ranks: int, stages_per_rank: int, microbatches: int) -> list[list[Action]]:
@@ -70,29 +73,38 @@ def one_f_one_b(ranks: int, stages_per_rank: int, microbatches: int) -> list[lis
     return interleaved_1f1b(ranks, 1, microbatches)
 
 
-def _interleaved_rank(rank: int, ranks: int, chunks: int, microbatches: int) -> list[Action]:
-    """Rank ``rank``'s order: warm-up forwards, one forward one backward, cool-down backwards.
+class _VirtualWalk:
+    """Interleaved 1F1B's order of virtual microbatches, shared by all ranks.
 
     Virtual microbatch k (0 <= k < chunks*m) is microbatch (k // (p*chunks))*p + k % p in
-    chunk (k // p) % chunks; backwards walk the chunks in reverse.
+    chunk (k // p) % chunks; backwards walk the chunks in reverse. Only the stage
+    (chunk*p + rank) depends on the rank, so the chunk and microbatch sequences are
+    computed once and each rank's actions are built from them at C speed.
     """
-    total = chunks * microbatches
-    round_size = ranks * chunks
 
-    def virtual(k: int, action_type: ActionType) -> Action:
-        chunk = (k // ranks) % chunks
-        if action_type is ActionType.B:
-            chunk = chunks - 1 - chunk
-        microbatch = (k // round_size) * ranks + k % ranks
-        return Action(chunk * ranks + rank, action_type, microbatch)
+    def __init__(self, ranks: int, chunks: int, microbatches: int) -> None:
+        self.ranks, self.chunks = ranks, chunks
+        virtual = range(chunks * microbatches)
+        chunk = [(k // ranks) % chunks for k in virtual]
+        self.forward_stage = [c * ranks for c in chunk]
+        self.backward_stage = [(chunks - 1 - c) * ranks for c in chunk]
+        self.microbatch = [(k // (ranks * chunks)) * ranks + k % ranks for k in virtual]
 
-    warmup = min(total, (chunks - 1) * ranks + (ranks - 1 - rank))
-    order = [virtual(k, ActionType.F) for k in range(warmup)]
-    for k in range(total - warmup):
-        order.append(virtual(warmup + k, ActionType.F))
-        order.append(virtual(k, ActionType.B))
-    order.extend(virtual(k, ActionType.B) for k in range(total - warmup, total))
-    return order
+    def _actions(self, stage_base: list[int], rank: int, action_type: ActionType) -> list[Action]:
+        """One action of ``action_type`` per virtual microbatch, in virtual order."""
+        stages = map(rank.__add__, stage_base)
+        return list(map(new_action, zip(stages, repeat(action_type), self.microbatch)))
+
+    def rank_order(self, rank: int) -> list[Action]:
+        """Rank ``rank``'s order: warm-up forwards, one forward one backward, cool-down backwards."""
+        forwards = self._actions(self.forward_stage, rank, ActionType.F)
+        backwards = self._actions(self.backward_stage, rank, ActionType.B)
+        total, ranks = len(forwards), self.ranks
+        warmup = min(total, (self.chunks - 1) * ranks + (ranks - 1 - rank))
+        order = forwards[:warmup]
+        order.extend(chain.from_iterable(zip(forwards[warmup:], backwards)))
+        order.extend(backwards[total - warmup :])
+        return order
 
 
 def zb1p(ranks: int, stages_per_rank: int, microbatches: int) -> list[list[Action]]:
@@ -143,10 +155,12 @@ def placement_for(kind: str, ranks: int, stages_per_rank: int) -> tuple[int, ...
 def generate(kind: str, ranks: int, stages_per_rank: int, microbatches: int) -> Schedule:
     """The compute-only schedule of ``kind``; raises ``ConstraintError`` on bad input."""
     check_constraints(kind, ranks, stages_per_rank, microbatches)
+    with paused_gc():
+        actions = SCHEDULES[kind](ranks, stages_per_rank, microbatches)
     return Schedule(
         kind=kind,
         stages_per_rank=stages_per_rank,
         microbatches=microbatches,
         stage_to_rank=placement_for(kind, ranks, stages_per_rank),
-        actions=SCHEDULES[kind](ranks, stages_per_rank, microbatches),
+        actions=actions,
     )

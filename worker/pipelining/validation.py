@@ -12,6 +12,9 @@ the pair for every forward and backward that crosses ranks.
 
 from __future__ import annotations
 
+from operator import add
+
+from worker.pipelining.bulk import type_of
 from worker.pipelining.errors import ScheduleValidationError
 from worker.pipelining.ir import Action, ActionType, Schedule
 
@@ -30,7 +33,7 @@ _PEER_OFFSET = {
 
 def is_lowered(schedule: Schedule) -> bool:
     """True when the lists carry SEND/RECV actions (see the module docstring)."""
-    return any(action.type.is_comm for rank_actions in schedule.actions for action in rank_actions)
+    return any(not _COMM.isdisjoint(map(type_of, rank_actions)) for rank_actions in schedule.actions)
 
 
 def crosses_ranks(schedule: Schedule, stage: int) -> bool:
@@ -41,29 +44,66 @@ def crosses_ranks(schedule: Schedule, stage: int) -> bool:
 def validate(schedule: Schedule) -> None:
     """Raise ``ScheduleValidationError`` listing what is wrong; return None if all is well."""
     problems: list[str] = []
-    counts = {action_type: [0] * (schedule.num_stages * schedule.microbatches) for action_type in ActionType}
+    counts = _Counts(schedule)
     _check_placement(schedule, counts, problems)
     _check_counts(schedule, counts, is_lowered(schedule), problems)
     if problems:
         raise ScheduleValidationError(problems)
 
 
-def _check_placement(schedule: Schedule, counts: dict[ActionType, list[int]], problems: list[str]) -> None:
-    """Check each action's range and rank, and count it (in ``counts``) when in range."""
+class _Counts:
+    """How often each (type, stage, microbatch) occurs, in one flat list of ints.
+
+    The count of (t, s, mb) sits at ``index(t, s) + mb``, ``index(t, s) = (t's position
+    in ActionType * stages + s) * microbatches``: one add per action, no tuple keys.
+    """
+
+    def __init__(self, schedule: Schedule) -> None:
+        self.microbatches = schedule.microbatches
+        self.block = schedule.num_stages * schedule.microbatches
+        self.position = {action_type: position for position, action_type in enumerate(ActionType)}
+        self.flat = [0] * (len(ActionType) * self.block)
+
+    def index(self, action_type: ActionType, stage: int) -> int:
+        """Where the counts of (``action_type``, ``stage``, microbatch 0..m-1) start."""
+        return self.position[action_type] * self.block + stage * self.microbatches
+
+    def of(self, action_type: ActionType) -> list[int]:
+        """The counts of ``action_type``, stage by stage (index ``stage * m + microbatch``)."""
+        start = self.index(action_type, 0)
+        return self.flat[start : start + self.block]
+
+    def at(self, action_type: ActionType, stage: int) -> list[int]:
+        """The counts of ``action_type`` on ``stage``, one per microbatch."""
+        start = self.index(action_type, stage)
+        return self.flat[start : start + self.microbatches]
+
+
+def _check_placement(schedule: Schedule, counts: _Counts, problems: list[str]) -> None:
+    """Check each action's range and rank, and count it (in ``counts``) when in range.
+
+    One pass: per rank, ``where[type][stage]`` is the action's count index if it may
+    stand on this rank (its stage is the rank's, a SEND/RECV has its peer) and -1 if not.
+    """
     num_stages, microbatches, stage_to_rank = schedule.num_stages, schedule.microbatches, schedule.stage_to_rank
+    flat = counts.flat
     for rank, rank_actions in enumerate(schedule.actions):
-        for step, action in enumerate(rank_actions):
-            stage, action_type, microbatch = action
-            in_range = 0 <= stage < num_stages and 0 <= microbatch < microbatches
-            if in_range and stage_to_rank[stage] == rank and (action_type not in _COMM or _comm_has_peer(schedule, action)):
-                counts[action_type][stage * microbatches + microbatch] += 1
+        where = {action_type: [-1] * num_stages for action_type in ActionType}
+        for stage in (s for s in range(num_stages) if stage_to_rank[s] == rank):
+            for action_type in ActionType:
+                if action_type not in _COMM or _comm_has_peer(schedule, Action(stage, action_type, 0)):
+                    where[action_type][stage] = counts.index(action_type, stage)
+        for step, (stage, action_type, microbatch) in enumerate(rank_actions):
+            if 0 <= stage < num_stages and 0 <= microbatch < microbatches and (index := where[action_type][stage]) >= 0:
+                flat[index + microbatch] += 1
             elif len(problems) < _MAX_PROBLEMS:
-                problems.append(f"rank {rank} step {step}: {action} {_misplacement(schedule, action, in_range)}")
+                action = rank_actions[step]
+                problems.append(f"rank {rank} step {step}: {action} {_misplacement(schedule, action)}")
 
 
-def _misplacement(schedule: Schedule, action: Action, in_range: bool) -> str:
+def _misplacement(schedule: Schedule, action: Action) -> str:
     """Why ``action`` cannot stand where it stands (the tail of a problem message)."""
-    if not in_range:
+    if not (0 <= action.stage < schedule.num_stages and 0 <= action.microbatch < schedule.microbatches):
         return (
             f"is out of range (stages 0..{schedule.num_stages - 1}, "
             f"microbatches 0..{schedule.microbatches - 1})"
@@ -81,35 +121,33 @@ def _comm_has_peer(schedule: Schedule, action: Action) -> bool:
     return schedule.stage_to_rank[peer] != schedule.stage_to_rank[action.stage]
 
 
-def _check_counts(
-    schedule: Schedule, counts: dict[ActionType, list[int]], lowered: bool, problems: list[str]
-) -> None:
+def _check_counts(schedule: Schedule, counts: _Counts, lowered: bool, problems: list[str]) -> None:
     """Check the exactly-once rules for compute, and send/recv pairing when lowered."""
     T = ActionType
     microbatches = schedule.microbatches
-    per_type = zip(counts[T.F], counts[T.B], counts[T.I], counts[T.W])
-    for index, (forwards, fulls, inputs, weights) in enumerate(per_type):
-        # One F, and either one B (0 I, 0 W) or one I and one W (0 B).
-        if forwards == 1 and fulls + inputs == 1 and inputs == weights:
-            continue
-        where = f"stage {index // microbatches} microbatch {index % microbatches}"
-        problems.append(
-            f"{where}: F x{forwards}, B x{fulls}, I x{inputs}, W x{weights}; "
-            "expected one F and then one B, or one I and one W"
-        )
-        if len(problems) >= _MAX_PROBLEMS:
-            return
+    forwards, fulls, inputs, weights = (counts.of(t) for t in (T.F, T.B, T.I, T.W))
+    ones = [1] * counts.block
+    # The common case, all well, is decided by list comparisons in C; else find the culprits.
+    if not (forwards == ones and inputs == weights and list(map(add, fulls, inputs)) == ones):
+        for index, (f, b, i, w) in enumerate(zip(forwards, fulls, inputs, weights)):
+            # One F, and either one B (0 I, 0 W) or one I and one W (0 B).
+            if f == 1 and b + i == 1 and i == w:
+                continue
+            where = f"stage {index // microbatches} microbatch {index % microbatches}"
+            problems.append(
+                f"{where}: F x{f}, B x{b}, I x{i}, W x{w}; expected one F and then one B, or one I and one W"
+            )
+            if len(problems) >= _MAX_PROBLEMS:
+                return
     if not lowered:
         return
     expected = [1] * microbatches
     for stage in range(schedule.num_stages - 1):
         if not crosses_ranks(schedule, stage):
             continue
-        here = slice(stage * microbatches, (stage + 1) * microbatches)
-        there = slice((stage + 1) * microbatches, (stage + 2) * microbatches)
         for name, sends, recvs in (
-            ("forward", counts[T.SEND_F][here], counts[T.RECV_F][there]),
-            ("backward", counts[T.SEND_B][there], counts[T.RECV_B][here]),
+            ("forward", counts.at(T.SEND_F, stage), counts.at(T.RECV_F, stage + 1)),
+            ("backward", counts.at(T.SEND_B, stage + 1), counts.at(T.RECV_B, stage)),
         ):
             if sends == expected and recvs == expected:
                 continue
