@@ -27,6 +27,7 @@ from worker.context import debug_context
 from worker.pipelining.ir import Action, ActionType, Schedule
 
 T = ActionType
+RECVS_AHEAD = 2  # receives posted beyond the one being waited for (see PipelineRuntime._take_recv)
 LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 
@@ -86,6 +87,8 @@ class _Microbatch:
 class _StepState:
     slots: dict[tuple[int, int], _Microbatch] = field(default_factory=dict)
     sends: list[dist.Work] = field(default_factory=list)
+    recvs: dict[Action, tuple[torch.Tensor, dist.Work]] = field(default_factory=dict)
+    next_recv: int = 0
     loss: torch.Tensor | None = None
     busy_s: float = 0.0
     idle_s: float = 0.0
@@ -107,6 +110,7 @@ class PipelineRuntime:
         self.dtype = dtype
         self.last_stage = schedule.num_stages - 1
         self.actions = schedule.actions[rank]
+        self.recv_actions = [a for a in self.actions if a.type is T.RECV_F or a.type is T.RECV_B]
         expected = {s for s, r in enumerate(schedule.stage_to_rank) if r == rank}
         if set(modules) != expected:
             raise ValueError(f"rank {rank} runs stages {sorted(expected)} but got modules for {sorted(modules)}")
@@ -125,6 +129,7 @@ class PipelineRuntime:
         chunks_target = targets.chunk(microbatches) if targets is not None else None
         state = _StepState()
         started = time.perf_counter()
+        self._post_recvs(state, RECVS_AHEAD)
         for action in self.actions:
             token = _current.set(PipelineContext(self.rank, action.stage, action.microbatch, str(action)))
             try:
@@ -150,9 +155,9 @@ class PipelineRuntime:
         slot = state.slot(stage, microbatch)
         began = time.perf_counter()
         if kind is T.RECV_F:
-            slot.input = self._recv(stage - 1, self._tag(T.SEND_F, stage - 1, microbatch)).requires_grad_()
+            slot.input = self._take_recv(action, state).requires_grad_()
         elif kind is T.RECV_B:
-            slot.output_grad = self._recv(stage + 1, self._tag(T.SEND_B, stage + 1, microbatch))
+            slot.output_grad = self._take_recv(action, state)
         elif kind is T.SEND_F:
             state.sends.append(self._send(slot.output.detach(), stage + 1, self._tag(T.SEND_F, stage, microbatch)))
         elif kind is T.SEND_B:
@@ -211,9 +216,30 @@ class PipelineRuntime:
     def _peer(self, stage: int) -> int:
         return self.schedule.stage_to_rank[stage]
 
-    def _recv(self, from_stage: int, tag: int) -> torch.Tensor:
-        buffer = torch.empty(self.activation_shape, dtype=self.dtype)
-        dist.recv(buffer, src=self._peer(from_stage), tag=tag)
+    def _post_recvs(self, state: _StepState, count: int) -> None:
+        """Post (irecv) the next `count` receives of this rank's list.
+
+        gloo moves a message only once its receive is posted, so a receive posted when the
+        RECV action is reached costs a round trip to the sender after the wait begins;
+        posted ahead, the data arrives while this rank computes.
+        """
+        for action in self.recv_actions[state.next_recv:state.next_recv + count]:
+            stage, kind, microbatch = action
+            from_stage, sent_as = (stage - 1, T.SEND_F) if kind is T.RECV_F else (stage + 1, T.SEND_B)
+            buffer = torch.empty(self.activation_shape, dtype=self.dtype)
+            work = dist.irecv(buffer, src=self._peer(from_stage), tag=self._tag(sent_as, from_stage, microbatch))
+            state.recvs[action] = buffer, work
+        state.next_recv += count
+
+    def _take_recv(self, action: Action, state: _StepState) -> torch.Tensor:
+        """The data of RECV `action` (posted ahead), after posting one more receive in its place.
+
+        Receives are taken in list order and each tag is unique within a step, so at most
+        RECVS_AHEAD + 1 buffers are in flight and no message can match the wrong receive.
+        """
+        buffer, work = state.recvs.pop(action)
+        self._post_recvs(state, 1)
+        work.wait()
         return buffer
 
     def _send(self, tensor: torch.Tensor, to_stage: int, tag: int) -> dist.Work:
