@@ -7,7 +7,9 @@ and the server do not share an event loop, as in real use) and real worker proce
 stop at `breakpoint()` (bench_core_worker.py):
 
 1. floor: a raw grpc.aio bidirectional-stream round trip to an echo server in another
-   process (bench_core_echo.py), same loopback, similar message size;
+   process (bench_core_echo.py), same loopback, similar message size; and the two-hop
+   floor: the same through a raw relay to a synchronous echo worker, the path an attached
+   command takes, with none of meshdbg's logic;
 2. spawn_to_listed: from spawning the workers until `list()` shows all of them stopped;
 3. attach_p_roundtrip: `AttachedSession.send("p x")` on one stopped worker, after a warm-up;
 4. cast_all: `cast("all", "p rank")` on every worker;
@@ -35,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Sequence
 
-from bench_core_echo import measure_floor
+from bench_core_echo import RELAY_METHOD, measure_floor
 
 from debugger.connection import ConnectionInfo
 from debugger.control import ControlClient
@@ -140,6 +142,14 @@ async def bench_floor(procs: Processes, env: dict[str, str], config: Config) -> 
     return {"name": "floor_aio_bidi_roundtrip", "unit": "ms", **_stats(samples)}
 
 
+async def bench_relay_floor(procs: Processes, env: dict[str, str], config: Config) -> dict:
+    relay = procs.spawn([sys.executable, str(HERE / "bench_core_echo.py"), "--relay"], env, stdout=subprocess.PIPE)
+    addr = f"127.0.0.1:{await procs.first_line(relay, 'the relay')}"
+    procs.spawn([sys.executable, str(HERE / "bench_core_echo.py"), "--worker", addr], env)
+    samples = await measure_floor(addr, FLOOR_PAYLOAD, config.warmup, config.roundtrips, RELAY_METHOD)
+    return {"name": "floor_two_hop_relay", "unit": "ms", **_stats(samples)}
+
+
 def spawn_workers(procs: Processes, env: dict[str, str], config: Config) -> None:
     script = str(HERE / "bench_core_worker.py")
     for rank in range(config.workers):
@@ -148,7 +158,7 @@ def spawn_workers(procs: Processes, env: dict[str, str], config: Config) -> None
         procs.spawn([sys.executable, script, str(config.continue_rounds), str(config.work_s)], worker_env)
 
 
-async def bench_attach(client: ControlClient, config: Config, floor_ms: float) -> dict:
+async def bench_attach(client: ControlClient, config: Config, floor_ms: float, relay_ms: float) -> dict:
     samples = []
     async with client.attach(rank=0) as pdb:
         for index in range(config.warmup + config.roundtrips):
@@ -161,7 +171,8 @@ async def bench_attach(client: ControlClient, config: Config, floor_ms: float) -
                 samples.append(elapsed)
     record = {"name": "attach_p_roundtrip", "unit": "ms", **_stats(samples)}
     return {**record, "floor": floor_ms, "ratio": round(record["value"] / floor_ms, 2),
-            "target": round(TARGET_RATIO * floor_ms, 3)}
+            "target": round(TARGET_RATIO * floor_ms, 3), "two_hop_floor": relay_ms,
+            "ratio_to_two_hop_floor": round(record["value"] / relay_ms, 2)}
 
 
 async def bench_cast(client: ControlClient, config: Config) -> dict:
@@ -194,6 +205,7 @@ async def run(config: Config, procs: Processes, tmp: Path) -> list[dict]:
     token = secrets.token_urlsafe(32)
     env = {**os.environ, "MESHDBG_TOKEN": token, "MESHDBG_CONNECTION_FILE": str(tmp / "connection.json")}
     floor = _emit(await bench_floor(procs, env, config))
+    relay = _emit(await bench_relay_floor(procs, env, config))
     server = procs.spawn([sys.executable, "-m", "debugger", "serve", "--port", "0"], env, stdout=subprocess.PIPE)
     addr = await procs.first_line(server, "meshdbg serve")
     client = ControlClient(ConnectionInfo(addr, token))
@@ -203,12 +215,12 @@ async def run(config: Config, procs: Processes, tmp: Path) -> list[dict]:
         await wait_stopped(client, config.workers, BUDGET_S / 2)
         listed = _emit({"name": "spawn_to_listed", "unit": "ms", "value": _ms(time.perf_counter() - start),
                         "workers": config.workers, "target": None})
-        attach = _emit(await bench_attach(client, config, floor["value"]))
+        attach = _emit(await bench_attach(client, config, floor["value"], relay["value"]))
         cast = _emit(await bench_cast(client, config))
         resume = _emit(await bench_continue(client, config, STARTUP_TIMEOUT_S))
     finally:
         await client.close()
-    return [floor, listed, attach, cast, resume]
+    return [floor, relay, listed, attach, cast, resume]
 
 
 def summary(records: list[dict]) -> dict:
@@ -220,7 +232,8 @@ def summary(records: list[dict]) -> dict:
     }
     return {"name": "summary", "workers": by_name["cast_all"]["workers"],
             **{f"{r['name']}_ms": r["value"] for r in records},
-            "attach_ratio_to_floor": by_name["attach_p_roundtrip"]["ratio"], "targets_met": met,
+            "attach_ratio_to_floor": by_name["attach_p_roundtrip"]["ratio"],
+            "attach_ratio_to_two_hop_floor": by_name["attach_p_roundtrip"]["ratio_to_two_hop_floor"], "targets_met": met,
             "all_targets_met": all(met.values())}
 
 
