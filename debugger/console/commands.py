@@ -260,9 +260,16 @@ def check_line(line: str) -> tuple[str, str]:
 
 
 def help_overview() -> str:
-    """One line per command: its usage line and the first line of its explanation."""
+    """Per command: its usage line and the first sentence of its explanation."""
     lines = ["Console commands (help <command> for more; while attached, lines go to pdb):"]
     for name in command_names():
         usage, _, rest = inspect.cleandoc(getattr(Commands, "do_" + name).__doc__ or name).partition("\n")
-        lines.append(f"  {usage}\n      {rest.strip().splitlines()[0] if rest.strip() else ''}")
+        lines.append(f"  {usage}\n      {first_sentence(rest)}")
     return "\n".join(lines)
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a docstring's explanation, unwrapped."""
+    paragraph = " ".join(text.strip().split("\n\n")[0].split())
+    end = paragraph.find(". ")
+    return paragraph if end < 0 else paragraph[: end + 1]
