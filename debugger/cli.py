@@ -6,6 +6,12 @@ Exit status (DESIGN §2): 0 success, 1 a command failed on some rank or nothing 
 
 from __future__ import annotations
 
+import os
+
+# Our errors say what went wrong in one line; gRPC's own C-core log lines (read once, when
+# grpc is first imported) would repeat it as noise. GRPC_VERBOSITY=ERROR brings them back.
+os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+
 import argparse
 import asyncio
 import json

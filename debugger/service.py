@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
-
 import grpc
 
 from debugger.auth import TokenInterceptor
 from debugger.connection import ConnectionInfo, new_token, remove_connection_file, write_connection_file
+from debugger.errors import UsageError
 from debugger.mesh_servicer import MeshServicer
 from debugger.proto import debugger_pb2_grpc as pb_grpc
 from debugger.proto import mesh_pb2_grpc as mesh_grpc
@@ -15,8 +14,10 @@ from debugger.servicer import DebuggerServicer
 from debugger.sessions import SessionRegistry
 from debugger.workers import WorkerRegistry
 
-# Workers keep their streams open for a long time; detect dead peers without traffic.
+# Workers keep their streams open for a long time; detect dead peers without traffic. And
+# never share a port with another server (gRPC sets SO_REUSEPORT by default).
 SERVER_OPTIONS = [
+    ("grpc.so_reuseport", 0),
     ("grpc.keepalive_time_ms", 10_000),
     ("grpc.keepalive_timeout_ms", 5_000),
     ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
@@ -32,15 +33,15 @@ class DebugClient:
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, token: str | None = None,
-                 registry: SessionRegistry | None = None, publish: bool = True,
-                 services: Sequence[Callable[[grpc.aio.Server], None]] = ()) -> None:
+                 registry: SessionRegistry | None = None, publish: bool = True) -> None:
+        if not 0 <= port <= 65535:
+            raise UsageError(f"port {port} is out of range (0-65535; 0 picks a free one)")
         self.host = host
         self.port = port
         self.token = token or new_token()
         self.registry = registry or SessionRegistry()
         self.workers = WorkerRegistry(self.registry)  # agent streams (protos/mesh.proto)
         self.publish = publish
-        self.services = list(services)  # more servicers to register on the same server
         self.connection: ConnectionInfo | None = None
         self._server: grpc.aio.Server | None = None
 
@@ -49,10 +50,12 @@ class DebugClient:
         server = grpc.aio.server(interceptors=[TokenInterceptor(self.token)], options=SERVER_OPTIONS)
         pb_grpc.add_DebuggerServicer_to_server(DebuggerServicer(self.registry, self.workers), server)
         mesh_grpc.add_MeshServicer_to_server(MeshServicer(self.workers), server)
-        for add_service in self.services:
-            add_service(server)
         host = f"[{self.host}]" if ":" in self.host else self.host
-        port = server.add_insecure_port(f"{host}:{self.port}")
+        try:
+            port = server.add_insecure_port(f"{host}:{self.port}")
+        except RuntimeError as exc:
+            raise UsageError(f"cannot listen on {host}:{self.port}: the address is not one of this machine's "
+                             f"or the port is taken") from exc
         await server.start()
         self._server = server
         self.connection = ConnectionInfo(f"{host}:{port}", self.token)

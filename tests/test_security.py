@@ -54,3 +54,13 @@ def test_protocol_version_is_checked(server: Server) -> None:
         raise AssertionError("a foreign protocol version was accepted")
     assert stub.Handshake(pb.HandshakeRequest(protocol_version=1), metadata=good, timeout=5).protocol_version == 1
     channel.close()
+
+
+def test_serve_never_shares_a_port_and_rejects_bad_ones(server: Server) -> None:
+    taken = server.addr.rsplit(":", 1)[1]
+    for args, message in ((["--port", taken], "the port is taken"), (["--port", "99999"], "out of range"),
+                          (["--host", "192.0.2.1"], "not one of this machine's")):
+        result = server.cli("serve", *args, timeout=20)
+        assert result.returncode == 2, result.stderr
+        assert message in result.stderr and "Traceback" not in result.stderr
+        assert result.stderr.count("\n") == 1  # one line: no gRPC log noise
