@@ -208,6 +208,18 @@ def test_two_threads_give_two_sessions(server: Server) -> None:
     assert "all threads done" in out and worker.returncode == 0
 
 
+def test_a_forked_child_opens_its_own_session(server: Server) -> None:
+    worker = server.worker("forks.py", 4)
+    (parent,) = server.wait_sessions(1)
+    assert server.cli("continue").returncode == 0
+    (child,) = wait_for(lambda: [s for s in server.sessions() if s["pid"] != parent["pid"]], what="the child's session")
+    assert child["rank"] == 4
+    assert "'child'" in server.cli("cast", "all", "p role").stdout
+    assert server.cli("continue").returncode == 0
+    out, err = worker.communicate(timeout=20)
+    assert worker.returncode == 0 and "parent done" in out, err
+
+
 def test_unknown_rank_and_bad_selection_are_clear_errors(server: Server) -> None:
     start_mesh(server)
     bad = server.cli("cast", "ranks(hosts=1, gpus=x)", "p 1")
