@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from e2e import Server  # noqa: E402
+from e2e import Server, wait_for  # noqa: E402
 from worker.pipelining.toymodel import reference_step  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,7 +115,7 @@ def test_a_failing_action_names_rank_and_action(tmp_path: Path) -> None:
                         "--raise-at", "1,2", timeout=150)
     failing = results[1]
     assert failing.returncode != 0
-    assert "rank 1 failed in action 1F2" in failing.stderr
+    assert "meshdbg: rank 1 failed in action 1F2" in failing.stderr
     assert "injected failure in stage 1 microbatch 2" in failing.stderr
 
 
@@ -128,3 +128,29 @@ def test_a_raised_error_stops_the_mesh_in_bounded_time(tmp_path: Path) -> None:
     assert "rank 2 failed in action 2F1" in result.stderr
     assert "meshdbg: rank 2 failed first (exit status 1); the mesh was stopped" in result.stderr
     assert "step 49" not in result.stdout
+
+
+def test_a_raised_error_opens_a_post_mortem_with_its_pipeline_context(tmp_path: Path) -> None:
+    env = dict(os.environ, MESHDBG_CONNECTION_FILE=str(tmp_path / "conn.json"), MESHDBG_TOKEN="pm-token")
+    run = subprocess.Popen([sys.executable, "-m", "debugger", "run", "--mesh", "pp=2", str(EXAMPLE), "--schedule",
+                            "1f1b", "--microbatches", "4", "--steps", "1", "--raise-at", "1,2"],
+                           env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        def post_mortems() -> list[dict]:
+            listed = subprocess.run([sys.executable, "-m", "debugger", "list", "--json"], env=env,
+                                    capture_output=True, text=True, timeout=20)
+            return [s for s in json.loads(listed.stdout or "[]") if s["reason"] == "post-mortem"]
+
+        (session,) = wait_for(post_mortems, timeout=60, what="a post-mortem session")
+        assert session["rank"] == 1
+        assert session["context"] == {"stage": "1", "microbatch": "2", "action": "1F2"}
+        assert session["function"] == "forward"
+        assert subprocess.run([sys.executable, "-m", "debugger", "continue"], env=env, timeout=20).returncode == 0
+        _, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+    assert run.returncode == 1
+    assert "meshdbg: rank 1 failed in action 1F2" in err
+    assert "meshdbg: rank 1 failed first (exit status 1); the mesh was stopped" in err

@@ -11,6 +11,7 @@ import functools
 import pdb
 import sys
 from types import FrameType, TracebackType
+from typing import Mapping
 
 from debugger.connection import resolve_connection
 from debugger.errors import MeshdbgError
@@ -20,9 +21,11 @@ from worker.pdb_wrapper import PdbWrapper
 from worker.remote import RemoteSession
 
 
-def open_session(reason: str) -> RemoteSession:
-    """A new session stream for the calling thread; raises MeshdbgError when unreachable."""
-    return RemoteSession(resolve_connection(), session_identity(detect_identity(), reason, current_context()))
+def open_session(reason: str, labels: Mapping[str, str] | None = None) -> RemoteSession:
+    """A new session stream for the calling thread, labelled with `labels` (default: the
+    thread's current context); raises MeshdbgError when unreachable."""
+    labels = current_context() if labels is None else labels
+    return RemoteSession(resolve_connection(), session_identity(detect_identity(), reason, labels))
 
 
 def _fall_back(frame: FrameType, problem: str) -> None:
@@ -53,12 +56,13 @@ def remote_breakpointhook(*args: object, **kwargs: object) -> None:
     stop_at(sys._getframe(1), "breakpoint")
 
 
-def post_mortem(traceback: TracebackType) -> None:
+def post_mortem(traceback: TracebackType, labels: Mapping[str, str] | None = None) -> None:
     """Open a "post-mortem" session on `traceback`; returns when the user continues.
 
-    When no server is reachable it says so on stderr and returns at once.
+    `labels` describe where the error was raised (see worker.context.context_of). When no
+    server is reachable it says so on stderr and returns at once.
     """
-    debugger = PdbWrapper(functools.partial(open_session, "post-mortem"))
+    debugger = PdbWrapper(functools.partial(open_session, "post-mortem", labels))
     debugger.reset()
     debugger.interaction(None, traceback)
 

@@ -17,6 +17,7 @@ from typing import Any, Callable, TypeVar
 
 from debugger.errors import UsageError
 from debugger.proto import mesh_pb2 as mesh_pb
+from worker.context import context_of
 from worker.hook import post_mortem
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -86,7 +87,7 @@ class ActorHost:
             return mesh_pb.ActorResult(call_id=request.call_id, payload=dumps(value))
         except Exception as exc:  # reported to the caller with its traceback, like any remote error
             if self.post_mortem:
-                post_mortem(_user_traceback(exc.__traceback__) or exc.__traceback__)
+                post_mortem(_user_traceback(exc.__traceback__) or exc.__traceback__, context_of(exc))
             return mesh_pb.ActorResult(call_id=request.call_id, error=remote_error(exc))
 
     def _spawn(self, request: mesh_pb.ActorSpawn) -> None:

@@ -22,6 +22,7 @@ from types import TracebackType
 
 from debugger.connection import resolve_connection
 from debugger.errors import MeshdbgError
+from worker.context import context_of
 from worker.hook import post_mortem, remote_breakpointhook
 from worker.identity import detect_identity
 from worker.mesh.actor import ActorHost
@@ -70,7 +71,7 @@ def run_target(argv: list[str], with_post_mortem: bool) -> int:
         tb = _user_traceback(exc.__traceback__)
         traceback.print_exception(type(exc), exc, tb)
         if with_post_mortem and not isinstance(exc, KeyboardInterrupt) and tb is not None:
-            post_mortem(tb)
+            post_mortem(tb, context_of(exc))
         return 1
     return 0
 

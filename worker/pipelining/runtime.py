@@ -49,15 +49,6 @@ def pipeline_context() -> PipelineContext | None:
     return _current.get()
 
 
-class PipelineActionError(RuntimeError):
-    """An action failed on this rank; names the rank and the action."""
-
-    def __init__(self, rank: int, action: Action, cause: BaseException) -> None:
-        self.rank = rank
-        self.action = action
-        super().__init__(f"rank {rank} failed in action {action}: {type(cause).__name__}: {cause}")
-
-
 @dataclass
 class StepStats:
     """One optimizer step on one rank: the loss (last stage only) and where the time went."""
@@ -136,7 +127,10 @@ class PipelineRuntime:
                 with debug_context(stage=action.stage, microbatch=action.microbatch, action=action):
                     self._run(action, state, chunks_in, chunks_target)
             except Exception as exc:
-                raise PipelineActionError(self.rank, action, exc) from exc
+                # The error itself travels on (a post-mortem lands where it was raised); the
+                # note names the rank and the action wherever it is printed.
+                exc.add_note(f"meshdbg: rank {self.rank} failed in action {action}")
+                raise
             finally:
                 _current.reset(token)
         waited = time.perf_counter()
