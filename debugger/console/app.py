@@ -277,7 +277,7 @@ class Console:
         if reply.reason == CONTINUED_REASON:
             self.following = attachment.session
             self.announce(f"{attachment.label} continued; back at meshdbg> "
-                          f"(Ctrl-C on an empty line stops it again)")
+                          f"(it comes back here at its next stop; Ctrl-C on an empty line stops it now)")
         else:
             self.warn(f"{attachment.label}: session ended ({reply.reason or 'closed'}); back at meshdbg>")
 
@@ -316,7 +316,12 @@ class Console:
                 self._spawn(self._run_quietly(self.attach(AttachTarget(rank=session.rank, name=session.name))))
             elif self.following is not None and (self.following.name, self.following.rank) == key:
                 self.following = None
-                note += f" — attach {session.rank} to debug it again"
+                if self.attachment is None and not self.prompt.default_buffer.text:
+                    # As local pdb after `c`: the rank you let run comes back to your prompt
+                    # when it stops again, unless you have started typing something else.
+                    self._spawn(self._run_quietly(self.attach(AttachTarget(rank=session.rank, name=session.name))))
+                else:
+                    note += f" — attach {session.rank} to debug it again"
         if kind == "closed" and reason != CONTINUED_REASON and self.following is not None \
                 and (self.following.name, self.following.rank) == key:
             self.following = None

@@ -88,6 +88,16 @@ def test_continue_in_pdb_returns_to_the_top_prompt(three_ranks: Mesh) -> None:
     run(child, "continue", re.escape("resumed 2 sessions (ranks 0-1)"), TOP)
 
 
+def test_a_continued_rank_comes_back_to_the_prompt_at_its_next_stop(mesh: Mesh) -> None:
+    mesh.start_worker(1, "hosts=0,gpus=1", then="again")
+    mesh.wait_sessions(live={1})
+    child = mesh.console("1")
+    child.expect(re.escape("(Pdb r1 hosts=0,gpus=1)"))
+    run(child, "c", "continued; back at meshdbg>", re.escape("(Pdb r1 hosts=0,gpus=1)"))
+    run(child, "p second_stop", "True", re.escape("(Pdb r1 hosts=0,gpus=1)"))
+    run(child, "c", "continued; back at meshdbg>", TOP)
+
+
 def test_history_is_kept_across_runs(three_ranks: Mesh) -> None:
     first = three_ranks.console()
     first.expect(TOP)
