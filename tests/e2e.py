@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -53,6 +54,7 @@ class Server:
         popen.setdefault("stdin", subprocess.DEVNULL)
         popen.setdefault("stdout", subprocess.PIPE)
         popen.setdefault("stderr", subprocess.PIPE)
+        popen.setdefault("start_new_session", True)  # stop_process ends any child it forked too
         process = subprocess.Popen([sys.executable, str(WORKERS / script), *args], env=worker_env, text=True, **popen)
         self.workers.append(process)
         return process
@@ -82,11 +84,12 @@ class Server:
         return json.loads(result.stdout)
 
     def wait_sessions(self, count: int, timeout: float = 15) -> list[dict]:
+        """Exactly `count` sessions, every one stopped at its prompt (not merely registered)."""
         def exactly() -> list[dict] | None:
             sessions = self.sessions()
-            return sessions if len(sessions) == count else None
+            return sessions if len(sessions) == count and all(s["state"] == "stopped" for s in sessions) else None
 
-        return wait_for(exactly, timeout, f"{count} sessions")
+        return wait_for(exactly, timeout, f"{count} stopped sessions")
 
 
 def start_server(tmp_path: Path, token: str = "test-token") -> Server:
@@ -102,6 +105,11 @@ def start_server(tmp_path: Path, token: str = "test-token") -> Server:
 
 
 def stop_process(process: subprocess.Popen) -> None:
+    """Kill a worker and, if it leads a process group, the children it forked (they hold its pipes)."""
     if process.poll() is None:
         process.kill()
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
     process.communicate(timeout=10)

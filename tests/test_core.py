@@ -212,7 +212,8 @@ def test_a_forked_child_opens_its_own_session(server: Server) -> None:
     worker = server.worker("forks.py", 4)
     (parent,) = server.wait_sessions(1)
     assert server.cli("continue").returncode == 0
-    (child,) = wait_for(lambda: [s for s in server.sessions() if s["pid"] != parent["pid"]], what="the child's session")
+    (child,) = wait_for(lambda: [s for s in server.sessions() if s["pid"] != parent["pid"] and s["state"] == "stopped"],
+                        what="the child's session")
     assert child["rank"] == 4
     assert "'child'" in server.cli("cast", "all", "p role").stdout
     assert server.cli("continue").returncode == 0
