@@ -208,6 +208,29 @@ def test_two_threads_give_two_sessions(server: Server) -> None:
     assert "all threads done" in out and worker.returncode == 0
 
 
+def test_stepping_off_the_end_of_a_thread_ends_its_session(server: Server, tmp_path) -> None:
+    flag = tmp_path / "done"
+    worker = server.worker("thread_steps.py", 0, "", str(flag))
+    (session,) = server.wait_sessions(1)
+    assert session["thread"] == "stepper"
+
+    async def step_until_ended(client: ControlClient) -> tuple[int, str]:
+        async with client.attach(rank=0) as pdb:
+            for steps in range(1, 200):
+                reply = await pdb.send("n")
+                if reply.ended:
+                    return steps, reply.reason
+        return steps, "still running"
+
+    steps, reason = server.run(step_until_ended)
+    assert reason == "the thread finished", (steps, reason)
+    assert worker.poll() is None  # the process lives on; only the thread ended
+    wait_for(lambda: server.sessions() == [], what="the session to leave the list")
+    flag.touch()
+    out, _ = worker.communicate(timeout=20)
+    assert "thread value 7" in out and "thread joined" in out
+
+
 def test_a_forked_child_opens_its_own_session(server: Server) -> None:
     worker = server.worker("forks.py", 4)
     (parent,) = server.wait_sessions(1)

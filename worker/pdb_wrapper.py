@@ -13,6 +13,7 @@ import bdb
 import io
 import pdb
 import sys
+import threading
 from types import FrameType, TracebackType
 from typing import Callable
 
@@ -20,6 +21,32 @@ from debugger.proto import debugger_pb2 as pb
 from worker.remote import RemoteSession
 
 SessionOpener = Callable[[], RemoteSession]
+
+
+_thread_state = threading.local()
+
+
+class _EndWithThread:
+    """Kept in thread-local storage: ends a session still open when its thread finishes.
+
+    Stepping (`n`, `s`) off a thread's last frame leaves pdb without a `continue`, so nothing
+    else would tell the server; the session would linger as "running" until the process exits.
+    """
+
+    def __init__(self, remote: RemoteSession) -> None:
+        self.remote = remote
+
+    def __del__(self) -> None:
+        self.remote.end("", "the thread finished", wait=False)
+
+
+def _end_with_thread(remote: RemoteSession) -> None:
+    """Tie `remote` to the calling thread's life (the main thread's end is the process's)."""
+    if threading.current_thread() is threading.main_thread():
+        return
+    watch = getattr(_thread_state, "watch", None)
+    if watch is None or watch.remote is not remote:
+        _thread_state.watch = _EndWithThread(remote)
 
 
 class _RemoteStdin:
@@ -53,6 +80,7 @@ class PdbWrapper(pdb.Pdb):
                 sys.stderr.write(f"meshdbg: cannot open a debug session ({exc}); continuing\n")
                 self.set_continue()
                 return
+        _end_with_thread(self._remote)
         self._leaving = False
         super().interaction(frame, traceback)
         if self._leaving:
@@ -65,8 +93,7 @@ class PdbWrapper(pdb.Pdb):
     def _end_session(self, reason: str) -> None:
         remote, self._remote = self._remote, None
         if remote is not None:
-            remote.send(pb.WorkerMessage(ended=pb.Ended(output=self._take_output(), reason=reason)))
-            remote.close()
+            remote.end(self._take_output(), reason)
 
     def _take_output(self) -> str:
         text = self._output.getvalue()

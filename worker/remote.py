@@ -89,6 +89,7 @@ class RemoteSession:
         except grpc.RpcError as exc:
             raise translate_rpc_error(exc, self.addr) from exc
         self.session_id = welcome.welcome.session_id
+        self.ended = False
 
     def send(self, message: pb.WorkerMessage) -> None:
         self._outgoing.put(message)
@@ -100,8 +101,17 @@ class RemoteSession:
         except (grpc.RpcError, StopIteration):
             return None
 
-    def close(self) -> None:
-        """Half-close our side and let the server finish the stream."""
+    def end(self, output: str, reason: str, wait: bool = True) -> None:
+        """Tell the server the session is over (once), half-close, and with `wait` let it
+        finish the stream."""
+        if self.ended:
+            return
+        self.ended = True
+        self._outgoing.put(pb.WorkerMessage(ended=pb.Ended(output=output, reason=reason)))
         self._outgoing.put(None)
-        for _ in self._responses:
-            pass
+        if wait:
+            try:
+                for _ in self._responses:
+                    pass
+            except grpc.RpcError:
+                pass  # the server went away first: nothing left to finish
