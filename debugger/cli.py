@@ -21,7 +21,7 @@ from typing import Awaitable, Callable
 
 from debugger.control import ControlClient
 from debugger.errors import MeshdbgError, UsageError
-from debugger.format import failed, grouped_cast_output, session_table, worker_table
+from debugger.format import failed, grouped_cast_output, resumed_text, session_table, worker_table
 from debugger.selection import parse_selection
 from worker.pipelining.cli import add_arguments as add_schedule_arguments
 from worker.pipelining.cli import run as run_schedule
@@ -53,15 +53,11 @@ async def cmd_serve(args: argparse.Namespace) -> int:
 
 async def cmd_list(args: argparse.Namespace) -> int:
     async with await ControlClient.connect(args.addr) as client:
-        if args.all:
-            workers = await client.workers()
-            _print_json([w.to_json() for w in workers]) if args.json else print(worker_table(workers))
-            return 0
-        sessions = await client.list()
+        views = await client.workers() if args.all else await client.list()
     if args.json:
-        _print_json([s.to_json() for s in sessions])
+        _print_json([view.to_json() for view in views])
     else:
-        print(session_table(sessions))
+        print(worker_table(views) if args.all else session_table(views))
     return 0
 
 
@@ -82,10 +78,9 @@ async def cmd_continue(args: argparse.Namespace) -> int:
     async with await ControlClient.connect(args.addr) as client:
         resumed = await client.resume(args.ranks or "")
     if not resumed:
-        print("meshdbg: no stopped session could be resumed", file=sys.stderr)
+        print(f"meshdbg: {resumed_text(resumed)}", file=sys.stderr)
         return 1
-    ranks = ",".join(str(s.rank) for s in resumed)
-    print(f"resumed {len(resumed)} session{'s' if len(resumed) != 1 else ''} (ranks {ranks})")
+    print(resumed_text(resumed))
     return 0
 
 

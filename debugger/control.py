@@ -25,7 +25,7 @@ from debugger.connection import PROTOCOL_VERSION, ConnectionInfo, resolve_connec
 from debugger.errors import MeshdbgError, SessionError, translate_rpc_error
 from debugger.proto import debugger_pb2 as pb
 from debugger.proto import debugger_pb2_grpc as pb_grpc
-from worker.identity import format_coords
+from worker.identity import format_coords, identity_coords
 
 CONNECT_TIMEOUT_S = 3.0
 
@@ -41,6 +41,13 @@ class _MeshView:
 
     def to_json(self) -> dict:
         return asdict(self)
+
+
+def _placement(identity: pb.Identity, frame: pb.Frame) -> dict[str, object]:
+    """The fields session and worker views both take from an identity and a frame."""
+    return dict(name=identity.name, rank=identity.rank, coords=identity_coords(identity), hostname=identity.hostname,
+                pid=identity.pid, reason=identity.reason, filename=frame.filename, function=frame.function,
+                lineno=frame.lineno)
 
 
 @dataclass(frozen=True)
@@ -65,11 +72,8 @@ class SessionView(_MeshView):
     @classmethod
     def from_pb(cls, info: pb.SessionInfo) -> "SessionView":
         ident = info.identity
-        return cls(id=info.id, name=ident.name, rank=ident.rank,
-                   coords={c.dim: c.index for c in ident.coords}, hostname=ident.hostname, pid=ident.pid,
-                   thread=ident.thread_name, thread_id=ident.thread_id, state=info.state, reason=ident.reason,
-                   filename=info.frame.filename, function=info.frame.function, lineno=info.frame.lineno,
-                   context=dict(ident.context))
+        return cls(id=info.id, thread=ident.thread_name, thread_id=ident.thread_id, state=info.state,
+                   context=dict(ident.context), **_placement(ident, info.frame))
 
 
 
@@ -96,13 +100,9 @@ class WorkerView(_MeshView):
 
     @classmethod
     def from_pb(cls, info: pb.WorkerInfo) -> "WorkerView":
-        ident = info.identity
-        return cls(name=ident.name, rank=ident.rank, coords={c.dim: c.index for c in ident.coords},
-                   hostname=ident.hostname, pid=ident.pid, state=info.state,
-                   reason=ident.reason, filename=info.frame.filename,
-                   function=info.frame.function, lineno=info.frame.lineno,
-                   exit_code=info.exit_code if info.HasField("exit_code") else None,
-                   signal=info.signal if info.HasField("signal") else None, launcher=info.launcher)
+        return cls(state=info.state, exit_code=info.exit_code if info.HasField("exit_code") else None,
+                   signal=info.signal if info.HasField("signal") else None, launcher=info.launcher,
+                   **_placement(info.identity, info.frame))
 
 
 

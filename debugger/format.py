@@ -1,4 +1,4 @@
-"""Text shown to people: the session table and cast output grouped by identical text.
+"""Text shown to people: the session and worker tables, and cast output grouped by identical text.
 
 Shared by the CLI and the console so both print the same thing.
 """
@@ -56,6 +56,14 @@ def worker_table(workers: Sequence[WorkerView]) -> str:
     rows = [header] + [(str(w.rank), w.name, w.coords_text or "-", w.state, exit_text(w), where(w), str(w.pid),
                         w.hostname) for w in workers]
     return _columns(rows)
+
+
+def resumed_text(resumed: Sequence[SessionView]) -> str:
+    """What `continue` says: how many sessions it resumed, and their ranks."""
+    if not resumed:
+        return "no stopped session could be resumed"
+    plural = "s" if len(resumed) != 1 else ""
+    return f"resumed {len(resumed)} session{plural} (ranks {describe_ranks([s.rank for s in resumed])})"
 
 
 def failed(result: CastResult) -> bool:

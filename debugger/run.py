@@ -19,7 +19,7 @@ import sys
 from debugger.control import ControlClient
 from debugger.errors import UsageError
 from debugger.proto import debugger_pb2 as pb
-from worker.identity import format_coords
+from worker.identity import format_coords, identity_coords
 from worker.mesh.launcher import MeshLauncher
 from worker.mesh.shape import DEFAULT_SHAPE, MeshShape
 
@@ -116,6 +116,6 @@ def stop_notice(session: pb.SessionInfo) -> str:
     """One line: which rank stopped where, and the command that attaches to it."""
     ident, frame, rank = session.identity, session.frame, session.identity.rank
     where = f"{os.path.basename(frame.filename)}:{frame.lineno}" if frame.filename else "?"
-    coords = format_coords({c.dim: c.index for c in ident.coords})
+    coords = format_coords(identity_coords(ident))
     return (f"meshdbg: rank {rank} ({coords}) stopped in pdb at {where} ({ident.reason}); "
             f"attach with: meshdbg attach {rank}")

@@ -18,7 +18,7 @@ from debugger.errors import MeshdbgError, NoMatchError, SessionError, UsageError
 from debugger.proto import debugger_pb2 as pb
 from debugger.proto import debugger_pb2_grpc as pb_grpc
 from debugger.selection import ALL, parse_selection
-from debugger.sessions import Session, SessionRegistry
+from debugger.sessions import EXITED, Session, SessionRegistry
 from debugger.workers import WorkerRegistry
 
 SERVER_VERSION = "0.1.0"
@@ -122,7 +122,7 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
     async def Continue(self, request: pb.ContinueRequest, context: grpc.aio.ServicerContext) -> pb.ContinueReply:
         try:
             selection = parse_selection(request.selection) if request.selection else ALL
-            sessions = [s for s in self.registry.select(selection)]
+            sessions = self.registry.select(selection)
         except MeshdbgError as exc:
             await _abort(context, exc)
         outcomes = await asyncio.gather(*(s.resume() for s in sessions), return_exceptions=True)
@@ -140,7 +140,7 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             await _abort(context, exc)
         write = serialized_writer(context, "the client went away")
         await write(pb.AttachEvent(attached=session.info()))
-        await write(pb.AttachEvent(reply=session.replay().to_pb()))
+        await write(pb.AttachEvent(reply=session.replay()))
         watcher = asyncio.create_task(self._announce_end(session, write))
         try:
             async for request in request_iterator:
@@ -166,10 +166,10 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
     async def _attached_command(session: Session, line: str) -> pb.Reply:
         """pdb's reply to one line, or the reason it could not run, as a reply."""
         try:
-            return (await session.execute(line)).to_pb()
+            return await session.execute(line)
         except SessionError as exc:
             return pb.Reply(output=f"*** {exc}\n", prompt=session.prompt, frame=session.frame,
-                            ended=session.state == "exited", reason=session.end_reason)
+                            ended=session.state == EXITED, reason=session.end_reason)
 
     @staticmethod
     async def _announce_end(session: Session, write: Callable[[pb.AttachEvent], Awaitable[None]]) -> None:

@@ -11,32 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from dataclasses import dataclass
 from typing import AsyncIterator, Awaitable, Callable
 
 from debugger.errors import NoMatchError, SessionError
 from debugger.proto import debugger_pb2 as pb
 from debugger.selection import Selection
+from worker.identity import identity_coords
 
 Writer = Callable[[pb.ServerMessage], Awaitable[None]]
 
 STOPPED = "stopped"
 RUNNING = "running"
 EXITED = "exited"
-
-
-@dataclass
-class Reply:
-    """pdb's answer to one command."""
-
-    output: str
-    prompt: str
-    frame: pb.Frame
-    ended: bool = False
-    reason: str = ""
-
-    def to_pb(self) -> pb.Reply:
-        return pb.Reply(output=self.output, prompt=self.prompt, frame=self.frame, ended=self.ended, reason=self.reason)
 
 
 class Session:
@@ -54,7 +40,7 @@ class Session:
         self._registry = registry
         self._write = write
         self._lock = asyncio.Lock()
-        self._pending: asyncio.Future[Reply] | None = None
+        self._pending: asyncio.Future[pb.Reply] | None = None
         self._completions: dict[int, asyncio.Future[list[str]]] = {}
         self._request_ids = itertools.count(1)
 
@@ -64,22 +50,23 @@ class Session:
 
     @property
     def coords(self) -> dict[str, int]:
-        return {coord.dim: coord.index for coord in self.identity.coords}
+        return identity_coords(self.identity)
 
     def info(self) -> pb.SessionInfo:
         return pb.SessionInfo(id=self.id, identity=self.identity, state=self.state, frame=self.frame, prompt=self.prompt)
 
-    def replay(self) -> Reply:
+    def replay(self) -> pb.Reply:
         """What an attaching client sees first: the output since the last command."""
-        return Reply(self.transcript, self.prompt, self.frame, ended=self.state == EXITED, reason=self.end_reason)
+        return pb.Reply(output=self.transcript, prompt=self.prompt, frame=self.frame, ended=self.state == EXITED,
+                        reason=self.end_reason)
 
     # ---- driven by control clients ----------------------------------------------------
 
-    async def execute(self, line: str) -> Reply:
+    async def execute(self, line: str) -> pb.Reply:
         """Run one pdb command and return its output."""
         return await self._send(pb.ServerMessage(input=pb.Input(line=line)))
 
-    async def resume(self, clear_breakpoints: bool = True) -> Reply:
+    async def resume(self, clear_breakpoints: bool = True) -> pb.Reply:
         """Leave pdb and let the worker run."""
         return await self._send(pb.ServerMessage(resume=pb.Resume(clear_breakpoints=clear_breakpoints)))
 
@@ -97,7 +84,7 @@ class Session:
         finally:
             self._completions.pop(request_id, None)
 
-    async def _send(self, message: pb.ServerMessage) -> Reply:
+    async def _send(self, message: pb.ServerMessage) -> pb.Reply:
         if self._lock.locked():
             raise SessionError(f"rank {self.rank} is busy running another command")
         async with self._lock:
@@ -124,7 +111,7 @@ class Session:
         self.transcript = prompt.output
         self._registry.publish("updated", self)
         if self._pending and not self._pending.done():
-            self._pending.set_result(Reply(prompt.output, prompt.prompt, prompt.frame))
+            self._pending.set_result(pb.Reply(output=prompt.output, prompt=prompt.prompt, frame=prompt.frame))
 
     def on_completions(self, completions: pb.Completions) -> None:
         future = self._completions.get(completions.request_id)
@@ -139,7 +126,7 @@ class Session:
         self.end_reason = reason
         self.transcript += output
         if self._pending and not self._pending.done():
-            self._pending.set_result(Reply(output, "", self.frame, ended=True, reason=reason))
+            self._pending.set_result(pb.Reply(output=output, frame=self.frame, ended=True, reason=reason))
         for future in self._completions.values():
             if not future.done():
                 future.set_result([])

@@ -18,6 +18,7 @@ from debugger.proto import debugger_pb2 as pb
 from debugger.proto import mesh_pb2 as mesh_pb
 from debugger.selection import Selection
 from debugger.sessions import Session, SessionRegistry
+from worker.identity import identity_coords
 
 STARTING = "starting"
 RUNNING = "running"
@@ -49,7 +50,7 @@ class Worker:
 
     @property
     def coords(self) -> dict[str, int]:
-        return {coord.dim: coord.index for coord in self.identity.coords}
+        return identity_coords(self.identity)
 
     @property
     def exited(self) -> bool:

@@ -6,6 +6,7 @@ A module of its own (not conftest) so tests in every folder import it by one uni
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -14,6 +15,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TypeVar
+
+from debugger.connection import ConnectionInfo
+from debugger.control import ControlClient
 
 WORKERS = Path(__file__).parent / "workers"
 T = TypeVar("T")
@@ -60,25 +64,14 @@ class Server:
         return process
 
     def run(self, coroutine_function: Callable[..., object], *args: object) -> object:
-        """Run an async test body with a connected ControlClient as its first argument."""
-        from debugger.control import ControlClient
-
+        """Run an async test body with a ControlClient of this server as its first argument."""
         async def body() -> object:
-            saved = dict(os.environ)
-            os.environ.update(self.env)
-            try:
-                client = await ControlClient.connect()
-            finally:
-                os.environ.clear()
-                os.environ.update(saved)
-            async with client:
+            async with ControlClient(ConnectionInfo(self.addr, self.env["MESHDBG_TOKEN"])) as client:
                 return await coroutine_function(client, *args)
 
         return asyncio.run(body())
 
     def sessions(self) -> list[dict]:
-        import json
-
         result = self.cli("list", "--json")
         assert result.returncode == 0, result.stderr
         return json.loads(result.stdout)

@@ -44,8 +44,13 @@ def format_coords(coords: Mapping[str, int]) -> str:
     return ",".join(f"{dim}={index}" for dim, index in coords.items())
 
 
-def _int(env: Mapping[str, str], key: str) -> int:
-    value = env.get(key, "0")
+def identity_coords(identity: pb.Identity) -> dict[str, int]:
+    """The mesh coordinates of a wire identity, in mesh order."""
+    return {coord.dim: coord.index for coord in identity.coords}
+
+
+def _int(env: Mapping[str, str], key: str, default: str = "0") -> int:
+    value = env.get(key, default)
     try:
         return int(value)
     except ValueError:
@@ -67,12 +72,12 @@ def detect_identity(env: Mapping[str, str] | None = None) -> WorkerIdentity:
         return WorkerIdentity(name, rank, coords, "torchrun")
     if "OMPI_COMM_WORLD_RANK" in env:
         rank = _int(env, "OMPI_COMM_WORLD_RANK")
-        per_node = max(1, int(env.get("OMPI_COMM_WORLD_LOCAL_SIZE", "1") or 1))
+        per_node = max(1, _int(env, "OMPI_COMM_WORLD_LOCAL_SIZE", "1"))
         node = _int(env, "OMPI_COMM_WORLD_NODE_RANK") if "OMPI_COMM_WORLD_NODE_RANK" in env else rank // per_node
         return WorkerIdentity(name, *_mesh(rank, node, _int(env, "OMPI_COMM_WORLD_LOCAL_RANK")), "openmpi")
     if "PMI_RANK" in env:
         rank = _int(env, "PMI_RANK")
-        per_node = max(1, int(env.get("MPI_LOCALNRANKS", "1") or 1))
+        per_node = max(1, _int(env, "MPI_LOCALNRANKS", "1"))
         return WorkerIdentity(name, *_mesh(rank, rank // per_node, _int(env, "MPI_LOCALRANKID")), "mpich")
     if "SLURM_PROCID" in env:
         rank, coords = _mesh(_int(env, "SLURM_PROCID"), _int(env, "SLURM_NODEID"), _int(env, "SLURM_LOCALID"))

@@ -17,8 +17,8 @@ from typing import Awaitable, Callable, Protocol
 
 from debugger.control import ControlClient
 from debugger.errors import SelectionError, UsageError
-from debugger.format import grouped_cast_output, session_table
-from debugger.selection import describe_ranks, parse_selection
+from debugger.format import grouped_cast_output, resumed_text, session_table
+from debugger.selection import parse_selection
 
 PDB_COMMANDS = frozenset(name[3:] for name in dir(pdb.Pdb) if name.startswith("do_"))
 
@@ -178,11 +178,7 @@ class Commands:
         Resume the selected (default: every) stopped rank; its breakpoints are cleared.
         """
         resumed = await (await self.console.client()).resume(parse_continue(arg))
-        if not resumed:
-            self.console.say("no stopped session could be resumed")
-            return
-        plural = "s" if len(resumed) != 1 else ""
-        self.console.say(f"resumed {len(resumed)} session{plural} (ranks {describe_ranks([s.rank for s in resumed])})")
+        self.console.say(resumed_text(resumed))
 
     async def do_help(self, arg: str) -> None:
         """h(elp) [command]
