@@ -22,7 +22,7 @@ from typing import Awaitable, Callable
 from debugger.control import ControlClient
 from debugger.errors import MeshdbgError, UsageError
 from debugger.format import failed, grouped_cast_output, resumed_text, session_table, worker_table
-from debugger.selection import parse_selection
+from debugger.selection import AttachTarget, parse_attach_target, parse_selection
 from worker.pipelining.cli import add_arguments as add_schedule_arguments
 from worker.pipelining.cli import run as run_schedule
 
@@ -89,26 +89,18 @@ async def cmd_attach(args: argparse.Namespace) -> int:
     if not args.plain and sys.stdin.isatty() and sys.stdout.isatty():
         from debugger.console import run_console
 
-        rank, session_id = _parse_attach_target(args.rank) if args.rank is not None else (None, None)
-        if session_id is not None:
+        target = parse_attach_target(args.rank) if args.rank is not None else AttachTarget()
+        if target.session_id is not None:
             raise UsageError("the console attaches by rank (meshdbg attach 2); use --plain for a session id")
         async with await ControlClient.connect(args.addr) as client:
-            return await run_console(client, attach_rank=rank)
+            return await run_console(client, attach_rank=target.rank)
     from debugger.line_attach import attach_lines
 
-    rank, session_id = _parse_attach_target(args.rank)
-    async with await ControlClient.connect(args.addr) as client:
-        return await attach_lines(client, rank=rank, session_id=session_id)
-
-
-def _parse_attach_target(text: str | None) -> tuple[int | None, int | None]:
-    """`3` is rank 3; `#12` is session id 12."""
-    if text is None:
+    if args.rank is None:
         raise UsageError("attach needs a rank (e.g. `meshdbg attach 2`)")
-    digits = text[1:] if text.startswith("#") else text
-    if not digits.isdigit():
-        raise UsageError(f"bad attach target {text!r}: expected a rank like 2 or a session id like #12")
-    return (None, int(digits)) if text.startswith("#") else (int(digits), None)
+    target = parse_attach_target(args.rank)
+    async with await ControlClient.connect(args.addr) as client:
+        return await attach_lines(client, rank=target.rank, session_id=target.session_id)
 
 
 async def cmd_schedule(args: argparse.Namespace) -> int:

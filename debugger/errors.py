@@ -2,7 +2,8 @@
 
     MeshdbgError                 base; `exit_code` is what the CLI exits with
     ├── UsageError               a malformed command or selection (exit 2)
-    │   └── SelectionError       a rank selection that does not parse; points at the bad part
+    │   ├── SelectionError       a rank selection that does not parse; points at the bad part
+    │   └── TargetError          an attach target that is not a rank, `name rank` or `#id`
     ├── NoMatchError             a selection or target that matched no session (exit 1)
     ├── SessionError             a session could not run the command (gone, busy) (exit 1)
     ├── ConnectionFailed         no server reachable at the address (exit 3)
@@ -41,6 +42,15 @@ class SelectionError(UsageError):
         self.position = position
         self.problem = problem
         super().__init__(f"bad selection ({problem}):\n  {text}\n  {' ' * position}^")
+
+
+class TargetError(UsageError):
+    """An attach target that does not parse; `position` points at the offending word."""
+
+    def __init__(self, problem: str, position: int) -> None:
+        self.problem = problem
+        self.position = position
+        super().__init__(problem)
 
 
 class NoMatchError(MeshdbgError):

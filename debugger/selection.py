@@ -1,5 +1,7 @@
 """Rank selections: which sessions a command is for.
 
+Also the target of `attach`: one session, by rank (`2`, `trainer 2`) or by id (`#12`).
+
 Forms (DESIGN §2): `ranks(3)`, `ranks(1,4,6)`, `ranks(2:10:2)`, `ranks(:)`,
 `ranks(hosts=1, gpus=0:4)`, `ranks(gpus=(0,3))`, and the short forms `all`, `*`,
 `3`, `0,3-5`. Positional items select ranks (their union); `dim=...` items select mesh
@@ -13,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from debugger.errors import SelectionError
+from debugger.errors import SelectionError, TargetError
 
 _TOKEN = re.compile(r"\s*(?:(?P<int>\d+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>[(),:=\-]))")
 
@@ -208,6 +210,39 @@ def parse_selection(text: str) -> Selection:
     if text.strip() in ("*", ":"):
         return Selection(text)
     return _Parser(text).parse()
+
+
+RANK_LIMIT = 2**31  # ranks travel as int32
+SESSION_ID_LIMIT = 2**64  # session ids as uint64
+_DIGITS = re.compile(r"\d+", re.ASCII)
+
+
+@dataclass(frozen=True)
+class AttachTarget:
+    """Which session `attach` means: a rank (optionally of one worker name), or a session id."""
+
+    rank: int | None = None
+    name: str = ""
+    session_id: int | None = None
+
+
+def _bounded(word: str, limit: int) -> int | None:
+    return int(word) if _DIGITS.fullmatch(word) and int(word) < limit else None
+
+
+def parse_attach_target(text: str) -> AttachTarget:
+    """`2`, `trainer 2` or `#12`; TargetError pointing at the offending word otherwise."""
+    words = text.split()
+    if len(words) == 1 and words[0].startswith("#"):
+        session_id = _bounded(words[0][1:], SESSION_ID_LIMIT)
+        if session_id is not None:
+            return AttachTarget(session_id=session_id)
+    elif words and len(words) <= 2:
+        rank = _bounded(words[-1], RANK_LIMIT)
+        if rank is not None:
+            return AttachTarget(rank=rank, name=words[0] if len(words) == 2 else "")
+    position = text.rfind(words[-1]) if words else 0
+    raise TargetError("attach needs a rank: attach 2, attach <name> 2, or attach #<session id>", position)
 
 
 def describe_ranks(ranks: list[int]) -> str:

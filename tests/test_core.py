@@ -257,6 +257,9 @@ def test_unknown_rank_and_bad_selection_are_clear_errors(server: Server) -> None
     assert failing.returncode == 1 and "NameError" in failing.stdout
     attach = server.cli("attach", "9", input="")
     assert attach.returncode == 1 and "no session for rank 9" in attach.stderr
+    for typo in ("²", "99999999999", "#x"):
+        attach = server.cli("attach", typo, input="")
+        assert attach.returncode == 2 and "attach needs a rank" in attach.stderr and "Traceback" not in attach.stderr
     assert len(server.sessions()) == 4  # nothing was lost
 
 

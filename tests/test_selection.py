@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from debugger.errors import SelectionError
-from debugger.selection import describe_ranks, parse_selection
+from debugger.errors import SelectionError, TargetError
+from debugger.selection import AttachTarget, describe_ranks, parse_attach_target, parse_selection
 
 MESH = [(rank, {"hosts": rank // 4, "gpus": rank % 4}) for rank in range(12)]
 
@@ -67,3 +67,21 @@ def test_bad_selections_point_at_the_problem(text: str, position: int, problem: 
 def test_describe_ranks_compacts_runs() -> None:
     assert describe_ranks([5, 0, 1, 2, 2, 7, 8]) == "0-2,5,7-8"
     assert describe_ranks([]) == ""
+
+
+@pytest.mark.parametrize("text, target", [
+    ("2", AttachTarget(rank=2)),
+    (" trainer 2 ", AttachTarget(rank=2, name="trainer")),
+    ("#12", AttachTarget(session_id=12)),
+])
+def test_attach_targets(text: str, target: AttachTarget) -> None:
+    assert parse_attach_target(text) == target
+
+
+@pytest.mark.parametrize("text, position", [
+    ("", 0), ("x", 0), ("²", 0), ("#²", 0), ("#", 0), ("99999999999", 0), ("a b 2", 4), ("trainer x", 8),
+])
+def test_bad_attach_targets_point_at_the_word(text: str, position: int) -> None:
+    with pytest.raises(TargetError) as caught:
+        parse_attach_target(text)
+    assert caught.value.position == position
