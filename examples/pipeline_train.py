@@ -22,7 +22,7 @@ import torch.distributed as dist
 from worker.pipelining.lowering import lower
 from worker.pipelining.runtime import PipelineRuntime
 from worker.pipelining.schedules import generate
-from worker.pipelining.toymodel import StageChunk, loss_fn, make_batch
+from worker.pipelining.toymodel import StageChunk, loss_fn, make_batch, stage_gradients
 
 
 def stage_microbatch(text: str) -> tuple[int, int]:
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
             optimizer.zero_grad(set_to_none=True)
             stats = runtime.step(inputs, targets)
             if args.dump_grads and step == 0:
-                grads = {f"{s}.{name}": p.grad.flatten().tolist() for s, m in modules.items() for name, p in m.named_parameters()}
+                grads = stage_gradients(modules)
                 with open(os.path.join(args.dump_grads, f"rank{rank}.json"), "w") as handle:
                     json.dump({"loss": stats.loss, "grads": grads}, handle)
             optimizer.step()

@@ -53,5 +53,9 @@ def reference_step(num_stages: int, hidden: int, seed: int, batch: int) -> tuple
     inputs, targets = make_batch(batch, hidden, seed)
     loss = loss_fn(nn.Sequential(*stages)(inputs), targets)
     loss.backward()
-    grads = {f"{s}.{name}": p.grad.flatten().tolist() for s, stage in enumerate(stages) for name, p in stage.named_parameters()}
-    return loss.item(), grads
+    return loss.item(), stage_gradients(dict(enumerate(stages)))
+
+
+def stage_gradients(stages: dict[int, nn.Module]) -> dict[str, list[float]]:
+    """Every parameter's gradient by `stage.param` name, comparable across processes."""
+    return {f"{s}.{name}": p.grad.flatten().tolist() for s, stage in stages.items() for name, p in stage.named_parameters()}
