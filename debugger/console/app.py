@@ -24,17 +24,18 @@ from prompt_toolkit.history import FileHistory, ThreadedHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import ColorDepth, Output
 
-from debugger.console.attachment import Attachment, interrupt_rank
+from debugger.console.attachment import Attachment
 from debugger.console.bindings import load_console_bindings
-from debugger.console.board import CONTINUED_REASON, Board, rank_label
-from debugger.console.commands import AttachTarget, Commands
+from debugger.console.board import CONTINUED_REASON, SYNCED, Board, RankKey, rank_label
+from debugger.console.commands import Commands
 from debugger.console.completion import ConsoleCompleter
 from debugger.console.highlight import STYLE, pdb_fragments
 from debugger.console.link import Link
 from debugger.console.validation import CommandValidator
 from debugger.control import ControlClient, PdbReply, SessionView
 from debugger.errors import ConnectionFailed, MeshdbgError
-from debugger.format import where
+from debugger.format import PDB_ERROR_PREFIX, where
+from debugger.selection import AttachTarget
 
 HISTORY_ENV = "MESHDBG_HISTORY"
 RETRY_S = 2.0  # how often the watcher tries a lost server again
@@ -61,8 +62,7 @@ class Console:
         self.exit_when_idle = exit_when_idle
         self.attachment: Attachment | None = None
         self.following: SessionView | None = None  # the rank we let run with `c`: Ctrl-C stops it
-        self.interrupting: set[tuple[str, int]] = set()  # ranks to attach to when they stop
-        self.synced = False
+        self.synced = False  # the board holds what the server had when we (re)connected
         self._command: Callable[[], None] | None = None  # what Ctrl-C does to the running command
         self._tasks: set[asyncio.Task[Any]] = set()
         output = get_app_session().output
@@ -99,7 +99,7 @@ class Console:
         if attachment.attached.replay.ended:
             await self._attachment_ended(attachment, attachment.attached.replay)
         else:
-            self._spawn(self._watch_attachment(attachment))
+            attachment.end_watcher = self._spawn(self._watch_attachment(attachment))
         self._refresh()
 
     # ---- printing -------------------------------------------------------------------
@@ -203,15 +203,20 @@ class Console:
         if task.cancelled():
             return False
         failure = task.exception()
+        if failure is not None:
+            self._report(failure)
+        self._refresh()
+        return bool(task.result()) if failure is None else False
+
+    def _report(self, failure: BaseException) -> None:
+        """A failed command or background step in one line; anything but a MeshdbgError is a bug."""
         if isinstance(failure, ConnectionFailed):
             self.link.mark_lost(failure)
             self.warn(f"meshdbg: {failure} — the next command tries again")
         elif isinstance(failure, MeshdbgError):
-            self._print([("class:error", f"*** {failure}")])
-        elif failure is not None:
+            self._print([("class:error", f"{PDB_ERROR_PREFIX}{failure}")])
+        else:
             raise failure
-        self._refresh()
-        return bool(task.result()) if failure is None else False
 
     # ---- Ctrl-C -----------------------------------------------------------------------
 
@@ -225,29 +230,24 @@ class Console:
 
     def _interrupt_attached(self, task: asyncio.Task[Any]) -> None:
         """Ctrl-C while the attached rank runs a command: interrupt it, as local pdb would."""
-        attachment = self.attachment
-        if attachment is not None and hasattr(self.link.client, "interrupt"):
-            self._spawn(self._interrupt(attachment.session))
+        if self.attachment is None:  # detached meanwhile: nothing left to interrupt
+            task.cancel()
             return
-        self.warn("interrupt not available on this server; detached, the rank finishes the command on its own")
-        task.cancel()
+        self._spawn(self._interrupt(self.attachment.session))
 
     async def _on_ctrl_c(self) -> None:
-        """Ctrl-C on an empty line: leave the attached rank, or stop the rank we let run."""
+        """Ctrl-C on an empty line: leave the attached rank, or stop the rank we let run (which
+        then comes back here, as `following` brings it back at its next stop)."""
         if self.attachment is not None:
             await self.detach()
         elif self.following is not None:
-            await self._interrupt(self.following, attach=True)
+            await self._interrupt(self.following)
         else:
             self.say("(quit or Ctrl-D leaves the console; sessions stay as they are)")
 
-    async def _interrupt(self, session: SessionView, attach: bool = False) -> None:
-        ranks = await interrupt_rank(await self.link.ensure(), session.rank)
-        if ranks is None:
-            self.warn("interrupt not available on this server: the rank runs on until its next breakpoint")
-        elif session.rank in ranks:
-            if attach:
-                self.interrupting.add((session.name, session.rank))
+    async def _interrupt(self, session: SessionView) -> None:
+        ranks = await (await self.link.ensure()).interrupt(str(session.rank))
+        if session.rank in ranks:
             self.announce(f"interrupting {rank_label(session)}…")
         else:
             self.warn(f"{rank_label(session)} could not be interrupted (it is not running)")
@@ -259,6 +259,8 @@ class Console:
         attachment, self.attachment = self.attachment, None
         if attachment is None:
             return
+        if attachment.end_watcher is not None and attachment.end_watcher is not asyncio.current_task():
+            attachment.end_watcher.cancel()  # (the watcher itself detaches when the session ends)
         await attachment.close()
         if not quiet:
             self.announce(f"detached from {attachment.label}; it stays paused")
@@ -284,20 +286,31 @@ class Console:
     # ---- the watcher ------------------------------------------------------------------
 
     async def _watch(self) -> None:
-        """Keep the board current and announce changes; survive the server going away."""
+        """Keep the board current and announce changes; survive the server going away.
+
+        The stream replays the live sessions (known already, not news), says `synced`, then
+        reports changes; every (re)connection starts the board afresh.
+        """
+        dropped = False
         while True:
             try:
-                was_lost = self.link.lost is not None
                 client = await self.link.ensure()
-                self.board.reset(await client.list())
-                self.synced = True
-                if was_lost:
-                    self.announce(f"reconnected to the server at {client.connection.addr}")
-                self._refresh()
+                self.board.reset()
+                self.synced = False
                 async for kind, session, reason in client.watch():
-                    self._on_event(kind, session, reason)
+                    if self.synced:
+                        self._on_event(kind, session, reason)
+                    elif kind == SYNCED:
+                        self.synced = True
+                        if dropped:
+                            dropped = False
+                            self.announce(f"reconnected to the server at {client.connection.addr}")
+                        self._refresh()
+                    else:
+                        self.board.know(session)
                 raise ConnectionFailed(f"the server at {client.connection.addr} went away")
             except MeshdbgError as exc:
+                dropped = True
                 if self.link.lost is None:
                     self.link.mark_lost(exc)
                     self.warn(f"meshdbg: {exc} — retrying every {RETRY_S:.0f} s")
@@ -311,10 +324,7 @@ class Console:
         note = self.board.apply(kind, session, reason)
         key = (session.name, session.rank)
         if note and kind != "closed":
-            if key in self.interrupting and self.attachment is None:
-                self.interrupting.discard(key)
-                self._spawn(self._run_quietly(self.attach(AttachTarget(rank=session.rank, name=session.name))))
-            elif self.following is not None and (self.following.name, self.following.rank) == key:
+            if self._is_following(key):
                 self.following = None
                 if self.attachment is None and not self.prompt.default_buffer.text:
                     # As local pdb after `c`: the rank you let run comes back to your prompt
@@ -322,24 +332,27 @@ class Console:
                     self._spawn(self._run_quietly(self.attach(AttachTarget(rank=session.rank, name=session.name))))
                 else:
                     note += f" — attach {session.rank} to debug it again"
-        if kind == "closed" and reason != CONTINUED_REASON and self.following is not None \
-                and (self.following.name, self.following.rank) == key:
+        if kind == "closed" and reason != CONTINUED_REASON and self._is_following(key):
             self.following = None
         if note:
             self.announce(note)
         self._refresh()
+
+    def _is_following(self, key: RankKey) -> bool:
+        return self.following is not None and (self.following.name, self.following.rank) == key
 
     async def _run_quietly(self, work: Coroutine[Any, Any, Any]) -> None:
         """A background step whose failure is a one-line message, never a traceback."""
         try:
             await work
         except MeshdbgError as exc:
-            self._print([("class:error", f"*** {exc}")])
+            self._report(exc)
 
-    def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+    def _spawn(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
 
 async def run_console(client: ControlClient, *, attach_rank: int | None = None, exit_when_idle: bool = False,

@@ -1,17 +1,16 @@
 """The rank the console is attached to: an AttachedSession held open across prompts.
 
 The console enters pdb mode by opening one of these and leaves it by closing it; the
-session itself stays paused on the server. `interrupt_rank` asks the server to stop a running
-rank in pdb when the control API offers that (`ControlClient.interrupt`, issue 4).
+session itself stays paused on the server.
 """
 
 from __future__ import annotations
 
-from typing import Awaitable, Callable
+import asyncio
 
 from debugger.control import AttachedSession, ControlClient, PdbReply, SessionView
-from debugger.console.board import rank_label
-from debugger.console.commands import AttachTarget
+from debugger.console.board import rank_label, shown_name
+from debugger.selection import AttachTarget
 
 COMPLETER_DELIMS = " \t\n`~!@#$%^&*()-=+[{]}\\|;:'\",<>/?"  # readline's, which pdb is used to
 
@@ -21,14 +20,19 @@ class Attachment:
 
     def __init__(self, attached: AttachedSession) -> None:
         self.attached = attached
-        self.session: SessionView = attached.session
         self.busy = False  # a line is on its way; its reply, not the end watcher, reports the end
+        self.end_watcher: asyncio.Task[None] | None = None  # the console's wait for the session's end
 
     @classmethod
     async def open(cls, client: ControlClient, target: AttachTarget) -> "Attachment":
         attached = client.attach(rank=target.rank, name=target.name, session_id=target.session_id)
         await attached.__aenter__()
         return cls(attached)
+
+    @property
+    def session(self) -> SessionView:
+        """The attached session (AttachedSession has it once entered, as every Attachment is)."""
+        return self.attached.session
 
     @property
     def label(self) -> str:
@@ -38,7 +42,7 @@ class Attachment:
     def prompt(self) -> str:
         """`(Pdb r2 hosts=1,gpus=0) `: where the next line goes."""
         where = f" {self.session.coords_text}" if self.session.coords_text else ""
-        name = "" if self.session.name in ("", "worker") else f"{self.session.name} "
+        name = f"{shown_name(self.session)} " if shown_name(self.session) else ""
         return f"(Pdb {name}r{self.session.rank}{where}) "
 
     async def send(self, line: str) -> PdbReply:
@@ -62,10 +66,3 @@ class Attachment:
     async def close(self) -> None:
         await self.attached.__aexit__(None, None, None)
 
-
-async def interrupt_rank(client: ControlClient, rank: int) -> list[int] | None:
-    """Ask the server to stop `rank` in pdb; None when this control API cannot interrupt."""
-    interrupt: Callable[[str], Awaitable[list[int]]] | None = getattr(client, "interrupt", None)
-    if interrupt is None:
-        return None
-    return await interrupt(str(rank))

@@ -18,13 +18,21 @@ RUNNING = "running"
 EXITED = "exited"
 # The reason a worker gives when its session ends because pdb let it run on.
 CONTINUED_REASON = "continued"
+# The watch event (with an empty session) between the replay of live sessions and the changes.
+SYNCED = "synced"
 
 RankKey = tuple[str, int]
 
 
+def shown_name(session: SessionView) -> str:
+    """The session's worker name where it says something: "" for the default worker."""
+    return "" if session.name in ("", "worker") else session.name
+
+
 def rank_label(session: SessionView) -> str:
     """`rank 2 (hosts=1,gpus=0)`, naming the worker when it is not the default one."""
-    who = f"rank {session.rank}" if session.name in ("", "worker") else f"{session.name} rank {session.rank}"
+    name = shown_name(session)
+    who = f"{name} rank {session.rank}" if name else f"rank {session.rank}"
     return f"{who} ({session.coords_text})" if session.coords_text else who
 
 
@@ -36,10 +44,16 @@ class Board:
     gone: dict[RankKey, str] = field(default_factory=dict)  # rank → RUNNING or EXITED
     announced: set[int] = field(default_factory=set)  # session ids whose stop was announced
 
-    def reset(self, sessions: Iterable[SessionView]) -> None:
-        """Start over from a listing; sessions in it are known already, not news."""
-        self.live = {s.id: s for s in sessions}
-        self.announced = set(self.live)
+    def reset(self, sessions: Iterable[SessionView] = ()) -> None:
+        """Start over (a new server knows nothing of the old one's ranks) from these sessions."""
+        self.live, self.gone, self.announced = {}, {}, set()
+        for session in sessions:
+            self.know(session)
+
+    def know(self, session: SessionView) -> None:
+        """A session that was live before we looked: on the board, but not news."""
+        self.live[session.id] = session
+        self.announced.add(session.id)
 
     def apply(self, kind: str, session: SessionView, reason: str) -> str | None:
         """Take one watch event; return the announcement it deserves, if any."""
@@ -70,11 +84,6 @@ class Board:
     def summary(self) -> str:
         totals = self.counts()
         return " · ".join(f"{count} {state}" for state, count in totals.items())
-
-    def session_of(self, name: str, rank: int) -> SessionView | None:
-        """The live session of a rank (first opened), if any."""
-        found = [s for s in self.live.values() if s.rank == rank and (not name or s.name == name)]
-        return min(found, key=lambda s: s.id) if found else None
 
     def ranks(self) -> list[int]:
         return sorted({s.rank for s in self.live.values()})

@@ -2,7 +2,7 @@
 
 As in CPython's Lib/cmd.py and Lib/pdb.py: the first docstring line is the usage, with the
 alias in parentheses (`l(ist)`), the rest explains; aliases are assignments (`do_l = do_list`).
-Parsing is pure and shared with the validator and the completer: `parse_command` splits a
+Parsing is pure and shared with the validator and the completer: `check_line` splits a
 line into a command and its argument, and the argument parsers raise `LineError` pointing at
 the offending character, so a typo is reported at the cursor before anything runs.
 """
@@ -12,13 +12,12 @@ from __future__ import annotations
 import difflib
 import inspect
 import pdb
-from dataclasses import dataclass
 from typing import Awaitable, Callable, Protocol
 
 from debugger.control import ControlClient
-from debugger.errors import SelectionError, UsageError
+from debugger.errors import SelectionError, TargetError, UsageError
 from debugger.format import grouped_cast_output, resumed_text, session_table
-from debugger.selection import parse_selection
+from debugger.selection import AttachTarget, parse_attach_target, parse_selection
 
 PDB_COMMANDS = frozenset(name[3:] for name in dir(pdb.Pdb) if name.startswith("do_"))
 
@@ -34,20 +33,6 @@ class LineError(UsageError):
     def shifted(self, offset: int) -> "LineError":
         """The same error for the text this one's text starts at `offset` of."""
         return LineError(self.problem, self.position + offset)
-
-
-@dataclass(frozen=True)
-class AttachTarget:
-    """Which session `attach` means: a rank (optionally of one worker name), or a session id."""
-
-    rank: int | None = None
-    name: str = ""
-    session_id: int | None = None
-
-    def describe(self) -> str:
-        if self.session_id is not None:
-            return f"session #{self.session_id}"
-        return f"{self.name} rank {self.rank}" if self.name else f"rank {self.rank}"
 
 
 class ConsoleActions(Protocol):
@@ -109,15 +94,10 @@ def parse_continue(arg: str) -> str:
 
 def parse_attach(arg: str) -> AttachTarget:
     """`2`, `trainer 2` or `#12`."""
-    words = arg.split()
-    if len(words) == 1 and words[0].startswith("#") and words[0][1:].isdigit():
-        return AttachTarget(session_id=int(words[0][1:]))
-    if len(words) == 1 and words[0].isdigit():
-        return AttachTarget(rank=int(words[0]))
-    if len(words) == 2 and words[1].isdigit():
-        return AttachTarget(rank=int(words[1]), name=words[0])
-    position = arg.rfind(words[-1]) if words else 0
-    raise LineError("attach needs a rank: attach 2, attach <name> 2, or attach #<session id>", position)
+    try:
+        return parse_attach_target(arg)
+    except TargetError as exc:
+        raise LineError(exc.problem, exc.position) from None
 
 
 ARGUMENT_PARSERS: dict[str, Callable[[str], object]] = {

@@ -15,6 +15,8 @@ from pygments import lex
 from pygments.lexers.python import PythonLexer
 from pygments.styles import get_style_by_name
 
+from debugger.format import PDB_ERROR_PREFIX
+
 PYGMENTS_STYLE = "monokai"
 
 # `  12 B->\tcode`: line number, breakpoint mark, current/exception marker, tab, code.
@@ -22,7 +24,7 @@ _LISTING = re.compile(r"^(?P<gutter>\s*\d+\s+B?(?:->|>>)?\t)(?P<code>.*)$")
 # `-> code` under a location line (also indented, inside grouped cast output).
 _CURRENT = re.compile(r"^(?P<gutter>\s*-> )(?P<code>.*)$")
 _LOCATION = re.compile(r"^\s*> .*\(\d+\).*\(\)")
-_ERROR = re.compile(r"^\s*\*\*\* ")
+_ERROR = re.compile(r"^\s*" + re.escape(PDB_ERROR_PREFIX))
 
 _LEXER = PythonLexer(stripnl=False, ensurenl=False)
 

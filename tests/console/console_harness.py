@@ -6,6 +6,7 @@ watch stream, or pexpect's expect.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -77,9 +78,11 @@ class Mesh:
         return json.loads(done.stdout)
 
     def console(self, *args: str, **env: str) -> pexpect.spawn:
-        """`meshdbg attach ARGS` in a pseudo-terminal, with this mesh's environment (plus `env`)."""
+        """`meshdbg attach ARGS` in a pseudo-terminal, with this mesh's environment (plus `env`);
+        all it printed so far is in `child.logfile_read.getvalue()`."""
         child = pexpect.spawn(sys.executable, ["-m", "debugger", "attach", *args], env=dict(self.env, **env),
                               encoding="utf-8", timeout=WAIT_S, dimensions=(40, 160))
+        child.logfile_read = io.StringIO()
         self.consoles.append(child)
         return child
 

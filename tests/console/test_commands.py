@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 from prompt_toolkit.document import Document
 from prompt_toolkit.validation import ValidationError
 
 from debugger.console.board import Board
-from debugger.console.commands import (AttachTarget, LineError, aliases, check_line, command_names, help_overview,
+from debugger.console.commands import (Commands, LineError, aliases, check_line, command_names, help_overview,
                                        parse_attach, parse_cast)
 from debugger.console.completion import ConsoleCompleter
 from debugger.console.highlight import pdb_fragments
 from debugger.console.validation import CommandValidator
 from debugger.control import SessionView
+from debugger.selection import AttachTarget
 
 
 def session(rank: int, state: str = "stopped", session_id: int | None = None, name: str = "worker") -> SessionView:
@@ -50,6 +53,9 @@ def test_check_line_resolves_aliases(line: str, parsed: tuple[str, str]) -> None
     ("cast", 4, "needs a selection and a pdb command"),
     ("continue 3-1", 11, "expected a rank number >= 3"),
     ("attach x", 7, "attach needs a rank"),
+    ("attach ²", 7, "attach needs a rank"),  # a digit to str.isdigit, not to int()
+    ("attach 99999999999", 7, "attach needs a rank"),  # beyond an int32 rank
+    ("attach #x", 7, "attach needs a rank"),
 ])
 def test_check_line_points_at_the_problem(line: str, position: int, problem: str) -> None:
     with pytest.raises(LineError) as caught:
@@ -72,10 +78,11 @@ def test_attach_targets(arg: str, target: AttachTarget) -> None:
     assert parse_attach(arg) == target
 
 
-def test_help_overview_names_every_command() -> None:
+def test_help_overview_gives_every_command_its_usage_line() -> None:
     overview = help_overview()
     for name in command_names():
-        assert name.lstrip("a") in overview.replace("(", "").replace(")", "")
+        usage = inspect.cleandoc(getattr(Commands, "do_" + name).__doc__).splitlines()[0]
+        assert f"  {usage}\n" in overview
 
 
 def test_validator_puts_the_cursor_on_the_problem_only_at_the_top_prompt() -> None:

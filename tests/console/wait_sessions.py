@@ -13,6 +13,7 @@ import asyncio
 import json
 import sys
 
+from debugger.console.board import SYNCED
 from debugger.control import ControlClient, SessionView
 
 
@@ -25,15 +26,16 @@ def matches(condition: dict[str, list[int]], live: list[SessionView]) -> bool:
 
 async def watch_until(condition: dict[str, list[int]]) -> list[SessionView]:
     async with await ControlClient.connect() as client:
-        live = {s.id: s for s in await client.list()}
-        if matches(condition, list(live.values())):
-            return list(live.values())
+        live: dict[int, SessionView] = {}
+        synced = False  # the live sessions are replayed first: judge only once they all are
         async for kind, session, _ in client.watch():
-            if kind == "closed":
+            if kind == SYNCED:
+                synced = True
+            elif kind == "closed":
                 live.pop(session.id, None)
             else:
                 live[session.id] = session
-            if matches(condition, list(live.values())):
+            if synced and matches(condition, list(live.values())):
                 return list(live.values())
     raise RuntimeError("the watch stream ended")
 
