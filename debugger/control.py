@@ -324,7 +324,8 @@ class ControlClient:
         return AttachedSession(self, target)
 
     async def watch(self) -> AsyncIterator[tuple[str, SessionView, str]]:
-        """(kind, session, reason) for every opened/updated/closed session, live ones first."""
+        """(kind, session, reason): `opened` for each live session, one `synced` (with an empty
+        session), then every opened/updated/closed session."""
         call = self.stub.Watch(pb.WatchRequest(), metadata=self.connection.metadata())
         try:
             with self.translating():

@@ -190,12 +190,17 @@ class SessionRegistry:
             queue.put_nowait(event)
 
     async def watch(self) -> AsyncIterator[pb.WatchEvent]:
-        """Every change from now on, starting with an `opened` event per live session."""
+        """An `opened` event per live session, then `synced`, then every change from then on.
+
+        Watchers need no separate listing: the replay and the changes come from one
+        subscription, so nothing can close unseen between the two.
+        """
         queue: asyncio.Queue[pb.WatchEvent] = asyncio.Queue()
         self._watchers.add(queue)
         try:
             for session in self.sessions():
                 yield pb.WatchEvent(kind="opened", session=session.info())
+            yield pb.WatchEvent(kind="synced")
             while True:
                 yield await queue.get()
         finally:
