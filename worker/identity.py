@@ -28,14 +28,21 @@ class WorkerIdentity:
     launcher: str = "none"
 
 
-def parse_coords(text: str) -> dict[str, int]:
-    """`hosts=1,gpus=3` → {"hosts": 1, "gpus": 3}, in the order given."""
+def parse_coords(text: str, what: str = "coordinates",
+                 expected: str = "dim=index pairs like hosts=1,gpus=3") -> dict[str, int]:
+    """`hosts=1,gpus=3` → {"hosts": 1, "gpus": 3}, in the order given.
+
+    UsageError, naming the text as `what` and saying what was `expected`, for bad syntax or a
+    dimension given twice (which would otherwise silently keep the last value).
+    """
     coords: dict[str, int] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
-        dim, sep, value = part.partition("=")
-        if not sep or not dim.strip().isidentifier() or not value.strip().isdigit():
-            raise UsageError(f"bad coordinates {text!r}: expected dim=index pairs like hosts=1,gpus=3")
-        coords[dim.strip()] = int(value)
+        dim, sep, value = (item.strip() for item in part.partition("="))
+        if not sep or not dim.isidentifier() or not value.isdigit():
+            raise UsageError(f"bad {what} {text!r}: expected {expected}")
+        if dim in coords:
+            raise UsageError(f"bad {what} {text!r}: dimension {dim!r} given twice")
+        coords[dim] = int(value)
     return coords
 
 
@@ -47,6 +54,11 @@ def format_coords(coords: Mapping[str, int]) -> str:
 def identity_coords(identity: pb.Identity) -> dict[str, int]:
     """The mesh coordinates of a wire identity, in mesh order."""
     return {coord.dim: coord.index for coord in identity.coords}
+
+
+def pb_coords(coords: Mapping[str, int]) -> list[pb.Coord]:
+    """Mesh coordinates as a wire identity carries them, the inverse of identity_coords."""
+    return [pb.Coord(dim=dim, index=index) for dim, index in coords.items()]
 
 
 def _int(env: Mapping[str, str], key: str, default: str = "0") -> int:
@@ -90,7 +102,7 @@ def session_identity(worker: WorkerIdentity, reason: str, context: Mapping[str, 
     thread = threading.current_thread()
     return pb.Identity(
         name=worker.name, rank=worker.rank,
-        coords=[pb.Coord(dim=dim, index=index) for dim, index in worker.coords.items()],
+        coords=pb_coords(worker.coords),
         hostname=socket.gethostname(), pid=os.getpid(), thread_id=threading.get_native_id(),
         thread_name=thread.name, reason=reason, protocol_version=PROTOCOL_VERSION, context=dict(context or {}),
     )

@@ -28,7 +28,8 @@ def test_slices_by_index_slice_and_collection() -> None:
 
 
 @pytest.mark.parametrize("text, message", [("hosts=x", "bad --mesh"), ("hosts", "bad --mesh"),
-                                           ("hosts=0", "at least 1"), ("", "at least one dimension")])
+                                           ("hosts=0", "at least 1"), ("", "at least one dimension"),
+                                           ("hosts=2,hosts=3", "dimension 'hosts' given twice")])
 def test_bad_shapes_say_what_is_wrong(text: str, message: str) -> None:
     with pytest.raises(UsageError, match=message):
         MeshShape.parse(text)

@@ -37,11 +37,7 @@ class MeshShape:
     @classmethod
     def parse(cls, text: str) -> "MeshShape":
         """`hosts=2,gpus=4` → a shape; UsageError saying what is wrong otherwise."""
-        try:
-            sizes = parse_coords(text)
-        except UsageError:
-            raise UsageError(f"bad --mesh {text!r}: expected dim=size pairs like hosts=2,gpus=4") from None
-        return cls.of(sizes)
+        return cls.of(parse_coords(text, "--mesh", "dim=size pairs like hosts=2,gpus=4"))
 
     @property
     def size(self) -> int:
