@@ -13,7 +13,7 @@ import grpc
 
 from debugger.proto import mesh_pb2 as mesh_pb
 from debugger.proto import mesh_pb2_grpc as mesh_grpc
-from debugger.servicer import version_problem
+from debugger.servicer import opening_hello
 from debugger.workers import Worker, WorkerRegistry
 
 
@@ -25,15 +25,10 @@ class MeshServicer(mesh_grpc.MeshServicer):
 
     async def Agent(self, request_iterator: AsyncIterator[mesh_pb.AgentMessage], context: grpc.aio.ServicerContext
                     ) -> AsyncIterator[mesh_pb.AgentCommand]:
-        first = await anext(aiter(request_iterator), None)
-        if first is None or not first.HasField("hello"):
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "an agent stream must open with hello")
-        problem = version_problem(first.hello.identity.protocol_version)
-        if problem:
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, problem)
-        worker = self.workers.connect(first.hello)
-        outbox = worker.outbox
-        pump = asyncio.create_task(self._pump_worker(request_iterator, worker))
+        hello = await opening_hello(request_iterator, context, "an agent stream", lambda hello: hello.identity)
+        worker = self.workers.connect(hello)
+        outbox = worker.outbox  # this stream's, even if the worker connects again
+        pump = asyncio.create_task(self._pump_worker(request_iterator, worker, outbox))
         try:
             yield mesh_pb.AgentCommand(welcome=mesh_pb.AgentWelcome(worker_id=worker.id))
             while (command := await outbox.get()) is not None:
@@ -44,8 +39,9 @@ class MeshServicer(mesh_grpc.MeshServicer):
                 worker.on_disconnect()
 
     @staticmethod
-    async def _pump_worker(request_iterator: AsyncIterator[mesh_pb.AgentMessage], worker: Worker) -> None:
-        outbox = worker.outbox
+    async def _pump_worker(request_iterator: AsyncIterator[mesh_pb.AgentMessage], worker: Worker,
+                           outbox: asyncio.Queue[mesh_pb.AgentCommand | None]) -> None:
+        """Hand the worker's messages to `worker`; when they end, end the stream's `outbox` too."""
         try:
             async for message in request_iterator:
                 kind = message.WhichOneof("kind")
@@ -54,6 +50,5 @@ class MeshServicer(mesh_grpc.MeshServicer):
                 elif kind == "exit":
                     worker.exit_code = message.exit.exit_code
         except grpc.RpcError:
-            pass
-        if outbox is not None:
-            outbox.put_nowait(None)
+            pass  # the worker went away: its stream ends as if it had closed it
+        outbox.put_nowait(None)

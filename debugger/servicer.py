@@ -38,6 +38,22 @@ def version_problem(version: int) -> str | None:
     return None
 
 
+async def opening_hello(request_iterator: AsyncIterator[Message], context: grpc.aio.ServicerContext, stream: str,
+                        identity_of: Callable[[Message], pb.Identity] = lambda hello: hello) -> Message:
+    """The `hello` a worker's stream (named `stream` in errors) must open with.
+
+    Aborts the RPC with INVALID_ARGUMENT when the first message is something else, and with
+    FAILED_PRECONDITION when the hello's identity speaks another protocol version.
+    """
+    first = await anext(aiter(request_iterator), None)
+    if first is None or not first.HasField("hello"):
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{stream} must open with hello")
+    problem = version_problem(identity_of(first.hello).protocol_version)
+    if problem:
+        await context.abort(grpc.StatusCode.FAILED_PRECONDITION, problem)
+    return first.hello
+
+
 def serialized_writer(context: grpc.aio.ServicerContext, gone: str) -> Callable[[Message], Awaitable[None]]:
     """`context.write` for several writers at once; SessionError(`gone`) once the peer left."""
     lock = asyncio.Lock()
@@ -62,13 +78,8 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
 
     async def Session(self, request_iterator: AsyncIterator[pb.WorkerMessage], context: grpc.aio.ServicerContext
                       ) -> None:
-        first = await anext(aiter(request_iterator), None)
-        if first is None or not first.HasField("hello"):
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "a session must open with hello")
-        problem = version_problem(first.hello.protocol_version)
-        if problem:
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, problem)
-        session = self.registry.open(first.hello, serialized_writer(context, "the worker went away"))
+        hello = await opening_hello(request_iterator, context, "a session")
+        session = self.registry.open(hello, serialized_writer(context, "the worker went away"))
         output, reason = "", "the worker went away"
         try:
             await context.write(pb.ServerMessage(welcome=pb.Welcome(session_id=session.id)))

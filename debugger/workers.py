@@ -54,7 +54,12 @@ class Worker:
 
     @property
     def exited(self) -> bool:
-        return self.exit_code is not None or self.signal is not None or (self.gone.is_set() and self.outbox is None)
+        """It said how it ends (its exit code), or is gone: reaped, or its agent stream ended.
+
+        (A reaped worker always has `gone` set, with its code or signal; a disconnected one
+        is never connected again, since WorkerRegistry.connect skips exited workers.)
+        """
+        return self.exit_code is not None or self.gone.is_set()
 
     def send(self, command: mesh_pb.AgentCommand) -> None:
         """Queue a command on the agent stream; MeshError when the worker is not connected."""
@@ -76,6 +81,11 @@ class Worker:
         future = self._pending.get(result.call_id)
         if future is not None and not future.done():
             future.set_result(result)
+
+    def end_stream(self) -> None:
+        """Close the agent stream from the server's side (an actor host then exits)."""
+        if self.outbox is not None:
+            self.outbox.put_nowait(None)
 
     def on_disconnect(self) -> None:
         """The agent stream ended: fail every call still waiting for this worker."""
@@ -99,32 +109,35 @@ class WorkerRegistry:
     def __init__(self, sessions: SessionRegistry) -> None:
         self.sessions = sessions
         self._workers: dict[int, Worker] = {}
+        self._by_pid: dict[int, list[Worker]] = {}  # oldest first (pids of other hosts may clash)
         self._ids = itertools.count(1)
         self._call_ids = itertools.count(1)
 
     def launched(self, identity: pb.Identity) -> Worker:
         """A process this server's launcher started: listed as starting until it connects."""
-        worker = Worker(next(self._ids), identity, "meshdbg")
-        self._workers[worker.id] = worker
-        return worker
+        return self._add(Worker(next(self._ids), identity, "meshdbg"))
 
     def connect(self, hello: mesh_pb.AgentHello) -> Worker:
         """An agent stream opened: the launched worker with that pid and host, else a new one."""
         ident = hello.identity
-        worker = next((w for w in self._workers.values() if w.pid == ident.pid and not w.exited
+        worker = next((w for w in self._by_pid.get(ident.pid, ()) if not w.exited
                        and w.identity.hostname in ("", ident.hostname)), None)
         if worker is None:
-            worker = Worker(next(self._ids), ident, hello.launcher)
-            self._workers[worker.id] = worker
+            worker = self._add(Worker(next(self._ids), ident, hello.launcher))
         else:
             worker.identity, worker.launcher = ident, hello.launcher or worker.launcher
         worker.outbox = asyncio.Queue()
         worker.connected.set()
         return worker
 
+    def _add(self, worker: Worker) -> Worker:
+        self._workers[worker.id] = worker
+        self._by_pid.setdefault(worker.pid, []).append(worker)
+        return worker
+
     def exited(self, pid: int, exit_code: int | None, signal: int | None) -> Worker | None:
-        """The launcher reaped `pid`: record how it ended."""
-        worker = max((w for w in self._workers.values() if w.pid == pid), key=lambda w: w.id, default=None)
+        """The launcher reaped `pid`: record how the newest worker with that pid ended."""
+        worker = self._by_pid.get(pid, [None])[-1]
         if worker is not None:
             worker.exit_code, worker.signal = exit_code, signal
             worker.gone.set()
@@ -141,21 +154,19 @@ class WorkerRegistry:
         return [w for w in self.workers() if selection.matches(w.rank, w.coords)]
 
     def state(self, worker: Worker) -> str:
-        if worker.exited:
-            return EXITED
-        if self._session_of(worker) is not None:
-            return STOPPED
-        return RUNNING if worker.outbox is not None else STARTING
+        return _state(worker, self._session_of(worker))
 
     def _session_of(self, worker: Worker) -> Session | None:
-        """The first session opened by this worker's process, if one is stopped in pdb."""
+        """The first session opened by this worker's process while it lives (it is stopped in pdb)."""
+        if worker.exited:
+            return None
         return next((s for s in self.sessions.sessions() if s.identity.pid == worker.pid
                      and s.identity.hostname == worker.identity.hostname), None)
 
     def info(self, worker: Worker) -> pb.WorkerInfo:
         """The wire view; `identity.reason` is why it is stopped (empty when it is not)."""
-        state = self.state(worker)
-        session = self._session_of(worker) if state == STOPPED else None
+        session = self._session_of(worker)
+        state = _state(worker, session)
         identity = pb.Identity()
         identity.CopyFrom(worker.identity)
         identity.reason = session.identity.reason if session is not None else ""
@@ -168,3 +179,12 @@ class WorkerRegistry:
         for worker in chosen:
             worker.send(mesh_pb.AgentCommand(interrupt=mesh_pb.AgentInterrupt()))
         return [w.rank for w in chosen]
+
+
+def _state(worker: Worker, session: Session | None) -> str:
+    """A worker's state, given the session it is stopped in (WorkerRegistry._session_of)."""
+    if worker.exited:
+        return EXITED
+    if session is not None:
+        return STOPPED
+    return RUNNING if worker.outbox is not None else STARTING

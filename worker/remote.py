@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import queue
 import threading
+from typing import Callable, Iterator
 
 import grpc
+from google.protobuf.message import Message
 
 from debugger.connection import ConnectionInfo
 from debugger.errors import ConnectionFailed, translate_rpc_error
@@ -73,21 +75,35 @@ _SETTLED = (grpc.ChannelConnectivity.READY, grpc.ChannelConnectivity.TRANSIENT_F
             grpc.ChannelConnectivity.SHUTDOWN)
 
 
+StreamMethod = Callable[[grpc.Channel], grpc.StreamStreamMultiCallable]  # e.g. lambda ch: Stub(ch).Method
+
+
+def open_stream(connection: ConnectionInfo, method: StreamMethod, first_message: Message
+                ) -> tuple[queue.SimpleQueue, Iterator, Message]:
+    """Open a bidirectional stream that starts with `first_message`, and wait for the first reply.
+
+    Returns the outgoing queue (put a message to send it, None to half-close), the iterator
+    of the server's messages, and its first one. Raises ConnectionFailed (or a subclass) when
+    the server is unreachable or refuses the stream.
+    """
+    outgoing: queue.SimpleQueue = queue.SimpleQueue()
+    outgoing.put(first_message)
+    responses = method(ready_channel(connection.addr))(iter(outgoing.get, None), metadata=connection.metadata())
+    try:
+        first = next(responses)
+    except grpc.RpcError as exc:
+        raise translate_rpc_error(exc, connection.addr) from exc
+    return outgoing, responses, first
+
+
 class RemoteSession:
     """The stream of one session: `send` worker messages, `receive` server messages."""
 
     def __init__(self, connection: ConnectionInfo, identity: pb.Identity) -> None:
         """Open the stream and wait for the server's welcome; raises ConnectionFailed."""
         self.addr = connection.addr
-        channel = ready_channel(connection.addr)
-        self._outgoing: queue.SimpleQueue[pb.WorkerMessage | None] = queue.SimpleQueue()
-        self._outgoing.put(pb.WorkerMessage(hello=identity))
-        self._responses = pb_grpc.DebuggerStub(channel).Session(iter(self._outgoing.get, None),
-                                                               metadata=connection.metadata())
-        try:
-            welcome = next(self._responses)
-        except grpc.RpcError as exc:
-            raise translate_rpc_error(exc, self.addr) from exc
+        self._outgoing, self._responses, welcome = open_stream(
+            connection, lambda channel: pb_grpc.DebuggerStub(channel).Session, pb.WorkerMessage(hello=identity))
         self.session_id = welcome.welcome.session_id
         self.ended = False
 

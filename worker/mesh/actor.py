@@ -58,16 +58,16 @@ def loads(payload: bytes) -> Any:
     return pickle.loads(payload)
 
 
-def _user_traceback(tb: TracebackType | None) -> TracebackType | None:
-    """Drop this module's own frames from the front of a traceback."""
-    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+def without_leading_frames(tb: TracebackType | None, *filenames: str) -> TracebackType | None:
+    """`tb` without its leading frames from these files (meshdbg's own, before the user's code)."""
+    while tb is not None and tb.tb_frame.f_code.co_filename in filenames:
         tb = tb.tb_next
     return tb
 
 
 def remote_error(exc: BaseException) -> mesh_pb.RemoteError:
     kind = type(exc)
-    text = "".join(traceback.format_exception(kind, exc, _user_traceback(exc.__traceback__)))
+    text = "".join(traceback.format_exception(kind, exc, without_leading_frames(exc.__traceback__, __file__)))
     return mesh_pb.RemoteError(type=f"{kind.__module__}.{kind.__qualname__}", message=str(exc), traceback=text)
 
 
@@ -87,7 +87,8 @@ class ActorHost:
             return mesh_pb.ActorResult(call_id=request.call_id, payload=dumps(value))
         except Exception as exc:  # reported to the caller with its traceback, like any remote error
             if self.post_mortem:
-                post_mortem(_user_traceback(exc.__traceback__) or exc.__traceback__, context_of(exc))
+                post_mortem(without_leading_frames(exc.__traceback__, __file__) or exc.__traceback__,
+                            context_of(exc))
             return mesh_pb.ActorResult(call_id=request.call_id, error=remote_error(exc))
 
     def _spawn(self, request: mesh_pb.ActorSpawn) -> None:

@@ -17,12 +17,11 @@ from types import FrameType
 import grpc
 
 from debugger.connection import ConnectionInfo
-from debugger.errors import translate_rpc_error
 from debugger.proto import mesh_pb2 as mesh_pb
 from debugger.proto import mesh_pb2_grpc as mesh_grpc
 from worker.hook import stop_at
 from worker.identity import WorkerIdentity, session_identity
-from worker.remote import ready_channel
+from worker.remote import open_stream
 
 INTERRUPT_SIGNAL = signal.SIGUSR2
 CLOSE_TIMEOUT_S = 2.0
@@ -43,17 +42,10 @@ class Agent:
 
     def __init__(self, connection: ConnectionInfo, identity: WorkerIdentity) -> None:
         """Open the stream and wait for the welcome; raises ConnectionFailed when unreachable."""
-        self.addr = connection.addr
         self.calls: queue.SimpleQueue[mesh_pb.AgentCommand | None] = queue.SimpleQueue()
-        self._outgoing: queue.SimpleQueue[mesh_pb.AgentMessage | None] = queue.SimpleQueue()
-        self._outgoing.put(mesh_pb.AgentMessage(hello=mesh_pb.AgentHello(
-            identity=session_identity(identity, "agent"), launcher=identity.launcher)))
-        stub = mesh_grpc.MeshStub(ready_channel(connection.addr))
-        self._responses = stub.Agent(iter(self._outgoing.get, None), metadata=connection.metadata())
-        try:
-            self.worker_id = next(self._responses).welcome.worker_id
-        except grpc.RpcError as exc:
-            raise translate_rpc_error(exc, self.addr) from exc
+        hello = mesh_pb.AgentHello(identity=session_identity(identity, "agent"), launcher=identity.launcher)
+        self._outgoing, self._responses, _ = open_stream(
+            connection, lambda channel: mesh_grpc.MeshStub(channel).Agent, mesh_pb.AgentMessage(hello=hello))
         self._main_thread = threading.main_thread().ident
         self._reader = threading.Thread(target=self._read, name="meshdbg-agent", daemon=True)
         self._reader.start()

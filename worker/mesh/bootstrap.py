@@ -18,18 +18,18 @@ import os
 import runpy
 import sys
 import traceback
-from types import TracebackType
 
 from debugger.connection import resolve_connection
 from debugger.errors import MeshdbgError
 from worker.context import context_of
-from worker.hook import post_mortem, remote_breakpointhook
+from worker.hook import install, post_mortem
 from worker.identity import detect_identity
-from worker.mesh.actor import ActorHost
+from worker.mesh.actor import ActorHost, without_leading_frames
 from worker.mesh.agent import Agent, install_interrupt_handler
 
 ACTORS = "--actors"
 USAGE = "usage: python -m worker.mesh.bootstrap (SCRIPT | -m MODULE | --actors) [ARGS...]"
+OWN_FILES = (__file__, runpy.run_path.__code__.co_filename)  # the frames before the user's (runpy may be frozen)
 
 
 def post_mortem_enabled() -> bool:
@@ -46,14 +46,6 @@ def exit_status(code: object) -> int:
     return 1
 
 
-def _user_traceback(tb: TracebackType | None) -> TracebackType | None:
-    """Drop the bootstrap's and runpy's frames from the front of a traceback."""
-    ours = (__file__, runpy.run_path.__code__.co_filename)  # runpy may be frozen
-    while tb is not None and tb.tb_frame.f_code.co_filename in ours:
-        tb = tb.tb_next
-    return tb
-
-
 def run_target(argv: list[str], with_post_mortem: bool) -> int:
     """Run a script or `-m module` as __main__; its exit status."""
     try:
@@ -68,7 +60,7 @@ def run_target(argv: list[str], with_post_mortem: bool) -> int:
     except SystemExit as exc:
         return exit_status(exc.code)
     except BaseException as exc:  # the script's uncaught error: report it like the interpreter does
-        tb = _user_traceback(exc.__traceback__)
+        tb = without_leading_frames(exc.__traceback__, *OWN_FILES)
         traceback.print_exception(type(exc), exc, tb)
         if with_post_mortem and not isinstance(exc, KeyboardInterrupt) and tb is not None:
             post_mortem(tb, context_of(exc))
@@ -101,7 +93,7 @@ def main(argv: list[str]) -> int:
         return 2
     agent = connect_agent()
     install_interrupt_handler()
-    sys.breakpointhook = remote_breakpointhook
+    install()
     with_post_mortem = post_mortem_enabled()
     if argv[0] == ACTORS:
         status = serve_actors(agent, with_post_mortem)

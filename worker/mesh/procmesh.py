@@ -145,11 +145,12 @@ class ProcMesh:
         results = await asyncio.gather(*(one(rank) for rank in ranks))
         failures = [(rank, r.error) for rank, r in zip(ranks, results) if r.HasField("error")]
         if failures:
-            errors = [ActorError(rank, self.coords(rank), e.type, e.message, e.traceback) for rank, e in failures]
-            first = errors[0]
-            raise ActorError(first.rank, first.coords, first.type, first.message, first.remote_traceback,
-                             tuple(errors[1:]))
+            (rank, error), *others = failures
+            raise self._actor_error(rank, error, tuple(self._actor_error(r, e) for r, e in others))
         return MeshResults(self.shape, {rank: loads(r.payload) for rank, r in zip(ranks, results)})
+
+    def _actor_error(self, rank: int, error: mesh_pb.RemoteError, others: tuple[ActorError, ...] = ()) -> ActorError:
+        return ActorError(rank, self.coords(rank), error.type, error.message, error.traceback, others)
 
     def stop(self) -> None:
         """Let every worker exit (its actors are dropped), then stop the server. Idempotent."""
