@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.machinery
+import importlib.util
 import os
 import signal
 import sys
+from typing import Awaitable, TypeVar
 
 from debugger.control import ControlClient
 from debugger.errors import UsageError
@@ -24,6 +27,7 @@ from worker.mesh.launcher import MeshLauncher
 from worker.mesh.shape import DEFAULT_SHAPE, MeshShape
 
 INTERRUPTED = 130
+T = TypeVar("T")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,20 +39,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep-going", action="store_true", help="a failing rank does not stop the others")
     parser.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE [ARGS]",
                         help="run a module, like python -m")
-    parser.add_argument("script", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS]", help="the script every rank runs")
+    parser.add_argument("script", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS]",
+                        help="the script every rank runs (or a directory or zip file with __main__.py)")
 
 
 def target_argv(args: argparse.Namespace) -> list[str]:
-    """The bootstrap argv for the target: `SCRIPT ARGS...` or `-m MODULE ARGS...`."""
+    """The bootstrap argv for the target: `SCRIPT ARGS...` or `-m MODULE ARGS...`.
+
+    A target that cannot run is a usage error here, before any rank starts.
+    """
     if args.module is not None:
         if not args.module:
             raise UsageError("-m needs a module name, e.g. meshdbg run -m mypkg.train")
+        check_module(args.module[0])
         return ["-m", *args.module]
     if not args.script:
         raise UsageError("run needs a script or -m MODULE, e.g. meshdbg run --mesh hosts=2,gpus=4 train.py")
-    if not os.path.isfile(args.script[0]):
-        raise UsageError(f"no such script: {args.script[0]}")
+    script = args.script[0]
+    if not os.path.exists(script):  # runpy also runs a directory or zip file with a __main__.py
+        raise UsageError(f"no such script: {script}")
+    if os.path.isdir(script) and not os.path.exists(os.path.join(script, "__main__.py")):
+        raise UsageError(f"cannot run the directory {script}: it has no __main__.py")
     return list(args.script)
+
+
+def check_module(name: str) -> None:
+    """UsageError unless the top-level package of `name` is importable as the workers import it
+    (the current directory first, like python -m); its submodules are left to the workers."""
+    top = name.partition(".")[0]
+    found = top.isidentifier() and (importlib.machinery.PathFinder.find_spec(top, [os.getcwd()]) is not None
+                                    or importlib.util.find_spec(top) is not None)
+    if not found:
+        raise UsageError(f"no module named {top}")
 
 
 async def cmd_run(args: argparse.Namespace) -> int:
@@ -62,31 +84,52 @@ async def cmd_run(args: argparse.Namespace) -> int:
         loop.add_signal_handler(signum, interrupted.set)
     watcher: asyncio.Task[None] | None = None
     try:
-        await launcher.start()
-        ready = await launcher.wait_ready()
-        print(f"meshdbg: {launcher.size} ranks ready in {ready:.2f} s (mesh {shape}, server "
-              f"{launcher.server.connection.addr})", file=sys.stderr, flush=True)
-        interactive = sys.stdin.isatty() and sys.stdout.isatty()
-        watcher = asyncio.create_task(watch_stops(launcher, interactive))
-        finished = asyncio.ensure_future(launcher.wait())
-        stop = asyncio.ensure_future(interrupted.wait())
-        await asyncio.wait([finished, stop], return_when=asyncio.FIRST_COMPLETED)
-        if not interrupted.is_set():
-            stop.cancel()
-            if launcher.first_failure is not None:
-                rank, status = launcher.first_failure
-                consequence = "the other ranks ran on" if args.keep_going else "the mesh was stopped"
-                print(f"meshdbg: rank {rank} failed first (exit status {status}); {consequence}",
-                      file=sys.stderr, flush=True)
-            return finished.result()
-        finished.cancel()
-        print("meshdbg: interrupted; stopping the mesh", file=sys.stderr, flush=True)
-        await launcher.stop()
-        return INTERRUPTED
+        try:
+            ready = await unless_interrupted(start_mesh(launcher), interrupted)
+            print(f"meshdbg: {launcher.size} ranks ready in {ready:.2f} s (mesh {shape}, server "
+                  f"{launcher.server.connection.addr})", file=sys.stderr, flush=True)
+            interactive = sys.stdin.isatty() and sys.stdout.isatty()
+            watcher = asyncio.create_task(watch_stops(launcher, interactive))
+            status = await unless_interrupted(launcher.wait(), interrupted)
+        except Interrupted:
+            print("meshdbg: interrupted; stopping the mesh", file=sys.stderr, flush=True)
+            await launcher.stop()
+            return INTERRUPTED
+        if launcher.first_failure is not None:
+            rank, first_status = launcher.first_failure
+            consequence = "the other ranks ran on" if args.keep_going else "the mesh was stopped"
+            print(f"meshdbg: rank {rank} failed first (exit status {first_status}); {consequence}",
+                  file=sys.stderr, flush=True)
+        return status
     finally:
         if watcher is not None:
             watcher.cancel()
         await launcher.close()
+
+
+class Interrupted(Exception):
+    """Ctrl-C (or SIGTERM) came before what `unless_interrupted` waited for."""
+
+
+async def unless_interrupted(awaitable: Awaitable[T], interrupted: asyncio.Event) -> T:
+    """The result of `awaitable`, or Interrupted (and `awaitable` cancelled) once `interrupted` is set."""
+    task = asyncio.ensure_future(awaitable)
+    stop = asyncio.ensure_future(interrupted.wait())
+    try:
+        await asyncio.wait([task, stop], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+        if not task.done():
+            task.cancel()
+    if task.done():
+        return task.result()
+    raise Interrupted
+
+
+async def start_mesh(launcher: MeshLauncher) -> float:
+    """Start every rank and wait until each registered (or exited); seconds it took."""
+    await launcher.start()
+    return await launcher.wait_ready()
 
 
 async def watch_stops(launcher: MeshLauncher, interactive: bool) -> None:

@@ -8,19 +8,49 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
+from unittest import mock
 
+from debugger.connection import ConnectionInfo, resolve_connection
 from e2e import wait_for
 
 SCRIPTS = Path(__file__).parent / "scripts"
 
 
+Cli = Callable[..., subprocess.CompletedProcess]  # `meshdbg ARGS` against one server
+
+
+def _stat(pid: int) -> list[str]:
+    """The fields of /proc/PID/stat after the command name: state, parent pid, ..."""
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()
+
+
 def pid_gone(pid: int) -> bool:
     """No such process, or only a zombie left for its new parent to reap."""
     try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+        return _stat(pid)[0] == "Z"
     except FileNotFoundError:
         return True
+
+
+def parent_pid(pid: int) -> int:
+    return int(_stat(pid)[1])
+
+
+def list_workers(cli: Cli) -> list[dict]:
+    """`list --all --json`: every worker (none while the server does not answer)."""
+    result = cli("list", "--all", "--json")
+    return json.loads(result.stdout) if result.returncode == 0 else []
+
+
+def wait_workers(cli: Cli, predicate, what: str, timeout: float = 15) -> dict[int, dict]:
+    """Poll `list --all` until predicate(workers by rank) holds."""
+    def check() -> dict[int, dict] | None:
+        by_rank = {w["rank"]: w for w in list_workers(cli)}
+        return by_rank if by_rank and predicate(by_rank) else None
+
+    return wait_for(check, timeout, what)
 
 
 @dataclass
@@ -34,17 +64,13 @@ class Run:
         return subprocess.run([sys.executable, "-m", "debugger", *args], env=self.env, capture_output=True,
                               text=True, timeout=20)
 
-    def workers(self) -> list[dict]:
-        result = self.cli("list", "--all", "--json")
-        return json.loads(result.stdout) if result.returncode == 0 else []
-
     def wait_workers(self, predicate, what: str, timeout: float = 15) -> dict[int, dict]:
-        """Poll `list --all` until predicate(workers by rank) holds."""
-        def check() -> dict[int, dict] | None:
-            by_rank = {w["rank"]: w for w in self.workers()}
-            return by_rank if by_rank and predicate(by_rank) else None
+        return wait_workers(self.cli, predicate, what, timeout)
 
-        return wait_for(check, timeout, what)
+    def connection(self) -> ConnectionInfo:
+        """The server's address and token, found as a client in this run's environment finds them."""
+        with mock.patch.dict(os.environ, self.env, clear=True):
+            return resolve_connection()
 
     def finish(self, timeout: float = 30) -> tuple[int, str, str]:
         out, err = self.process.communicate(timeout=timeout)

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from e2e import Server, wait_for
-from mesh_helpers import SCRIPTS
+from e2e import Server
+from mesh_helpers import SCRIPTS, all_in, wait_workers
 from worker.identity import detect_identity
 
 
@@ -51,20 +51,13 @@ def test_torchrun_with_the_bootstrap_registers_every_worker(server: Server) -> N
     job = _torchrun(server, 2, "-m", "worker.mesh.bootstrap", "torchrun_stop.py")
     try:
         server.wait_sessions(2, timeout=40)
-        import json
-
-        def both_stopped() -> list[dict] | None:
-            workers = json.loads(server.cli("list", "--all", "--json").stdout)
-            return workers if len(workers) == 2 and all(w["state"] == "stopped" for w in workers) else None
-
-        workers = wait_for(both_stopped, 20, "two stopped torchrun workers")
-        assert [w["launcher"] for w in workers] == ["torchrun", "torchrun"]
-        assert [w["rank"] for w in workers] == [0, 1]
+        workers = wait_workers(server.cli, all_in("stopped", 2), "two stopped torchrun workers", 20)
+        assert [w["launcher"] for w in workers.values()] == ["torchrun", "torchrun"]
+        assert list(workers) == [0, 1]
         assert server.cli("continue").returncode == 0
         _finish(job)
-        exited = wait_for(lambda: [w for w in json.loads(server.cli("list", "--all", "--json").stdout)
-                                   if w["state"] == "exited"], 20, "exited workers")
-        assert all(w["exit_code"] == 0 for w in exited)
+        exited = wait_workers(server.cli, all_in("exited", 2), "both torchrun workers exited", 20)
+        assert [w["exit_code"] for w in exited.values()] == [0, 0]
     finally:
         if job.poll() is None:
             job.kill()

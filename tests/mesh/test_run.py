@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import shutil
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from e2e import wait_for
-from debugger.connection import ConnectionInfo
 from debugger.control import ControlClient
-from mesh_helpers import SCRIPTS, all_in, client_env, pid_gone, start_run
+from debugger.run import Interrupted, unless_interrupted
+from mesh_helpers import all_in, parent_pid, pid_gone, start_run
 
 PREFIX = re.compile(r"^\[r(\d+) hosts=(\d),gpus=(\d)\] ")
 
@@ -57,9 +57,36 @@ def test_module_target_and_usage_errors(tmp_path: Path) -> None:
     assert "[r1 pp=1] module __main__ pp=1 ['--lr', '3e-4']" in out.splitlines()
     for args, message in ((["--mesh", "hosts=x", "report.py"], "bad --mesh 'hosts=x'"),
                           (["--mesh", "hosts=0", "report.py"], "bad mesh size hosts=0"),
-                          (["missing.py"], "no such script: missing.py")):
+                          (["missing.py"], "no such script: missing.py"),
+                          (["-m", "nosuchmodule.main"], "no module named nosuchmodule"),
+                          ([str(tmp_path)], "it has no __main__.py")):
         code, out, err = start_run(tmp_path, *args).finish()
         assert code == 2 and err.startswith("meshdbg: ") and message in err and "Traceback" not in err, err
+
+
+def test_directory_and_zip_file_targets_run_their_main(tmp_path: Path) -> None:
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "__main__.py").write_text("import os\nprint('main of rank', os.environ['RANK'])\n")
+    archive = shutil.make_archive(str(tmp_path / "app"), "zip", app)
+    for target in (str(app), archive):
+        code, out, err = start_run(tmp_path, "--mesh", "procs=2", target).finish()
+        assert code == 0, err
+        assert "[r1 procs=1] main of rank 1" in out.splitlines(), out
+
+
+def test_ctrl_c_cancels_what_the_run_waits_for() -> None:
+    async def main() -> None:
+        interrupted = asyncio.Event()
+        assert await unless_interrupted(asyncio.sleep(0, "ready"), interrupted) == "ready"
+        never = asyncio.ensure_future(asyncio.Event().wait())  # like a rank that never registers
+        asyncio.get_running_loop().call_soon(interrupted.set)
+        with pytest.raises(Interrupted):
+            await unless_interrupted(never, interrupted)
+        await asyncio.wait([never])
+        assert never.cancelled()
+
+    asyncio.run(main())
 
 
 def test_list_all_states_and_interrupt(tmp_path: Path) -> None:
@@ -76,8 +103,7 @@ def test_list_all_states_and_interrupt(tmp_path: Path) -> None:
         assert "SIGKILL" in table and "stopped" in table and "running" in table
 
         async def interrupt() -> list[int]:
-            connection = ConnectionInfo(*_addr_token(run.env))
-            async with ControlClient(connection) as client:
+            async with ControlClient(run.connection()) as client:
                 return await client.interrupt("all")
 
         assert asyncio.run(interrupt()) == [3]  # only running ranks are asked
@@ -91,13 +117,6 @@ def test_list_all_states_and_interrupt(tmp_path: Path) -> None:
         assert "meshdbg: rank 2 (procs=2) stopped in pdb at states.py" in err and "meshdbg attach 2" in err
     finally:
         run.kill()
-
-
-def _addr_token(env: dict[str, str]) -> tuple[str, str]:
-    import json
-
-    data = json.loads(Path(env["MESHDBG_CONNECTION_FILE"]).read_text())
-    return data["addr"], data["token"]
 
 
 def test_post_mortem_then_continue_exits_non_zero(tmp_path: Path) -> None:
@@ -139,6 +158,22 @@ def test_sigkill_of_the_launcher_leaves_no_worker(tmp_path: Path) -> None:
         pids = [w["pid"] for w in workers.values()]
         run.process.kill()
         wait_for(lambda: all(pid_gone(pid) for pid in pids), 10, "every worker gone after SIGKILL")
+    finally:
+        run.kill()
+
+
+def test_death_of_the_fork_server_ends_the_run(tmp_path: Path) -> None:
+    run = start_run(tmp_path, "--mesh", "procs=2", "forever.py", "-1")
+    try:
+        workers = run.wait_workers(all_in("running", 2), "two running ranks")
+        pids = [w["pid"] for w in workers.values()]
+        zygote = parent_pid(pids[0])
+        assert parent_pid(zygote) == run.process.pid
+        os.kill(zygote, signal.SIGKILL)
+        code, _, err = run.finish(timeout=15)
+        assert code == 128 + signal.SIGKILL, err  # its ranks died with it, as if killed
+        assert not Path(run.env["MESHDBG_CONNECTION_FILE"]).exists()
+        wait_for(lambda: all(pid_gone(pid) for pid in pids), 10, "every worker gone with the fork server")
     finally:
         run.kill()
 

@@ -26,7 +26,7 @@ from debugger.connection import ConnectionInfo
 from debugger.proto import debugger_pb2 as pb
 from debugger.service import DebugClient
 from debugger.workers import Worker
-from worker.identity import format_coords
+from worker.identity import format_coords, pb_coords
 from worker.mesh.output import PrefixedLines, pipe_to, stderr, stdout
 from worker.mesh.shape import MeshShape, rank_env
 from worker.mesh.spawner import ForkServer
@@ -75,7 +75,9 @@ class MeshLauncher:
         self._pids: dict[int, int] = {}  # pid → rank, while running
         self._early_exits: dict[int, int] = {}  # pid → code, reported before its spawn returned
         self._pumps: list[PrefixedLines] = []
-        self._all_exited = asyncio.Event()
+        self._all_exited = asyncio.Event()  # every rank has exited
+        self._none_running = asyncio.Event()  # no spawned rank is running (also before the first spawn)
+        self._none_running.set()
         self._stopping = False
         self._port: socket.socket | None = None
         self._forks: ForkServer | None = None
@@ -101,9 +103,10 @@ class MeshLauncher:
         self._pumps += [out_pump, err_pump]
         pid = await self._forks.spawn(env, self.argv, self.cwd, out_fd, err_fd, self.sys_path)
         self._pids[pid] = rank
+        self._none_running.clear()
         self.workers[rank] = self.server.workers.launched(pb.Identity(
             name=self.name, rank=rank, hostname=socket.gethostname(), pid=pid,
-            coords=[pb.Coord(dim=dim, index=index) for dim, index in self.shape.coords(rank).items()]))
+            coords=pb_coords(self.shape.coords(rank))))
         if pid in self._early_exits:  # it exited before this coroutine resumed
             self._on_exit(pid, self._early_exits.pop(pid))
 
@@ -127,6 +130,8 @@ class MeshLauncher:
             return
         self.exits[rank] = status = status_of(code)
         self.server.workers.exited(pid, code if code >= 0 else None, -code if code < 0 else None)
+        if not self._pids:
+            self._none_running.set()
         if status != 0 and self.first_failure is None and not self._stopping:
             self.first_failure = (rank, status)
             if self.stop_on_failure:
@@ -141,14 +146,23 @@ class MeshLauncher:
         return self.first_failure[1] if self.first_failure else 0
 
     async def stop(self, grace: float = STOP_GRACE_S) -> None:
-        """Stop every rank still running: SIGTERM, then SIGKILL after `grace` seconds."""
+        """Stop every rank still running: SIGTERM, then SIGKILL after `grace` seconds.
+
+        Gives up after another `grace` seconds rather than raise: close() still has to stop
+        the fork server (which kills what is left) and the DebugClient.
+        """
         self._stopping = True
-        self._signal_all(signal.SIGTERM)
-        try:
-            await asyncio.wait_for(self._all_exited.wait(), grace)
-        except asyncio.TimeoutError:
-            self._signal_all(signal.SIGKILL)
-            await asyncio.wait_for(self._all_exited.wait(), grace)
+        for signum in (signal.SIGTERM, signal.SIGKILL):
+            self._signal_all(signum)
+            if await self._none_running_within(grace):
+                return
+
+    async def _none_running_within(self, timeout: float) -> bool:
+        """Whether every spawned rank has exited within `timeout` seconds."""
+        waiter = asyncio.ensure_future(self._none_running.wait())
+        done, _ = await asyncio.wait([waiter], timeout=timeout)
+        waiter.cancel()
+        return bool(done)
 
     def _signal_all(self, signum: int) -> None:
         for pid in list(self._pids):
@@ -160,24 +174,22 @@ class MeshLauncher:
     async def release(self, grace: float = STOP_GRACE_S) -> None:
         """Close every agent stream, which lets actor hosts exit by themselves; then close."""
         for worker in self.workers.values():
-            if worker.outbox is not None:
-                worker.outbox.put_nowait(None)
-        try:
-            await asyncio.wait_for(self._all_exited.wait(), grace)
-        except asyncio.TimeoutError:
-            pass  # close() stops the rest
+            worker.end_stream()
+        await self._none_running_within(grace)  # close() stops the rest
         await self.close()
 
     async def close(self) -> None:
-        """Stop what is left, the fork server and the DebugClient."""
-        if self._pids:
-            await self.stop()
-        if self._forks is not None:
-            self._forks.close()
-            try:
-                await asyncio.wait_for(asyncio.to_thread(self._forks.process.wait), STOP_GRACE_S)
-            except asyncio.TimeoutError:
-                self._forks.kill()
-        if self._port is not None:
-            self._port.close()
-        await self.server.stop()
+        """Stop what is left, the fork server and the DebugClient (whatever fails on the way)."""
+        try:
+            if self._pids:
+                await self.stop()
+            if self._forks is not None:
+                self._forks.close()
+                try:
+                    await asyncio.wait_for(asyncio.to_thread(self._forks.process.wait), STOP_GRACE_S)
+                except asyncio.TimeoutError:
+                    self._forks.kill()
+        finally:
+            if self._port is not None:
+                self._port.close()
+            await self.server.stop()

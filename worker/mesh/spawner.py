@@ -36,6 +36,7 @@ class ForkServer:
         self._on_exit = on_exit
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[int]] = {}
+        self._live: set[int] = set()  # spawned, exit not reported yet
         self._loop: asyncio.AbstractEventLoop | None = None
 
     @classmethod
@@ -62,18 +63,24 @@ class ForkServer:
             return
         message = json.loads(data)
         if message["op"] == "spawned":
+            self._live.add(message["pid"])
             future = self._waiting.pop(message["id"], None)
             if future is not None and not future.done():
                 future.set_result(message["pid"])
         elif message["op"] == "exited":
+            self._live.discard(message["pid"])
             self._on_exit(message["pid"], message["code"])
 
     def _lost(self) -> None:
-        if self._loop is not None:
-            self._loop.remove_reader(self._sock.fileno())
+        """The zygote died: fail pending spawns, and report every child as killed (they die with
+        it, by their parent-death signal, and no one is left to report their exits)."""
+        self._loop.remove_reader(self._sock.fileno())
         for future in self._waiting.values():
             if not future.done():
                 future.set_exception(MeshError(f"the fork server exited (status {self.process.poll()})"))
+        for pid in sorted(self._live):
+            self._on_exit(pid, -signal.SIGKILL)
+        self._live.clear()
 
     async def spawn(self, env: dict[str, str], argv: list[str], cwd: str, stdout_fd: int, stderr_fd: int,
                     path: list[str] | None = None) -> int:
