@@ -2,7 +2,7 @@
 
     python bench/bench_core.py [--quick]
 
-In one run, against a `python -m debugger serve --port 0` subprocess (the control client
+In one run, against a `python -m meshdbg serve --port 0` subprocess (the control client
 and the server do not share an event loop, as in real use) and real worker processes that
 stop at `breakpoint()` (bench_core_worker.py):
 
@@ -39,8 +39,8 @@ from typing import IO, Sequence
 
 from bench_core_echo import RELAY_METHOD, measure_floor
 
-from debugger.connection import ConnectionInfo
-from debugger.control import ControlClient
+from meshdbg.wire.connection import ConnectionInfo
+from meshdbg.debugger.control import ControlClient
 
 HERE = Path(__file__).resolve().parent
 BUDGET_S = 100.0  # the whole run, processes included
@@ -154,7 +154,7 @@ def spawn_workers(procs: Processes, env: dict[str, str], config: Config) -> None
     script = str(HERE / "bench_core_worker.py")
     for rank in range(config.workers):
         worker_env = {**env, "MESHDBG_RANK": str(rank), "MESHDBG_COORDS": f"hosts={rank // 8},gpus={rank % 8}",
-                      "MESHDBG_NAME": "bench", "PYTHONBREAKPOINT": "worker.remote_breakpointhook"}
+                      "MESHDBG_NAME": "bench", "PYTHONBREAKPOINT": "meshdbg.worker.remote_breakpointhook"}
         procs.spawn([sys.executable, script, str(config.continue_rounds), str(config.work_s)], worker_env)
 
 
@@ -206,7 +206,7 @@ async def run(config: Config, procs: Processes, tmp: Path) -> list[dict]:
     env = {**os.environ, "MESHDBG_TOKEN": token, "MESHDBG_CONNECTION_FILE": str(tmp / "connection.json")}
     floor = _emit(await bench_floor(procs, env, config))
     relay = _emit(await bench_relay_floor(procs, env, config))
-    server = procs.spawn([sys.executable, "-m", "debugger", "serve", "--port", "0"], env, stdout=subprocess.PIPE)
+    server = procs.spawn([sys.executable, "-m", "meshdbg", "serve", "--port", "0"], env, stdout=subprocess.PIPE)
     addr = await procs.first_line(server, "meshdbg serve")
     client = ControlClient(ConnectionInfo(addr, token))
     try:

@@ -2,7 +2,7 @@
 
     python bench/bench_core_worker.py ROUNDS WORK_S
 
-Run by bench_core.py with PYTHONBREAKPOINT=worker.remote_breakpointhook and the MESHDBG_*
+Run by bench_core.py with PYTHONBREAKPOINT=meshdbg.worker.remote_breakpointhook and the MESHDBG_*
 environment, so each round opens a real meshdbg session; looping lets the bench time several
 `continue` rounds without restarting processes. Between two breakpoints the worker "works"
 (sleeps) WORK_S seconds, as a training step would, so the next session's setup does not

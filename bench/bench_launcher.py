@@ -7,7 +7,7 @@ In one run, on this machine:
 1. floor_python_spawn: wall time of `python -c pass` (the cheapest process start);
 2. floor_grpc_roundtrip: a raw grpc.aio stream round trip to an echo server in another
    process (bench_core_echo.py), the floor of any actor call;
-3. run_ready_N (N = 8, 32): from starting `python -m debugger run --mesh procs=N` on an empty
+3. run_ready_N (N = 8, 32): from starting `python -m meshdbg run --mesh procs=N` on an empty
    script until it reports every rank registered (its "ranks ready" line), and run_exit_N
    until the process has exited (every rank finished, output drained, server stopped);
 4. actor_call_one / actor_call_all: `ProcMesh` with 32 ranks, `ping.call_one(rank=...)` and
@@ -33,7 +33,7 @@ from typing import Callable, Sequence
 from bench_core_echo import measure_floor
 from bench_launcher_actor import Ping
 
-from worker.mesh import proc_mesh
+from meshdbg.debugger.mesh import proc_mesh
 
 HERE = Path(__file__).resolve().parent
 
@@ -73,7 +73,7 @@ def run_ready(size: int, repeats: int, script: Path, env: dict[str, str]) -> lis
     ready, total = [], []
     for _ in range(repeats):
         start = time.perf_counter()
-        run = subprocess.Popen([sys.executable, "-m", "debugger", "run", "--mesh", f"procs={size}", str(script)],
+        run = subprocess.Popen([sys.executable, "-m", "meshdbg", "run", "--mesh", f"procs={size}", str(script)],
                                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                text=True)
         line = run.stderr.readline()

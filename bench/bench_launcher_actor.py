@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from worker.mesh import endpoint
+from meshdbg.worker.mesh import endpoint
 
 
 class Ping:

@@ -33,10 +33,10 @@ from torch.distributed.pipelining.schedules import PipelineScheduleSingle
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from worker.pipelining.lowering import lower  # noqa: E402
-from worker.pipelining.runtime import PipelineRuntime  # noqa: E402
-from worker.pipelining.schedules import generate  # noqa: E402
-from worker.pipelining.toymodel import StageChunk, loss_fn, make_batch  # noqa: E402
+from meshdbg.worker.pipelining.lowering import lower  # noqa: E402
+from meshdbg.worker.pipelining.runtime import PipelineRuntime  # noqa: E402
+from meshdbg.worker.pipelining.schedules import generate  # noqa: E402
+from meshdbg.worker.pipelining.toymodel import StageChunk, loss_fn, make_batch  # noqa: E402
 
 from bench_pipeline import KINDS  # noqa: E402
 

@@ -25,11 +25,11 @@ from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from worker.pipelining.bulk import new_action, paused_gc  # noqa: E402
-from worker.pipelining.ir import Action, ActionType  # noqa: E402
-from worker.pipelining.lowering import lower  # noqa: E402
-from worker.pipelining.schedules import generate  # noqa: E402
-from worker.pipelining.simulator import simulate  # noqa: E402
+from meshdbg.worker.pipelining.bulk import new_action, paused_gc  # noqa: E402
+from meshdbg.worker.pipelining.ir import Action, ActionType  # noqa: E402
+from meshdbg.worker.pipelining.lowering import lower  # noqa: E402
+from meshdbg.worker.pipelining.schedules import generate  # noqa: E402
+from meshdbg.worker.pipelining.simulator import simulate  # noqa: E402
 
 R = TypeVar("R")
 

@@ -7,7 +7,7 @@ from typing import Awaitable, Callable
 
 import grpc
 
-from debugger.connection import AUTH_HEADER
+from meshdbg.wire.connection import AUTH_HEADER
 
 
 class TokenInterceptor(grpc.aio.ServerInterceptor):

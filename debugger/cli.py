@@ -19,12 +19,12 @@ import signal
 import sys
 from typing import Awaitable, Callable
 
-from debugger.control import ControlClient
-from debugger.errors import MeshdbgError, UsageError
-from debugger.format import failed, grouped_cast_output, resumed_text, session_table, worker_table
-from debugger.selection import AttachTarget, parse_attach_target, parse_selection
-from worker.pipelining.cli import add_arguments as add_schedule_arguments
-from worker.pipelining.cli import run as run_schedule
+from meshdbg.debugger.control import ControlClient
+from meshdbg.wire.errors import MeshdbgError, UsageError
+from meshdbg.debugger.format import failed, grouped_cast_output, resumed_text, session_table, worker_table
+from meshdbg.debugger.selection import AttachTarget, parse_attach_target, parse_selection
+from meshdbg.worker.pipelining.cli import add_arguments as add_schedule_arguments
+from meshdbg.worker.pipelining.cli import run as run_schedule
 
 
 def _print_json(value: object) -> None:
@@ -33,7 +33,7 @@ def _print_json(value: object) -> None:
 
 
 async def cmd_serve(args: argparse.Namespace) -> int:
-    from debugger.service import DebugClient
+    from meshdbg.debugger.service import DebugClient
 
     server = DebugClient(host=args.host, port=args.port)
     connection = await server.start()
@@ -87,14 +87,14 @@ async def cmd_continue(args: argparse.Namespace) -> int:
 async def cmd_attach(args: argparse.Namespace) -> int:
     """The console on a terminal (at meshdbg>, or in RANK); line-based pdb otherwise or with --plain."""
     if not args.plain and sys.stdin.isatty() and sys.stdout.isatty():
-        from debugger.console import run_console
+        from meshdbg.debugger.console import run_console
 
         target = parse_attach_target(args.rank) if args.rank is not None else AttachTarget()
         if target.session_id is not None:
             raise UsageError("the console attaches by rank (meshdbg attach 2); use --plain for a session id")
         async with await ControlClient.connect(args.addr) as client:
             return await run_console(client, attach_rank=target.rank)
-    from debugger.line_attach import attach_lines
+    from meshdbg.debugger.line_attach import attach_lines
 
     if args.rank is None:
         raise UsageError("attach needs a rank (e.g. `meshdbg attach 2`)")
@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default: loopback only)")
     serve.add_argument("--port", type=int, default=0, help="port to bind (default 0: a free one, printed)")
 
-    from debugger.run import add_arguments, cmd_run
+    from meshdbg.debugger.run import add_arguments, cmd_run
 
     add_arguments(verb("run", cmd_run, "start a DebugClient and a mesh of workers running SCRIPT (or -m MODULE)",
                        client=False))

@@ -8,7 +8,7 @@
             reply = await pdb.send("n")
         await client.resume("all")
 
-Every call is authenticated; gRPC failures surface as debugger.errors exceptions.
+Every call is authenticated; gRPC failures surface as meshdbg.wire.errors exceptions.
 """
 
 from __future__ import annotations
@@ -21,11 +21,12 @@ from typing import AsyncIterator, Iterator
 
 import grpc
 
-from debugger.connection import PROTOCOL_VERSION, ConnectionInfo, resolve_connection
-from debugger.errors import MeshdbgError, SessionError, translate_rpc_error
-from debugger.proto import debugger_pb2 as pb
-from debugger.proto import debugger_pb2_grpc as pb_grpc
-from worker.identity import format_coords, identity_coords
+from meshdbg.wire.connection import PROTOCOL_VERSION, ConnectionInfo, resolve_connection
+from meshdbg.wire.errors import MeshdbgError, SessionError
+from meshdbg.wire.status import error_from_rpc
+from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
+from meshdbg.wire.coords import format_coords, identity_coords
 
 CONNECT_TIMEOUT_S = 3.0
 
@@ -341,4 +342,4 @@ def translating(addr: str) -> Iterator[None]:
     try:
         yield
     except grpc.RpcError as exc:
-        raise translate_rpc_error(exc, addr) from exc
+        raise error_from_rpc(exc, addr) from exc

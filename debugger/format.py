@@ -10,8 +10,8 @@ import signal
 from collections import defaultdict
 from typing import Sequence
 
-from debugger.control import CastResult, SessionView, WorkerView
-from debugger.selection import describe_ranks
+from meshdbg.debugger.control import CastResult, SessionView, WorkerView
+from meshdbg.debugger.selection import describe_ranks
 
 PDB_ERROR_PREFIX = "*** "
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from debugger.control import ControlClient, PdbReply
+from meshdbg.debugger.control import ControlClient, PdbReply
 
 DETACH_WORDS = ("detach",)
 

@@ -1,6 +1,6 @@
 """The gRPC face of the worker registry: the `Mesh` service of protos/mesh.proto.
 
-`Agent` moves messages between one worker's stream and its `Worker` in debugger.workers;
+`Agent` moves messages between one worker's stream and its `Worker` in meshdbg.debugger.workers;
 the logic (states, calls, interrupts) lives there.
 """
 
@@ -11,10 +11,10 @@ from typing import AsyncIterator
 
 import grpc
 
-from debugger.proto import mesh_pb2 as mesh_pb
-from debugger.proto import mesh_pb2_grpc as mesh_grpc
-from debugger.servicer import opening_hello
-from debugger.workers import Worker, WorkerRegistry
+from meshdbg.wire.proto import mesh_pb2 as mesh_pb
+from meshdbg.wire.proto import mesh_pb2_grpc as mesh_grpc
+from meshdbg.debugger.servicer import opening_hello
+from meshdbg.debugger.workers import Worker, WorkerRegistry
 
 
 class MeshServicer(mesh_grpc.MeshServicer):

@@ -19,12 +19,12 @@ import signal
 import sys
 from typing import Awaitable, TypeVar
 
-from debugger.control import ControlClient
-from debugger.errors import UsageError
-from debugger.proto import debugger_pb2 as pb
-from worker.identity import format_coords, identity_coords
-from worker.mesh.launcher import MeshLauncher
-from worker.mesh.shape import DEFAULT_SHAPE, MeshShape
+from meshdbg.debugger.control import ControlClient
+from meshdbg.wire.errors import UsageError
+from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.wire.coords import format_coords, identity_coords
+from meshdbg.debugger.mesh.launcher import MeshLauncher
+from meshdbg.debugger.mesh.shape import DEFAULT_SHAPE, MeshShape
 
 INTERRUPTED = 130
 T = TypeVar("T")
@@ -149,7 +149,7 @@ async def watch_stops(launcher: MeshLauncher, interactive: bool) -> None:
 
 async def open_console(launcher: MeshLauncher, rank: int) -> None:
     """The console over our own server, in the pdb of the rank that stopped, until every rank runs again."""
-    from debugger.console import run_console
+    from meshdbg.debugger.console import run_console
 
     async with ControlClient(launcher.server.connection) as client:
         await run_console(client, attach_rank=rank, exit_when_idle=True)

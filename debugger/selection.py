@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from debugger.errors import SelectionError, TargetError
+from meshdbg.wire.errors import SelectionError, TargetError
 
 _TOKEN = re.compile(r"\s*(?:(?P<int>\d+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>[(),:=\-]))")
 

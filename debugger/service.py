@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import grpc
 
-from debugger.auth import TokenInterceptor
-from debugger.connection import ConnectionInfo, new_token, remove_connection_file, write_connection_file
-from debugger.errors import UsageError
-from debugger.mesh_servicer import MeshServicer
-from debugger.proto import debugger_pb2_grpc as pb_grpc
-from debugger.proto import mesh_pb2_grpc as mesh_grpc
-from debugger.servicer import DebuggerServicer
-from debugger.sessions import SessionRegistry
-from debugger.workers import WorkerRegistry
+from meshdbg.debugger.auth import TokenInterceptor
+from meshdbg.wire.connection import ConnectionInfo, new_token, remove_connection_file, write_connection_file
+from meshdbg.wire.errors import UsageError
+from meshdbg.debugger.mesh_servicer import MeshServicer
+from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
+from meshdbg.wire.proto import mesh_pb2_grpc as mesh_grpc
+from meshdbg.debugger.servicer import DebuggerServicer
+from meshdbg.debugger.sessions import SessionRegistry
+from meshdbg.debugger.workers import WorkerRegistry
 
 # Workers keep their streams open for a long time; detect dead peers without traffic. And
 # never share a port with another server (gRPC sets SO_REUSEPORT by default).

@@ -1,7 +1,7 @@
-"""The gRPC face of the session registry: methods named as in protos/debugger.proto.
+"""The gRPC face of the session registry: methods named as in protos/meshdbg.wire.proto.
 
 Each method moves messages between the wire and `SessionRegistry`/`Session`, and turns
-meshdbg errors into gRPC status codes. The logic lives in debugger.sessions.
+meshdbg errors into gRPC status codes. The logic lives in meshdbg.debugger.sessions.
 """
 
 from __future__ import annotations
@@ -13,23 +13,19 @@ from google.protobuf.message import Message
 
 import grpc
 
-from debugger.connection import PROTOCOL_VERSION
-from debugger.errors import MeshdbgError, NoMatchError, SessionError, UsageError
-from debugger.proto import debugger_pb2 as pb
-from debugger.proto import debugger_pb2_grpc as pb_grpc
-from debugger.selection import ALL, parse_selection
-from debugger.sessions import EXITED, Session, SessionRegistry
-from debugger.workers import WorkerRegistry
+from meshdbg.wire.connection import PROTOCOL_VERSION
+from meshdbg.wire.errors import MeshdbgError, NoMatchError, SessionError, UsageError
+from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
+from meshdbg.debugger.selection import ALL, parse_selection
+from meshdbg.debugger.sessions import EXITED, Session, SessionRegistry
+from meshdbg.debugger.workers import WorkerRegistry
+from meshdbg.wire.status import status_code_of
 
 SERVER_VERSION = "0.1.0"
 
-_STATUS = {UsageError: grpc.StatusCode.INVALID_ARGUMENT, NoMatchError: grpc.StatusCode.NOT_FOUND,
-           SessionError: grpc.StatusCode.FAILED_PRECONDITION}
-
-
 async def _abort(context: grpc.aio.ServicerContext, exc: MeshdbgError) -> None:
-    code = next((code for kind, code in _STATUS.items() if isinstance(exc, kind)), grpc.StatusCode.UNKNOWN)
-    await context.abort(code, str(exc))
+    await context.abort(status_code_of(exc), str(exc))
 
 
 def version_problem(version: int) -> str | None:

@@ -13,10 +13,10 @@ import asyncio
 import itertools
 from typing import AsyncIterator, Awaitable, Callable
 
-from debugger.errors import NoMatchError, SessionError
-from debugger.proto import debugger_pb2 as pb
-from debugger.selection import Selection
-from worker.identity import identity_coords
+from meshdbg.wire.errors import NoMatchError, SessionError
+from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.debugger.selection import Selection
+from meshdbg.wire.coords import identity_coords
 
 Writer = Callable[[pb.ServerMessage], Awaitable[None]]
 

@@ -4,7 +4,7 @@ Every worker keeps one agent stream open while it lives, so the server knows eac
 running, stopped (a thread in pdb, seen in the session registry) or exited (with its code or
 signal, reported by the launcher that reaped it, or by the worker itself). The agent stream
 also carries commands to the worker: an interrupt that stops it in pdb, and actor calls,
-each answered by a result matched on its call id. No gRPC here: debugger.mesh_servicer moves
+each answered by a result matched on its call id. No gRPC here: meshdbg.debugger.mesh_servicer moves
 messages between these objects and the wire. The registry is a plain instance.
 """
 
@@ -13,12 +13,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 
-from debugger.errors import MeshError
-from debugger.proto import debugger_pb2 as pb
-from debugger.proto import mesh_pb2 as mesh_pb
-from debugger.selection import Selection
-from debugger.sessions import Session, SessionRegistry
-from worker.identity import identity_coords
+from meshdbg.wire.errors import MeshError
+from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.wire.proto import mesh_pb2 as mesh_pb
+from meshdbg.debugger.selection import Selection
+from meshdbg.debugger.sessions import Session, SessionRegistry
+from meshdbg.wire.coords import identity_coords
 
 STARTING = "starting"
 RUNNING = "running"

@@ -12,9 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from debugger.control import ControlClient
-from debugger.format import grouped_cast_output, session_table
-from debugger.service import DebugClient
+from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.format import grouped_cast_output, session_table
+from meshdbg.debugger.service import DebugClient
 
 WORKER = Path(__file__).with_name("toy_worker.py")
 MESH = {"hosts": 2, "gpus": 2}
@@ -35,7 +35,7 @@ async def tour() -> int:
     server = DebugClient(port=0, publish=False)
     connection = await server.start()
     env = dict(os.environ, MESHDBG_ADDR=connection.addr, MESHDBG_TOKEN=connection.token,
-               PYTHONBREAKPOINT="worker.remote_breakpointhook")
+               PYTHONBREAKPOINT="meshdbg.worker.remote_breakpointhook")
     workers = []
     for rank in range(MESH["hosts"] * MESH["gpus"]):
         coords = f"hosts={rank // MESH['gpus']},gpus={rank % MESH['gpus']}"

@@ -3,7 +3,7 @@
     meshdbg run --mesh pp=4 examples/pipeline_train.py --schedule interleaved-1f1b \
         --stages-per-rank 2 --microbatches 8 --steps 20
 
-Each rank runs its lowered action list (worker.pipelining.runtime) over gloo; the rank of
+Each rank runs its lowered action list (meshdbg.worker.pipelining.runtime) over gloo; the rank of
 the last stage prints the loss; every rank prints its step time and measured bubble.
 `--break-at STAGE,MB` stops in that stage's forward for that microbatch (step 0).
 """
@@ -19,10 +19,10 @@ from datetime import timedelta
 import torch
 import torch.distributed as dist
 
-from worker.pipelining.lowering import lower
-from worker.pipelining.runtime import PipelineRuntime
-from worker.pipelining.schedules import generate
-from worker.pipelining.toymodel import StageChunk, loss_fn, make_batch, stage_gradients
+from meshdbg.worker.pipelining.lowering import lower
+from meshdbg.worker.pipelining.runtime import PipelineRuntime
+from meshdbg.worker.pipelining.schedules import generate
+from meshdbg.worker.pipelining.toymodel import StageChunk, loss_fn, make_batch, stage_gradients
 
 
 def stage_microbatch(text: str) -> tuple[int, int]:

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from debugger.connection import ConnectionInfo
-from debugger.control import ControlClient
+from meshdbg.wire.connection import ConnectionInfo
+from meshdbg.debugger.control import ControlClient
 
-WORKERS = Path(__file__).parent / "workers"
+SCRIPTS = Path(__file__).parent / "scripts"
 T = TypeVar("T")
 
 
@@ -47,19 +47,19 @@ class Server:
     def cli(self, *args: str, env: dict[str, str] | None = None, input: str | None = None,
             timeout: float = 20) -> subprocess.CompletedProcess:
         """Run `meshdbg ARGS` against this server."""
-        return subprocess.run([sys.executable, "-m", "debugger", *args], env=env or self.env, input=input,
+        return subprocess.run([sys.executable, "-m", "meshdbg", *args], env=env or self.env, input=input,
                               capture_output=True, text=True, timeout=timeout)
 
     def worker(self, script: str, rank: int = 0, coords: str = "", *args: str,
                env: dict[str, str] | None = None, **popen: object) -> subprocess.Popen:
-        """Start tests/workers/SCRIPT as a worker with the given rank and coordinates."""
+        """Start tests/scripts/SCRIPT as a worker with the given rank and coordinates."""
         worker_env = dict(env or self.env, MESHDBG_RANK=str(rank), MESHDBG_COORDS=coords,
-                          PYTHONBREAKPOINT="worker.remote_breakpointhook", PYTHONUNBUFFERED="1")
+                          PYTHONBREAKPOINT="meshdbg.worker.remote_breakpointhook", PYTHONUNBUFFERED="1")
         popen.setdefault("stdin", subprocess.DEVNULL)
         popen.setdefault("stdout", subprocess.PIPE)
         popen.setdefault("stderr", subprocess.PIPE)
         popen.setdefault("start_new_session", True)  # stop_process ends any child it forked too
-        process = subprocess.Popen([sys.executable, str(WORKERS / script), *args], env=worker_env, text=True, **popen)
+        process = subprocess.Popen([sys.executable, str(SCRIPTS / script), *args], env=worker_env, text=True, **popen)
         self.workers.append(process)
         return process
 
@@ -88,7 +88,7 @@ class Server:
 def start_server(tmp_path: Path, token: str = "test-token") -> Server:
     env = dict(os.environ, MESHDBG_CONNECTION_FILE=str(tmp_path / "conn.json"), MESHDBG_TOKEN=token)
     env.pop("MESHDBG_ADDR", None)
-    process = subprocess.Popen([sys.executable, "-m", "debugger", "serve", "--port", "0"], env=env,
+    process = subprocess.Popen([sys.executable, "-m", "meshdbg", "serve", "--port", "0"], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     addr = process.stdout.readline().strip()
     if not addr:

@@ -1,8 +1,8 @@
 """meshdbg's worker side: the remote breakpoint hook and the pdb that streams to the server.
 
-`PYTHONBREAKPOINT=worker.remote_breakpointhook` or `worker.install()` makes `breakpoint()`
+`PYTHONBREAKPOINT=meshdbg.worker.remote_breakpointhook` or `meshdbg.worker.install()` makes `breakpoint()`
 open a session. Never imports the console, the CLI or prompt_toolkit, and importing this
-package imports nothing heavy: the hook loads on first use, so `worker.pipelining` stays
+package imports nothing heavy: the hook loads on first use, so `meshdbg.worker.pipelining` stays
 free of gRPC.
 """
 
@@ -15,7 +15,7 @@ __all__ = ["install", "remote_breakpointhook"]
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from worker import hook
+        from meshdbg.worker import hook
 
         return getattr(hook, name)
     raise AttributeError(f"module 'worker' has no attribute {name!r}")

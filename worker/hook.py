@@ -1,6 +1,6 @@
 """The remote breakpoint hook: `breakpoint()` in a worker opens a meshdbg session.
 
-Reached through `PYTHONBREAKPOINT=worker.remote_breakpointhook` or `worker.install()`. When
+Reached through `PYTHONBREAKPOINT=meshdbg.worker.remote_breakpointhook` or `meshdbg.worker.install()`. When
 no server can be reached the worker does not hang: it says why on stderr, then falls back to
 local pdb if it has a terminal, else continues.
 """
@@ -13,12 +13,12 @@ import sys
 from types import FrameType, TracebackType
 from typing import Mapping
 
-from debugger.connection import resolve_connection
-from debugger.errors import MeshdbgError
-from worker.context import current_context
-from worker.identity import detect_identity, session_identity
-from worker.pdb_wrapper import PdbWrapper
-from worker.remote import RemoteSession
+from meshdbg.wire.connection import resolve_connection
+from meshdbg.wire.errors import MeshdbgError
+from meshdbg.worker.context import current_context
+from meshdbg.worker.identity import detect_identity, session_identity
+from meshdbg.worker.pdb_wrapper import PdbWrapper
+from meshdbg.worker.remote import RemoteSession
 
 
 def open_session(reason: str, labels: Mapping[str, str] | None = None) -> RemoteSession:
@@ -59,7 +59,7 @@ def remote_breakpointhook(*args: object, **kwargs: object) -> None:
 def post_mortem(traceback: TracebackType, labels: Mapping[str, str] | None = None) -> None:
     """Open a "post-mortem" session on `traceback`; returns when the user continues.
 
-    `labels` describe where the error was raised (see worker.context.context_of). When no
+    `labels` describe where the error was raised (see meshdbg.worker.context.context_of). When no
     server is reachable it says so on stderr and returns at once.
     """
     debugger = PdbWrapper(functools.partial(open_session, "post-mortem", labels))

@@ -17,8 +17,8 @@ import threading
 from types import FrameType, TracebackType
 from typing import Callable
 
-from debugger.proto import debugger_pb2 as pb
-from worker.remote import RemoteSession
+from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.worker.remote import RemoteSession
 
 SessionOpener = Callable[[], RemoteSession]
 

@@ -14,10 +14,11 @@ from typing import Callable, Iterator
 import grpc
 from google.protobuf.message import Message
 
-from debugger.connection import ConnectionInfo
-from debugger.errors import ConnectionFailed, translate_rpc_error
-from debugger.proto import debugger_pb2 as pb
-from debugger.proto import debugger_pb2_grpc as pb_grpc
+from meshdbg.wire.connection import ConnectionInfo
+from meshdbg.wire.errors import ConnectionFailed
+from meshdbg.wire.status import error_from_rpc
+from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 
 CONNECT_TIMEOUT_S = 5.0
 CHANNEL_OPTIONS = [
@@ -92,7 +93,7 @@ def open_stream(connection: ConnectionInfo, method: StreamMethod, first_message:
     try:
         first = next(responses)
     except grpc.RpcError as exc:
-        raise translate_rpc_error(exc, connection.addr) from exc
+        raise error_from_rpc(exc, connection.addr) from exc
     return outgoing, responses, first
 
 

@@ -13,7 +13,7 @@ __all__ = ["run_console"]
 
 def __getattr__(name: str) -> Any:
     if name == "run_console":
-        from debugger.console.app import run_console
+        from meshdbg.debugger.console.app import run_console
 
         return run_console
-    raise AttributeError(f"module 'debugger.console' has no attribute {name!r}")
+    raise AttributeError(f"module 'meshdbg.debugger.console' has no attribute {name!r}")

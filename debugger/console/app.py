@@ -1,12 +1,12 @@
 """The console application: one PromptSession loop over the control API.
 
-`meshdbg>` runs console commands (debugger.console.commands); once attached, every line goes
+`meshdbg>` runs console commands (meshdbg.debugger.console.commands); once attached, every line goes
 to that rank's pdb under a prompt naming it (`(Pdb r2 hosts=1,gpus=0)`). A watcher task keeps
 the board (and so the bottom toolbar) current from `ControlClient.watch()` and announces new
 stops, exits and crashes above the line being typed (print_formatted_text goes through
 run_in_terminal while the prompt runs). Each command runs as a task that Ctrl-C cancels, or,
 for a rank busy in pdb, interrupts; the console itself only ends on quit or Ctrl-D. When the
-server goes away the console says so, keeps its prompt, and reconnects (debugger.console.link).
+server goes away the console says so, keeps its prompt, and reconnects (meshdbg.debugger.console.link).
 """
 
 from __future__ import annotations
@@ -24,18 +24,18 @@ from prompt_toolkit.history import FileHistory, ThreadedHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import ColorDepth, Output
 
-from debugger.console.attachment import Attachment
-from debugger.console.bindings import load_console_bindings
-from debugger.console.board import CONTINUED_REASON, SYNCED, Board, RankKey, rank_label
-from debugger.console.commands import Commands
-from debugger.console.completion import ConsoleCompleter
-from debugger.console.highlight import STYLE, pdb_fragments
-from debugger.console.link import Link
-from debugger.console.validation import CommandValidator
-from debugger.control import ControlClient, PdbReply, SessionView
-from debugger.errors import ConnectionFailed, MeshdbgError
-from debugger.format import PDB_ERROR_PREFIX, where
-from debugger.selection import AttachTarget
+from meshdbg.debugger.console.attachment import Attachment
+from meshdbg.debugger.console.bindings import load_console_bindings
+from meshdbg.debugger.console.board import CONTINUED_REASON, SYNCED, Board, RankKey, rank_label
+from meshdbg.debugger.console.commands import Commands
+from meshdbg.debugger.console.completion import ConsoleCompleter
+from meshdbg.debugger.console.highlight import STYLE, pdb_fragments
+from meshdbg.debugger.console.link import Link
+from meshdbg.debugger.console.validation import CommandValidator
+from meshdbg.debugger.control import ControlClient, PdbReply, SessionView
+from meshdbg.wire.errors import ConnectionFailed, MeshdbgError
+from meshdbg.debugger.format import PDB_ERROR_PREFIX, where
+from meshdbg.debugger.selection import AttachTarget
 
 HISTORY_ENV = "MESHDBG_HISTORY"
 RETRY_S = 2.0  # how often the watcher tries a lost server again

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 
-from debugger.control import AttachedSession, ControlClient, PdbReply, SessionView
-from debugger.console.board import rank_label, shown_name
-from debugger.selection import AttachTarget
+from meshdbg.debugger.control import AttachedSession, ControlClient, PdbReply, SessionView
+from meshdbg.debugger.console.board import rank_label, shown_name
+from meshdbg.debugger.selection import AttachTarget
 
 COMPLETER_DELIMS = " \t\n`~!@#$%^&*()-=+[{]}\\|;:'\",<>/?"  # readline's, which pdb is used to
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from debugger.control import SessionView
-from debugger.format import where
+from meshdbg.debugger.control import SessionView
+from meshdbg.debugger.format import where
 
 STOPPED = "stopped"
 RUNNING = "running"

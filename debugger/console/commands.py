@@ -14,21 +14,16 @@ import inspect
 import pdb
 from typing import Awaitable, Callable, Protocol
 
-from debugger.control import ControlClient
-from debugger.errors import SelectionError, TargetError, UsageError
-from debugger.format import grouped_cast_output, resumed_text, session_table
-from debugger.selection import AttachTarget, parse_attach_target, parse_selection
+from meshdbg.debugger.control import ControlClient
+from meshdbg.wire.errors import PositionedError, SelectionError, TargetError, UsageError
+from meshdbg.debugger.format import grouped_cast_output, resumed_text, session_table
+from meshdbg.debugger.selection import AttachTarget, parse_attach_target, parse_selection
 
 PDB_COMMANDS = frozenset(name[3:] for name in dir(pdb.Pdb) if name.startswith("do_"))
 
 
-class LineError(UsageError):
+class LineError(PositionedError):
     """A console line that cannot run: what is wrong, and where in the line (for the cursor)."""
-
-    def __init__(self, problem: str, position: int) -> None:
-        self.problem = problem
-        self.position = position
-        super().__init__(problem)
 
     def shifted(self, offset: int) -> "LineError":
         """The same error for the text this one's text starts at `offset` of."""

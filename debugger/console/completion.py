@@ -14,10 +14,10 @@ from typing import AsyncGenerator, Callable, Iterable
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
-from debugger.console.attachment import Attachment
-from debugger.console.board import Board
-from debugger.console.commands import PDB_COMMANDS, LineError, aliases, command_names, selection_end, split_line
-from debugger.errors import MeshdbgError
+from meshdbg.debugger.console.attachment import Attachment
+from meshdbg.debugger.console.board import Board
+from meshdbg.debugger.console.commands import PDB_COMMANDS, LineError, aliases, command_names, selection_end, split_line
+from meshdbg.wire.errors import MeshdbgError
 
 _WORD_TAIL = re.compile(r"[A-Za-z0-9_#]*$")
 

@@ -15,7 +15,7 @@ from pygments import lex
 from pygments.lexers.python import PythonLexer
 from pygments.styles import get_style_by_name
 
-from debugger.format import PDB_ERROR_PREFIX
+from meshdbg.debugger.format import PDB_ERROR_PREFIX
 
 PYGMENTS_STYLE = "monokai"
 

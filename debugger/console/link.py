@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 
-from debugger.control import ControlClient
-from debugger.errors import ConnectionFailed, MeshdbgError
+from meshdbg.debugger.control import ControlClient
+from meshdbg.wire.errors import ConnectionFailed, MeshdbgError
 
 
 class Link:

@@ -11,7 +11,7 @@ from typing import Callable
 from prompt_toolkit.document import Document
 from prompt_toolkit.validation import ValidationError, Validator
 
-from debugger.console.commands import LineError, check_line
+from meshdbg.debugger.console.commands import LineError, check_line
 
 
 class CommandValidator(Validator):

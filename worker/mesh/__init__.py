@@ -1,28 +1,25 @@
-"""Process meshes: launch workers with ranks and coordinates, host actors, debug them all.
+"""Process meshes from a worker's side: the bootstrap every rank runs, its agent, actor hosting.
 
-    from worker.mesh import proc_mesh, endpoint
+    from meshdbg.worker.mesh import endpoint
 
-    mesh = proc_mesh(hosts=2, gpus=4)
-    trainers = mesh.spawn("trainer", Trainer, cfg)
-    losses = trainers.step.call(batch)
+    class Trainer:
+        @endpoint
+        def step(self, batch): ...
 
-Importing this package imports nothing heavy; the names load on first use.
+The driver's side (`proc_mesh`, the launcher) is meshdbg.debugger.mesh. Importing this package
+imports nothing heavy; `endpoint` loads on first use.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ProcMesh", "ActorMesh", "MeshResults", "proc_mesh", "endpoint"]
+__all__ = ["endpoint"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "endpoint":
-        from worker.mesh.actor import endpoint
+        from meshdbg.worker.mesh.actor import endpoint
 
         return endpoint
-    if name in __all__:
-        from worker.mesh import procmesh
-
-        return getattr(procmesh, name)
-    raise AttributeError(f"module 'worker.mesh' has no attribute {name!r}")
+    raise AttributeError(f"module 'meshdbg.worker.mesh' has no attribute {name!r}")

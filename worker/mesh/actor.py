@@ -15,10 +15,10 @@ import traceback
 from types import TracebackType
 from typing import Any, Callable, TypeVar
 
-from debugger.errors import UsageError
-from debugger.proto import mesh_pb2 as mesh_pb
-from worker.context import context_of
-from worker.hook import post_mortem
+from meshdbg.wire.errors import UsageError
+from meshdbg.wire.proto import mesh_pb2 as mesh_pb
+from meshdbg.worker.context import context_of
+from meshdbg.worker.hook import post_mortem
 
 F = TypeVar("F", bound=Callable[..., Any])
 ENDPOINT_MARK = "__meshdbg_endpoint__"

@@ -1,6 +1,6 @@
 """The worker's agent stream: registered with the DebugClient for the whole life of the process.
 
-Opened when the worker starts (worker.mesh.bootstrap), it lets `meshdbg list --all` show the
+Opened when the worker starts (meshdbg.worker.mesh.bootstrap), it lets `meshdbg list --all` show the
 rank as running, stopped or exited, brings actor calls to the worker (queued on `calls` for
 the main thread) and lets the server stop the worker in pdb: an interrupt makes the reader
 thread send INTERRUPT_SIGNAL to the main thread, whose handler opens a remote pdb session in
@@ -16,12 +16,12 @@ from types import FrameType
 
 import grpc
 
-from debugger.connection import ConnectionInfo
-from debugger.proto import mesh_pb2 as mesh_pb
-from debugger.proto import mesh_pb2_grpc as mesh_grpc
-from worker.hook import stop_at
-from worker.identity import WorkerIdentity, session_identity
-from worker.remote import open_stream
+from meshdbg.wire.connection import ConnectionInfo
+from meshdbg.wire.proto import mesh_pb2 as mesh_pb
+from meshdbg.wire.proto import mesh_pb2_grpc as mesh_grpc
+from meshdbg.worker.hook import stop_at
+from meshdbg.worker.identity import WorkerIdentity, session_identity
+from meshdbg.worker.remote import open_stream
 
 INTERRUPT_SIGNAL = signal.SIGUSR2
 CLOSE_TIMEOUT_S = 2.0

@@ -1,15 +1,15 @@
 """What every mesh worker runs: register, then run the script, the module, or the actor host.
 
-    python -m worker.mesh.bootstrap SCRIPT [ARGS...]        like `python SCRIPT ARGS...`
-    python -m worker.mesh.bootstrap -m MODULE [ARGS...]     like `python -m MODULE ARGS...`
-    python -m worker.mesh.bootstrap --actors                serve actor calls until told to stop
+    python -m meshdbg.worker.mesh.bootstrap SCRIPT [ARGS...]        like `python SCRIPT ARGS...`
+    python -m meshdbg.worker.mesh.bootstrap -m MODULE [ARGS...]     like `python -m MODULE ARGS...`
+    python -m meshdbg.worker.mesh.bootstrap --actors                serve actor calls until told to stop
 
 (The launcher's fork server calls `main` directly.) The worker opens its agent stream first,
 so the DebugClient lists it from the start; `breakpoint()` opens a remote session and an
 agent interrupt stops the main thread in pdb. An uncaught exception prints its traceback,
 then opens a post-mortem session on this rank before the worker exits with status 1, unless
 MESHDBG_POST_MORTEM=0. Works under torchrun, SLURM or mpirun too, e.g.
-`torchrun --nproc-per-node 4 -m worker.mesh.bootstrap train.py`.
+`torchrun --nproc-per-node 4 -m meshdbg.worker.mesh.bootstrap train.py`.
 """
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ import runpy
 import sys
 import traceback
 
-from debugger.connection import resolve_connection
-from debugger.errors import MeshdbgError
-from worker.context import context_of
-from worker.hook import install, post_mortem
-from worker.identity import detect_identity
-from worker.mesh.actor import ActorHost, without_leading_frames
-from worker.mesh.agent import Agent, install_interrupt_handler
+from meshdbg.wire.connection import resolve_connection
+from meshdbg.wire.errors import MeshdbgError
+from meshdbg.worker.context import context_of
+from meshdbg.worker.hook import install, post_mortem
+from meshdbg.worker.identity import detect_identity
+from meshdbg.worker.mesh.actor import ActorHost, without_leading_frames
+from meshdbg.worker.mesh.agent import Agent, install_interrupt_handler
 
 ACTORS = "--actors"
-USAGE = "usage: python -m worker.mesh.bootstrap (SCRIPT | -m MODULE | --actors) [ARGS...]"
+USAGE = "usage: python -m meshdbg.worker.mesh.bootstrap (SCRIPT | -m MODULE | --actors) [ARGS...]"
 OWN_FILES = (__file__, runpy.run_path.__code__.co_filename)  # the frames before the user's (runpy may be frozen)
 
 

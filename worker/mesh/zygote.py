@@ -2,7 +2,7 @@
 
 Starting 32 Python interpreters that each import grpc costs seconds on a small machine;
 forking a process that already imported them costs milliseconds. The launcher starts this
-module as `python -m worker.mesh.zygote LAUNCHER_PID FD` and talks to it over the inherited
+module as `python -m meshdbg.worker.mesh.zygote LAUNCHER_PID FD` and talks to it over the inherited
 AF_UNIX SOCK_SEQPACKET socket FD, one JSON message per packet:
 
     launcher → zygote   {"op": "spawn", "id", "env", "argv", "cwd", "path"}  + 2 fds (stdout, stderr)
@@ -132,7 +132,7 @@ def run_child(task: ChildTask) -> int:
         sys.path[:] = task.path
     sys.stdout.reconfigure(line_buffering=True)
     sys.stderr.reconfigure(line_buffering=True)
-    from worker.mesh import bootstrap
+    from meshdbg.worker.mesh import bootstrap
 
     return bootstrap.main(task.argv)
 
@@ -141,7 +141,7 @@ def main(argv: list[str]) -> int:
     launcher_pid, fd = int(argv[0]), int(argv[1])
     die_with_parent(launcher_pid)
     os.setpgid(0, 0)
-    from worker.mesh import bootstrap  # noqa: F401  (the point of a zygote: import once, fork many)
+    from meshdbg.worker.mesh import bootstrap  # noqa: F401  (the point of a zygote: import once, fork many)
 
     task = Zygote(socket.socket(fileno=fd)).serve()
     return 0 if task is None else run_child(task)

@@ -1,7 +1,7 @@
-"""``python -m worker.pipelining``: the ``meshdbg schedule`` command on its own."""
+"""``python -m meshdbg.worker.pipelining``: the ``meshdbg schedule`` command on its own."""
 
 import sys
 
-from worker.pipelining.cli import main
+from meshdbg.worker.pipelining.cli import main
 
 sys.exit(main())

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from functools import partial
 from operator import itemgetter
 
-from worker.pipelining.ir import Action
+from meshdbg.worker.pipelining.ir import Action
 
 new_action = partial(tuple.__new__, Action)
 type_of = itemgetter(1)

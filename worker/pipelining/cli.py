@@ -1,7 +1,7 @@
 """``meshdbg schedule``: generate a pipeline schedule, check it, print and dump it.
 
 The lead's ``meshdbg`` CLI calls ``add_arguments`` on its ``schedule`` sub-parser and
-``run`` on the parsed namespace; ``main`` (and ``python -m worker.pipelining``) does
+``run`` on the parsed namespace; ``main`` (and ``python -m meshdbg.worker.pipelining``) does
 both on its own parser. Exit status: 0 done, 1 an output file could not be written,
 2 a usage or constraint error (one line on stderr, no traceback).
 """
@@ -12,13 +12,13 @@ import argparse
 import json
 import sys
 
-from worker.pipelining.errors import ConstraintError, ScheduleError
-from worker.pipelining.ir import Schedule
-from worker.pipelining.lowering import lower, merge_backward
-from worker.pipelining.picture import to_svg, to_trace
-from worker.pipelining.render import dump_csv, format_table
-from worker.pipelining.schedules import SCHEDULES, generate
-from worker.pipelining.simulator import Costs, SimResult, simulate
+from meshdbg.worker.pipelining.errors import ConstraintError, ScheduleError
+from meshdbg.worker.pipelining.ir import Schedule
+from meshdbg.worker.pipelining.lowering import lower, merge_backward
+from meshdbg.worker.pipelining.picture import to_svg, to_trace
+from meshdbg.worker.pipelining.render import dump_csv, format_table
+from meshdbg.worker.pipelining.schedules import SCHEDULES, generate
+from meshdbg.worker.pipelining.simulator import Costs, SimResult, simulate
 
 _COST_NAMES = {
     "F": "forward",

@@ -24,7 +24,7 @@ from __future__ import annotations
 import heapq
 from collections import deque
 
-from worker.pipelining.ir import Action, ActionType
+from meshdbg.worker.pipelining.ir import Action, ActionType
 
 _UNSET = float("inf")
 

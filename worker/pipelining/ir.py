@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from worker.pipelining.errors import ActionParseError
+from meshdbg.worker.pipelining.errors import ActionParseError
 
 
 class ActionType(enum.StrEnum):

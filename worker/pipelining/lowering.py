@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from worker.pipelining.bulk import new_action, paused_gc
-from worker.pipelining.ir import Action, ActionType, Schedule
+from meshdbg.worker.pipelining.bulk import new_action, paused_gc
+from meshdbg.worker.pipelining.ir import Action, ActionType, Schedule
 
 T = ActionType
 

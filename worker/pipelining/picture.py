@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 from xml.sax.saxutils import escape
 
-from worker.pipelining.ir import ActionType, Schedule
-from worker.pipelining.simulator import SimResult
+from meshdbg.worker.pipelining.ir import ActionType, Schedule
+from meshdbg.worker.pipelining.simulator import SimResult
 
 COLOURS = {
     ActionType.F: "#4e79a7",

@@ -11,8 +11,8 @@ import csv
 import io
 import re
 
-from worker.pipelining.errors import ScheduleError
-from worker.pipelining.ir import Action, parse_action
+from meshdbg.worker.pipelining.errors import ScheduleError
+from meshdbg.worker.pipelining.ir import Action, parse_action
 
 _HEADER_RE = re.compile(r"rank (0|[1-9][0-9]*)")
 

@@ -2,7 +2,7 @@
 over torch.distributed point-to-point, the loss on the last stage.
 
 The scheduler modules (IR, schedules, lowering, simulator) stay free of torch; this module is
-the only part of `worker.pipelining` that imports it. Each action runs inside
+the only part of `meshdbg.worker.pipelining` that imports it. Each action runs inside
 `debug_context(stage=..., microbatch=..., action=...)`, so a `breakpoint()` in a stage's
 forward opens a session that `meshdbg list` shows with that context, and
 `pipeline_context()` tells user code where it is.
@@ -23,8 +23,8 @@ from typing import Callable, Sequence
 import torch
 import torch.distributed as dist
 
-from worker.context import debug_context
-from worker.pipelining.ir import Action, ActionType, Schedule
+from meshdbg.worker.context import debug_context
+from meshdbg.worker.pipelining.ir import Action, ActionType, Schedule
 
 T = ActionType
 RECVS_AHEAD = 2  # receives posted beyond the one being waited for (see PipelineRuntime._take_recv)

@@ -35,10 +35,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from itertools import chain, repeat
 
-from worker.pipelining.bulk import new_action, paused_gc
-from worker.pipelining.errors import ConstraintError
-from worker.pipelining.greedy import greedy_zero_bubble
-from worker.pipelining.ir import Action, ActionType, Schedule
+from meshdbg.worker.pipelining.bulk import new_action, paused_gc
+from meshdbg.worker.pipelining.errors import ConstraintError
+from meshdbg.worker.pipelining.greedy import greedy_zero_bubble
+from meshdbg.worker.pipelining.ir import Action, ActionType, Schedule
 
 Generator = Callable[[int, int, int], list[list[Action]]]
 

@@ -23,10 +23,10 @@ from itertools import accumulate
 from operator import sub
 from typing import NamedTuple
 
-from worker.pipelining.bulk import paused_gc, type_of
-from worker.pipelining.errors import ConstraintError, DeadlockError
-from worker.pipelining.ir import Action, ActionType, Schedule
-from worker.pipelining.validation import crosses_ranks, is_lowered, validate
+from meshdbg.worker.pipelining.bulk import paused_gc, type_of
+from meshdbg.worker.pipelining.errors import ConstraintError, DeadlockError
+from meshdbg.worker.pipelining.ir import Action, ActionType, Schedule
+from meshdbg.worker.pipelining.validation import crosses_ranks, is_lowered, validate
 
 T = ActionType
 

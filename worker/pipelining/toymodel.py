@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from worker.pipelining.runtime import pipeline_context
+from meshdbg.worker.pipelining.runtime import pipeline_context
 
 
 class StageChunk(nn.Module):

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from operator import add
 
-from worker.pipelining.bulk import type_of
-from worker.pipelining.errors import ScheduleValidationError
-from worker.pipelining.ir import Action, ActionType, Schedule
+from meshdbg.worker.pipelining.bulk import type_of
+from meshdbg.worker.pipelining.errors import ScheduleValidationError
+from meshdbg.worker.pipelining.ir import Action, ActionType, Schedule
 
 _MAX_PROBLEMS = 20
 

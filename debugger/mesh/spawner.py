@@ -1,0 +1,112 @@
+"""The launcher's side of the fork server (meshdbg.worker.mesh.zygote): spawn ranks, learn their exits.
+
+    spawner = ForkServer.start(on_exit)     # early: the zygote imports while we do other work
+    pid = await spawner.spawn(env, argv, cwd, stdout_fd, stderr_fd)
+    ...
+    spawner.close()                         # the zygote SIGKILLs whatever is left, and exits
+
+Runs on the launcher's event loop. Must be started from a thread that lives as long as the
+mesh: the kernel's parent-death signal follows the thread that forked the zygote.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from typing import Callable
+
+from meshdbg.wire.errors import MeshError
+from meshdbg.worker.mesh.zygote import MAX_MESSAGE
+
+ExitCallback = Callable[[int, int], None]  # (pid, exit status or -signal)
+
+
+class ForkServer:
+    """A running zygote and the socket to it."""
+
+    def __init__(self, process: subprocess.Popen, sock: socket.socket, on_exit: ExitCallback) -> None:
+        self.process = process
+        self._sock = sock
+        self._on_exit = on_exit
+        self._ids = itertools.count(1)
+        self._waiting: dict[int, asyncio.Future[int]] = {}
+        self._live: set[int] = set()  # spawned, exit not reported yet
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def start(cls, on_exit: ExitCallback) -> "ForkServer":
+        """Start the zygote process (it keeps its own process group, away from Ctrl-C)."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        process = subprocess.Popen([sys.executable, "-m", "meshdbg.worker.mesh.zygote", str(os.getpid()), str(theirs.fileno())],
+                                   pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL)
+        theirs.close()
+        return cls(process, ours, on_exit)
+
+    def _listen(self) -> None:
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+            self._loop.add_reader(self._sock.fileno(), self._on_readable)
+
+    def _on_readable(self) -> None:
+        try:
+            data = self._sock.recv(MAX_MESSAGE)
+        except OSError:
+            data = b""
+        if not data:
+            self._lost()
+            return
+        message = json.loads(data)
+        if message["op"] == "spawned":
+            self._live.add(message["pid"])
+            future = self._waiting.pop(message["id"], None)
+            if future is not None and not future.done():
+                future.set_result(message["pid"])
+        elif message["op"] == "exited":
+            self._live.discard(message["pid"])
+            self._on_exit(message["pid"], message["code"])
+
+    def _lost(self) -> None:
+        """The zygote died: fail pending spawns, and report every child as killed (they die with
+        it, by their parent-death signal, and no one is left to report their exits)."""
+        self._loop.remove_reader(self._sock.fileno())
+        for future in self._waiting.values():
+            if not future.done():
+                future.set_exception(MeshError(f"the fork server exited (status {self.process.poll()})"))
+        for pid in sorted(self._live):
+            self._on_exit(pid, -signal.SIGKILL)
+        self._live.clear()
+
+    async def spawn(self, env: dict[str, str], argv: list[str], cwd: str, stdout_fd: int, stderr_fd: int,
+                    path: list[str] | None = None) -> int:
+        """Fork one worker running `meshdbg.worker.mesh.bootstrap.main(argv)` (with `path` as sys.path); its pid."""
+        self._listen()
+        request_id = next(self._ids)
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = future
+        message = json.dumps({"op": "spawn", "id": request_id, "env": env, "argv": argv, "cwd": cwd, "path": path}).encode()
+        try:
+            socket.send_fds(self._sock, [message], [stdout_fd, stderr_fd])
+        except OSError as exc:
+            self._waiting.pop(request_id, None)
+            raise MeshError(f"cannot reach the fork server: {exc}") from exc
+        finally:
+            os.close(stdout_fd)
+            os.close(stderr_fd)
+        return await future
+
+    def close(self) -> None:
+        """Close the socket: the zygote kills any child left and exits."""
+        if self._loop is not None and self._sock.fileno() >= 0:
+            self._loop.remove_reader(self._sock.fileno())
+        self._sock.close()
+
+    def kill(self) -> None:
+        """Last resort when the zygote does not exit by itself."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)

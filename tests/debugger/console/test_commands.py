@@ -1,0 +1,135 @@
+"""Unit tests of the console's pure parts: command parsing, validation, completion, board, colour."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+from prompt_toolkit.document import Document
+from prompt_toolkit.validation import ValidationError
+
+from meshdbg.debugger.console.board import Board
+from meshdbg.debugger.console.commands import (Commands, LineError, aliases, check_line, command_names, help_overview,
+                                       parse_attach, parse_cast)
+from meshdbg.debugger.console.completion import ConsoleCompleter
+from meshdbg.debugger.console.highlight import pdb_fragments
+from meshdbg.debugger.console.validation import CommandValidator
+from meshdbg.debugger.control import SessionView
+from meshdbg.debugger.selection import AttachTarget
+
+
+def session(rank: int, state: str = "stopped", session_id: int | None = None, name: str = "worker") -> SessionView:
+    return SessionView(id=rank if session_id is None else session_id, name=name, rank=rank,
+                       coords={"hosts": rank // 2, "gpus": rank % 2}, hostname="h", pid=100 + rank, thread="MainThread",
+                       thread_id=1, state=state, reason="breakpoint", filename="/x/train.py", function="step",
+                       lineno=12, context={})
+
+
+def test_commands_and_aliases_come_from_the_do_methods() -> None:
+    assert command_names() == ["attach", "cast", "continue", "detach", "help", "list", "quit"]
+    assert aliases() == {"l": "list", "a": "attach", "c": "continue", "h": "help", "q": "quit"}
+
+
+@pytest.mark.parametrize("line, parsed", [
+    ("", ("", "")),
+    ("  l", ("list", "")),
+    ("a 3", ("attach", "3")),
+    ("cast ranks(hosts=1, gpus=0:4) p loss", ("cast", "ranks(hosts=1, gpus=0:4) p loss")),
+    ("c 0,3-5", ("continue", "0,3-5")),
+    ("help cast", ("help", "cast")),
+])
+def test_check_line_resolves_aliases(line: str, parsed: tuple[str, str]) -> None:
+    assert check_line(line) == parsed
+
+
+@pytest.mark.parametrize("line, position, problem", [
+    ("lsit", 0, "did you mean 'list'?"),
+    ("  contnue", 2, "did you mean 'continue'?"),
+    ("n", 0, "'n' is a pdb command"),
+    ("frobnicate", 0, "help lists the commands"),
+    ("cast ranks(1,,2) p x", 13, "expected an integer"),
+    ("cast ranks(hosts=1 p x", 22, "unclosed ranks("),
+    ("cast all", 8, "needs a pdb command"),
+    ("cast", 4, "needs a selection and a pdb command"),
+    ("continue 3-1", 11, "expected a rank number >= 3"),
+    ("attach x", 7, "attach needs a rank"),
+    ("attach ²", 7, "attach needs a rank"),  # a digit to str.isdigit, not to int()
+    ("attach 99999999999", 7, "attach needs a rank"),  # beyond an int32 rank
+    ("attach #x", 7, "attach needs a rank"),
+])
+def test_check_line_points_at_the_problem(line: str, position: int, problem: str) -> None:
+    with pytest.raises(LineError) as caught:
+        check_line(line)
+    assert problem in caught.value.problem
+    assert caught.value.position == position
+
+
+def test_cast_splits_selection_from_command() -> None:
+    assert parse_cast("ranks(hosts=1, gpus=(0,3)) pp x[1:2]") == ("ranks(hosts=1, gpus=(0,3))", "pp x[1:2]")
+    assert parse_cast("0,3-5 !import time") == ("0,3-5", "!import time")
+
+
+@pytest.mark.parametrize("arg, target", [
+    ("2", AttachTarget(rank=2)),
+    ("trainer 2", AttachTarget(rank=2, name="trainer")),
+    ("#12", AttachTarget(session_id=12)),
+])
+def test_attach_targets(arg: str, target: AttachTarget) -> None:
+    assert parse_attach(arg) == target
+
+
+def test_help_overview_gives_every_command_its_usage_line() -> None:
+    overview = help_overview()
+    for name in command_names():
+        usage = inspect.cleandoc(getattr(Commands, "do_" + name).__doc__).splitlines()[0]
+        assert f"  {usage}\n" in overview
+
+
+def test_validator_puts_the_cursor_on_the_problem_only_at_the_top_prompt() -> None:
+    attached = False
+    validator = CommandValidator(lambda: not attached)
+    with pytest.raises(ValidationError) as caught:
+        validator.validate(Document("cast ranks(1,,2) p x"))
+    assert caught.value.cursor_position == 13
+    attached = True
+    validator.validate(Document("n"))  # a pdb line: not the console's to judge
+
+
+def completions(board: Board, text: str) -> list[str]:
+    return [c.text for c in ConsoleCompleter(board, lambda: None).console_completions(text)]
+
+
+def test_console_completion_offers_commands_ranks_names_and_dims() -> None:
+    board = Board()
+    board.reset([session(0), session(1), session(3, name="trainer", session_id=9)])
+    assert completions(board, "co") == ["continue"]
+    assert completions(board, "attach ") == ["0", "1", "3", "trainer", "worker"]
+    assert completions(board, "attach trainer ") == ["3"]
+    assert completions(board, "cast r") == ["ranks("]
+    assert completions(board, "cast ranks(ho") == ["hosts="]
+    assert completions(board, "cast all wh") == ["whatis", "where"]
+    assert completions(board, "c a") == ["all"]
+    assert completions(board, "help ca") == ["cast"]
+
+
+def test_board_announces_new_stops_and_exits_and_counts() -> None:
+    board = Board()
+    board.reset([session(0)])
+    assert board.apply("updated", session(0), "") is None  # known before the console started
+    assert board.apply("opened", session(1, state="running"), "") is None
+    assert board.apply("updated", session(1), "") == "rank 1 (hosts=0,gpus=1) stopped at train.py:12 step (breakpoint)"
+    assert board.apply("closed", session(0, state="exited"), "continued") is None
+    assert board.apply("closed", session(1, state="exited"), "the worker went away") == \
+        "rank 1 (hosts=0,gpus=1) exited: the worker went away"
+    assert board.counts() == {"stopped": 0, "running": 1, "exited": 1}
+    assert board.idle
+
+
+def test_highlight_keeps_the_text_and_colours_only_code() -> None:
+    listing = "> /x/train.py(2)step()\n-> y = 1\n  1  \tdef step():\n  2  ->\t    y = 1\n"
+    plain = pdb_fragments(listing, color=False)
+    coloured = pdb_fragments(listing, color=True)
+    assert "".join(text for _, text in plain) == listing.rstrip("\n")
+    assert "".join(text for _, text in coloured) == listing.rstrip("\n")
+    assert ("class:pygments.keyword", "def") in coloured
+    assert ("class:current", "  2  ->\t") in coloured

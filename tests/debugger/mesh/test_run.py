@@ -1,0 +1,186 @@
+"""`meshdbg run` end to end: real worker processes, real gRPC, the real CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import signal
+from pathlib import Path
+
+import pytest
+
+from e2e import wait_for
+from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.run import Interrupted, unless_interrupted
+from mesh_helpers import all_in, parent_pid, pid_gone, start_run
+
+PREFIX = re.compile(r"^\[r(\d+) hosts=(\d),gpus=(\d)\] ")
+
+
+def test_ranks_env_and_prefixed_output(tmp_path: Path) -> None:
+    run = start_run(tmp_path, "--mesh", "hosts=2,gpus=3", "report.py")
+    code, out, err = run.finish()
+    assert code == 0, err
+    envs = {}
+    for stream, text in (("out", out), ("err", err)):
+        for line in text.splitlines():
+            if line.startswith("meshdbg:"):
+                continue
+            match = PREFIX.match(line)
+            assert match, f"unprefixed {stream} line: {line[:80]!r}"
+            rank, host, gpu = map(int, match.groups())
+            assert rank == host * 3 + gpu  # row-major, last dimension fastest
+            body = line[match.end():]
+            if body.startswith("ENV "):
+                envs[rank] = dict(item.split("=", 1) for item in body[4:].split(" "))
+            elif body.startswith(("out ", "err ")):
+                kind, who, _, payload = body.split(" ", 3)
+                assert kind == stream and who == str(rank) and payload == str(rank) * 300, "interleaved line"
+    assert sorted(envs) == list(range(6))
+    ports = {env["MASTER_PORT"] for env in envs.values()}
+    assert len(ports) == 1 and int(ports.pop()) > 0
+    for rank, env in envs.items():
+        assert env["MESHDBG_RANK"] == env["RANK"] == str(rank)
+        assert env["MESHDBG_COORDS"] == f"hosts={rank // 3},gpus={rank % 3}"
+        assert env["LOCAL_RANK"] == str(rank % 3) and env["WORLD_SIZE"] == "6"
+        assert env["MESHDBG_NAME"] == "worker" and env["MASTER_ADDR"] == "127.0.0.1"
+    assert out.count("ADDR yes") == 6
+    assert sum(line.endswith("] no newline at the end") for line in out.splitlines()) == 6
+
+
+def test_module_target_and_usage_errors(tmp_path: Path) -> None:
+    run = start_run(tmp_path, "--mesh", "pp=2", "-m", "meshpkg.main", "--lr", "3e-4")
+    code, out, err = run.finish()
+    assert code == 0, err
+    assert "[r1 pp=1] module __main__ pp=1 ['--lr', '3e-4']" in out.splitlines()
+    for args, message in ((["--mesh", "hosts=x", "report.py"], "bad --mesh 'hosts=x'"),
+                          (["--mesh", "hosts=0", "report.py"], "bad mesh size hosts=0"),
+                          (["missing.py"], "no such script: missing.py"),
+                          (["-m", "nosuchmodule.main"], "no module named nosuchmodule"),
+                          ([str(tmp_path)], "it has no __main__.py")):
+        code, out, err = start_run(tmp_path, *args).finish()
+        assert code == 2 and err.startswith("meshdbg: ") and message in err and "Traceback" not in err, err
+
+
+def test_directory_and_zip_file_targets_run_their_main(tmp_path: Path) -> None:
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "__main__.py").write_text("import os\nprint('main of rank', os.environ['RANK'])\n")
+    archive = shutil.make_archive(str(tmp_path / "app"), "zip", app)
+    for target in (str(app), archive):
+        code, out, err = start_run(tmp_path, "--mesh", "procs=2", target).finish()
+        assert code == 0, err
+        assert "[r1 procs=1] main of rank 1" in out.splitlines(), out
+
+
+def test_ctrl_c_cancels_what_the_run_waits_for() -> None:
+    async def main() -> None:
+        interrupted = asyncio.Event()
+        assert await unless_interrupted(asyncio.sleep(0, "ready"), interrupted) == "ready"
+        never = asyncio.ensure_future(asyncio.Event().wait())  # like a rank that never registers
+        asyncio.get_running_loop().call_soon(interrupted.set)
+        with pytest.raises(Interrupted):
+            await unless_interrupted(never, interrupted)
+        await asyncio.wait([never])
+        assert never.cancelled()
+
+    asyncio.run(main())
+
+
+def test_list_all_states_and_interrupt(tmp_path: Path) -> None:
+    flag = tmp_path / "flag"
+    run = start_run(tmp_path, "--keep-going", "--mesh", "procs=4", "states.py", str(flag))
+    try:
+        workers = run.wait_workers(lambda w: len(w) == 4 and w[0]["state"] == w[1]["state"] == "exited"
+                                   and w[2]["state"] == "stopped" and w[3]["state"] == "running", "the four states")
+        assert workers[0]["exit_code"] == 3 and workers[0]["signal"] is None
+        assert workers[1]["signal"] == signal.SIGKILL and workers[1]["exit_code"] is None
+        assert workers[2]["reason"] == "breakpoint" and workers[2]["filename"].endswith("states.py")
+        assert workers[3]["coords"] == {"procs": 3} and workers[3]["launcher"] == "meshdbg"
+        table = run.cli("list", "--all").stdout
+        assert "SIGKILL" in table and "stopped" in table and "running" in table
+
+        async def interrupt() -> list[int]:
+            async with ControlClient(run.connection()) as client:
+                return await client.interrupt("all")
+
+        assert asyncio.run(interrupt()) == [3]  # only running ranks are asked
+        workers = run.wait_workers(lambda w: w[3]["state"] == "stopped", "rank 3 interrupted")
+        assert workers[3]["reason"] == "interrupt" and workers[3]["filename"].endswith("states.py")
+        assert run.cli("continue").returncode == 0
+        flag.write_text("")
+        code, out, err = run.finish()
+        assert code in (3, 128 + signal.SIGKILL), err  # the first failing rank's status (rank 0 or 1)
+        assert "[r2 procs=2] rank 2 continued" in out and "[r3 procs=3] rank 3 done" in out
+        assert "meshdbg: rank 2 (procs=2) stopped in pdb at states.py" in err and "meshdbg attach 2" in err
+    finally:
+        run.kill()
+
+
+def test_post_mortem_then_continue_exits_non_zero(tmp_path: Path) -> None:
+    run = start_run(tmp_path, "--mesh", "procs=3", "crash.py")
+    try:
+        workers = run.wait_workers(lambda w: w.get(1, {}).get("state") == "stopped", "the post-mortem session")
+        assert workers[1]["reason"] == "post-mortem" and workers[1]["function"] == "compute"
+        sessions = run.cli("cast", "--json", "1", "p rank").stdout
+        assert '"output": "1\\n"' in sessions
+        assert run.cli("continue").returncode == 0
+        code, out, err = run.finish()
+        assert code == 1
+        assert "[r1 procs=1] ZeroDivisionError: rank 1 divides by zero" in err
+        assert "runpy" not in err and "bootstrap" not in err
+    finally:
+        run.kill()
+
+
+def test_no_post_mortem_and_failing_rank_stops_the_mesh(tmp_path: Path) -> None:
+    run = start_run(tmp_path, "--no-post-mortem", "--mesh", "procs=3", "forever.py", "-1")
+    pids = []
+    try:
+        workers = run.wait_workers(all_in("running", 3), "three running ranks")
+        pids = [w["pid"] for w in workers.values()]
+        run.process.send_signal(signal.SIGINT)
+        code, _, err = run.finish()
+        assert code == 130 and "interrupted" in err
+        wait_for(lambda: all(pid_gone(pid) for pid in pids), 10, "every worker gone after Ctrl-C")
+    finally:
+        run.kill()
+    code, _, err = start_run(tmp_path, "--no-post-mortem", "--mesh", "procs=3", "forever.py", "1").finish()
+    assert code == 5, err
+
+
+def test_sigkill_of_the_launcher_leaves_no_worker(tmp_path: Path) -> None:
+    run = start_run(tmp_path, "--mesh", "procs=4", "forever.py", "-1")
+    try:
+        workers = run.wait_workers(all_in("running", 4), "four running ranks")
+        pids = [w["pid"] for w in workers.values()]
+        run.process.kill()
+        wait_for(lambda: all(pid_gone(pid) for pid in pids), 10, "every worker gone after SIGKILL")
+    finally:
+        run.kill()
+
+
+def test_death_of_the_fork_server_ends_the_run(tmp_path: Path) -> None:
+    run = start_run(tmp_path, "--mesh", "procs=2", "forever.py", "-1")
+    try:
+        workers = run.wait_workers(all_in("running", 2), "two running ranks")
+        pids = [w["pid"] for w in workers.values()]
+        zygote = parent_pid(pids[0])
+        assert parent_pid(zygote) == run.process.pid
+        os.kill(zygote, signal.SIGKILL)
+        code, _, err = run.finish(timeout=15)
+        assert code == 128 + signal.SIGKILL, err  # its ranks died with it, as if killed
+        assert not Path(run.env["MESHDBG_CONNECTION_FILE"]).exists()
+        wait_for(lambda: all(pid_gone(pid) for pid in pids), 10, "every worker gone with the fork server")
+    finally:
+        run.kill()
+
+
+@pytest.mark.torch
+def test_torch_distributed_initialises_unchanged(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    code, out, err = start_run(tmp_path, "--mesh", "gpus=2", "dist.py").finish(timeout=60)
+    assert code == 0, err
+    assert out.count("sum 3 world 2") == 2

@@ -1,3 +1,0 @@
-"""Started by torchrun with PYTHONBREAKPOINT=worker.remote_breakpointhook: stops once, then exits."""
-breakpoint()
-print("continued")

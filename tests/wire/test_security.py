@@ -1,0 +1,66 @@
+"""Secure by default: loopback bind, private connection file, token checked on every RPC."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import grpc
+
+from e2e import Server
+from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
+
+
+def test_serve_binds_loopback_and_writes_a_private_connection_file(server: Server) -> None:
+    assert server.addr.startswith("127.0.0.1:")
+    path = Path(server.env["MESHDBG_CONNECTION_FILE"])
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert server.addr in path.read_text()
+
+
+def test_every_rpc_refuses_a_wrong_token(server: Server) -> None:
+    channel = grpc.insecure_channel(server.addr)
+    stub = pb_grpc.DebuggerStub(channel)
+    bad = (("authorization", "Bearer wrong"),)
+    calls = [
+        lambda: stub.List(pb.ListRequest(), metadata=bad, timeout=5),
+        lambda: stub.Handshake(pb.HandshakeRequest(protocol_version=1), timeout=5),
+        lambda: stub.Cast(pb.CastRequest(selection="all", command="p 1"), metadata=bad, timeout=5),
+        lambda: stub.Continue(pb.ContinueRequest(), metadata=bad, timeout=5),
+        lambda: next(stub.Watch(pb.WatchRequest(), metadata=bad, timeout=5)),
+        lambda: next(stub.Attach(iter([pb.AttachRequest(target=pb.AttachTarget(session_id=1))]), metadata=bad, timeout=5)),
+        lambda: next(stub.Session(iter([pb.WorkerMessage(hello=pb.Identity(protocol_version=1))]), metadata=bad, timeout=5)),
+    ]
+    for call in calls:
+        try:
+            call()
+        except grpc.RpcError as exc:
+            assert exc.code() == grpc.StatusCode.UNAUTHENTICATED
+        else:
+            raise AssertionError("a call without the right token was served")
+    channel.close()
+
+
+def test_protocol_version_is_checked(server: Server) -> None:
+    channel = grpc.insecure_channel(server.addr)
+    stub = pb_grpc.DebuggerStub(channel)
+    good = (("authorization", "Bearer test-token"),)
+    try:
+        stub.Handshake(pb.HandshakeRequest(protocol_version=99), metadata=good, timeout=5)
+    except grpc.RpcError as exc:
+        assert exc.code() == grpc.StatusCode.FAILED_PRECONDITION and "protocol version 99" in exc.details()
+    else:
+        raise AssertionError("a foreign protocol version was accepted")
+    assert stub.Handshake(pb.HandshakeRequest(protocol_version=1), metadata=good, timeout=5).protocol_version == 1
+    channel.close()
+
+
+def test_serve_never_shares_a_port_and_rejects_bad_ones(server: Server) -> None:
+    taken = server.addr.rsplit(":", 1)[1]
+    for args, message in ((["--port", taken], "the port is taken"), (["--port", "99999"], "out of range"),
+                          (["--host", "192.0.2.1"], "not one of this machine's")):
+        result = server.cli("serve", *args, timeout=20)
+        assert result.returncode == 2, result.stderr
+        assert message in result.stderr and "Traceback" not in result.stderr
+        assert result.stderr.count("\n") == 1  # one line: no gRPC log noise

@@ -1,0 +1,17 @@
+"""The scheduler stays light: importing all of it pulls in neither grpc nor torch."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+MODULES = ["ir", "errors", "schedules", "greedy", "lowering", "validation", "simulator", "render", "picture", "cli"]
+
+
+def test_scheduler_imports_neither_grpc_nor_torch() -> None:
+    code = "; ".join(f"import meshdbg.worker.pipelining.{m}" for m in MODULES) + (
+        "; import sys; print(sorted(m for m in sys.modules if m.split('.')[0] in ('grpc', 'torch')))"
+    )
+    root = Path(__file__).resolve().parents[3]
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

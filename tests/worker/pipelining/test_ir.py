@@ -1,0 +1,50 @@
+"""The action text form: parse and format are exact inverses; anything else is rejected."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from meshdbg.worker.pipelining.errors import ActionParseError
+from meshdbg.worker.pipelining.ir import Action, ActionType, format_action, parse_action
+
+actions = st.builds(Action, st.integers(0, 10**6), st.sampled_from(ActionType), st.integers(0, 10**6))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1F0", Action(1, ActionType.F, 0)),
+        ("2I13", Action(2, ActionType.I, 13)),
+        ("0B3", Action(0, ActionType.B, 3)),
+        ("3SEND_F12", Action(3, ActionType.SEND_F, 12)),
+        ("10RECV_B250", Action(10, ActionType.RECV_B, 250)),
+        ("0W0", Action(0, ActionType.W, 0)),
+    ],
+)
+def test_parse_known_forms(text: str, expected: Action) -> None:
+    assert parse_action(text) == expected
+    assert format_action(expected) == text
+
+
+@given(actions)
+def test_format_then_parse_round_trips(action: Action) -> None:
+    assert parse_action(format_action(action)) == action
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "F0", "1F", "1f0", " 1F0", "1F0 ", "1F0x", "01F0", "1F00", "1SENDF0", "1SEND_X0", "-1F0", "1X0", "1F+2", "١F0"],
+)
+def test_parse_rejects_and_quotes_input(text: str) -> None:
+    with pytest.raises(ActionParseError) as info:
+        parse_action(text)
+    assert repr(text) in str(info.value)
+
+
+def test_comm_types_are_exactly_the_send_recv_ones() -> None:
+    assert {t for t in ActionType if t.is_comm} == {
+        ActionType.SEND_F,
+        ActionType.RECV_F,
+        ActionType.SEND_B,
+        ActionType.RECV_B,
+    }

@@ -1,0 +1,67 @@
+"""Table and CSV views: never crash, and the CSV round-trips exactly."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from meshdbg.worker.pipelining.errors import ActionParseError, ScheduleError
+from meshdbg.worker.pipelining.ir import Action, ActionType
+from meshdbg.worker.pipelining.lowering import lower
+from meshdbg.worker.pipelining.render import dump_csv, format_table, load_csv
+from meshdbg.worker.pipelining.schedules import generate
+
+action_lists = st.lists(
+    st.lists(st.builds(Action, st.integers(0, 99), st.sampled_from(ActionType), st.integers(0, 999)), max_size=6),
+    max_size=5,
+)
+
+
+@given(action_lists)
+def test_csv_round_trips(actions: list[list[Action]]) -> None:
+    text = dump_csv(actions)
+    assert load_csv(text) == actions
+    assert dump_csv(load_csv(text)) == text
+
+
+@given(action_lists)
+def test_table_has_a_column_per_rank_and_a_row_per_step(actions: list[list[Action]]) -> None:
+    lines = format_table(actions).splitlines()
+    assert lines[0].split("  ")[0] == "step"
+    assert lines[0].count("rank ") == len(actions)
+    assert len(lines) == 1 + max((len(a) for a in actions), default=0)
+
+
+def test_table_aligns_ranks_and_leaves_finished_ranks_blank() -> None:
+    actions = lower(generate("gpipe", 2, 1, 1)).actions + [[]]
+    assert format_table(actions).splitlines() == [
+        "step  rank 0    rank 1    rank 2",
+        "0     0F0       1RECV_F0",
+        "1     0SEND_F0  1F0",
+        "2     0RECV_B0  1B0",
+        "3     0B0       1SEND_B0",
+    ]
+
+
+def test_more_ranks_than_steps_and_no_ranks() -> None:
+    assert format_table([[], [], []]) == "step  rank 0  rank 1  rank 2"
+    assert format_table([]) == "step"
+    assert load_csv(dump_csv([])) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "empty"),
+        ("rank 1,rank 0\n", "'rank 1,rank 0' is not 'rank 0,rank 1'"),
+        ("rank 0\n0F0,1F0\n", "line 2 '0F0,1F0' has 2 cells"),
+        ("rank 0,rank 1\n,1F0\n0F0,1F1\n", "line 3: rank 0 has '0F0' after an empty cell"),
+    ],
+)
+def test_load_csv_rejects_malformed_input(text: str, message: str) -> None:
+    with pytest.raises(ScheduleError, match=message):
+        load_csv(text)
+
+
+def test_load_csv_quotes_a_bad_cell() -> None:
+    with pytest.raises(ActionParseError, match="'0X0'"):
+        load_csv("rank 0\n0X0\n")

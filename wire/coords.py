@@ -1,0 +1,45 @@
+"""Mesh coordinates: `hosts=1,gpus=3` as text, as a dict, and as the wire carries them.
+
+Shared by workers (their identity), the launcher (each rank's environment) and every
+client that prints or selects ranks.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from meshdbg.wire.errors import UsageError
+from meshdbg.wire.proto import debugger_pb2 as pb
+
+
+def parse_coords(text: str, what: str = "coordinates",
+                 expected: str = "dim=index pairs like hosts=1,gpus=3") -> dict[str, int]:
+    """`hosts=1,gpus=3` → {"hosts": 1, "gpus": 3}, in the order given.
+
+    UsageError, naming the text as `what` and saying what was `expected`, for bad syntax or a
+    dimension given twice (which would otherwise silently keep the last value).
+    """
+    coords: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        dim, sep, value = (item.strip() for item in part.partition("="))
+        if not sep or not dim.isidentifier() or not value.isdigit():
+            raise UsageError(f"bad {what} {text!r}: expected {expected}")
+        if dim in coords:
+            raise UsageError(f"bad {what} {text!r}: dimension {dim!r} given twice")
+        coords[dim] = int(value)
+    return coords
+
+
+def format_coords(coords: Mapping[str, int]) -> str:
+    """{"hosts": 1, "gpus": 3} → `hosts=1,gpus=3`, the inverse of parse_coords."""
+    return ",".join(f"{dim}={index}" for dim, index in coords.items())
+
+
+def identity_coords(identity: pb.Identity) -> dict[str, int]:
+    """The mesh coordinates of a wire identity, in mesh order."""
+    return {coord.dim: coord.index for coord in identity.coords}
+
+
+def pb_coords(coords: Mapping[str, int]) -> list[pb.Coord]:
+    """Mesh coordinates as a wire identity carries them, the inverse of identity_coords."""
+    return [pb.Coord(dim=dim, index=index) for dim, index in coords.items()]
