@@ -1,6 +1,7 @@
 """Benchmark the scheduler: generate + lower + simulate a large interleaved pipeline.
 
-Prints one JSON object per line. ``floor`` is the time to merely build a list holding as
+Prints one JSON object per line; the ``variants`` lines compare each published order with
+meshdbg's own variant of it (memory, makespan with and without communication cost). ``floor`` is the time to merely build a list holding as
 many actions as the lowered schedule (no scheduling at all), measured in the same run,
 so ``ratio`` = total / floor compares machines. Each phase is the best of ``--repeat``
 runs. Run: ``python bench/bench_schedule.py [--ranks 64 --stages-per-rank 4
@@ -29,9 +30,18 @@ from meshdbg.worker.pipelining.bulk import new_action, paused_gc  # noqa: E402
 from meshdbg.worker.pipelining.ir import Action, ActionType  # noqa: E402
 from meshdbg.worker.pipelining.lowering import lower  # noqa: E402
 from meshdbg.worker.pipelining.schedules import generate  # noqa: E402
-from meshdbg.worker.pipelining.simulator import simulate  # noqa: E402
+from meshdbg.worker.pipelining.simulator import Costs, simulate  # noqa: E402
 
 R = TypeVar("R")
+
+# Each published order beside meshdbg's own variant of it, on one placement (stages per rank).
+VARIANTS = (
+    ("interleaved-1f1b", "interleaved-1f1b-tight", 2),
+    ("zb1p", "zb1p-greedy", 2),
+    ("zbv", "zbv-greedy", 2),
+    ("zbv", "dualpipev", 2),
+)
+COMM_COSTS = {"free": Costs(), "send=recv=0.5": Costs(send=0.5, recv=0.5)}
 
 
 def best_of(repeat: int, work: Callable[[], R]) -> tuple[float, R]:
@@ -80,6 +90,22 @@ def main() -> None:
         "microbatches": 8, "makespan": small_result.makespan, "ideal": 2 * 8 * 3,
         "bubble": [round(b, 4) for b in small_result.bubble],
     }))
+    for ranks, microbatches in ((4, 8), (4, 16), (8, 16)):
+        variants(ranks, microbatches)
+
+
+def variants(ranks: int, microbatches: int) -> None:
+    """Makespan and peak activations of each published order and its variant, lowered, with
+    free communication and with send = recv = 0.5 (F = 1, B = 2, I = W = 1): one line each."""
+    for published, variant, stages_per_rank in VARIANTS:
+        row: dict[str, object] = {"bench": "variants", "ranks": ranks, "stages_per_rank": stages_per_rank,
+                                  "microbatches": microbatches}
+        for kind in (published, variant):
+            lowered = lower(generate(kind, ranks, stages_per_rank, microbatches))
+            row[kind] = {"peak_activations": list(simulate(lowered).peak_activations)} | {
+                f"makespan_{name}": simulate(lowered, costs).makespan for name, costs in COMM_COSTS.items()
+            }
+        print(json.dumps(row))
 
 
 if __name__ == "__main__":

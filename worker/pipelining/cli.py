@@ -1,9 +1,14 @@
-"""``meshdbg schedule``: generate a pipeline schedule, check it, print and dump it.
+"""``meshdbg schedule``: generate or load a pipeline schedule, check it, print and dump it.
+
+``--kind K --ranks P --microbatches M [--stages-per-rank V]`` generates one;
+``--load FILE`` reads one from a CSV written by torch, Monarch or meshdbg (``render``)
+instead. Either is then optionally lowered or merged, simulated, and printed or written.
 
 The lead's ``meshdbg`` CLI calls ``add_arguments`` on its ``schedule`` sub-parser and
 ``run`` on the parsed namespace; ``main`` (and ``python -m meshdbg.worker.pipelining``) does
 both on its own parser. Exit status: 0 done, 1 an output file could not be written,
-2 a usage or constraint error (one line on stderr, no traceback).
+2 a usage, constraint or validation error, or an unreadable --load file (one line on
+stderr, no traceback).
 """
 
 from __future__ import annotations
@@ -14,9 +19,11 @@ import sys
 
 from meshdbg.worker.pipelining.errors import ConstraintError, ScheduleError
 from meshdbg.worker.pipelining.ir import Schedule
+from meshdbg.worker.pipelining.loaded import as_schedule
 from meshdbg.worker.pipelining.lowering import lower, merge_backward
 from meshdbg.worker.pipelining.picture import to_svg, to_trace
-from meshdbg.worker.pipelining.render import dump_csv, format_table
+from meshdbg.worker.pipelining.render import dump_csv, format_table, load_csv
+from meshdbg.worker.pipelining.validation import is_lowered
 from meshdbg.worker.pipelining.schedules import SCHEDULES, generate
 from meshdbg.worker.pipelining.simulator import Costs, SimResult, simulate
 
@@ -46,23 +53,40 @@ def parse_costs(text: str) -> Costs:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``schedule`` options to ``parser``."""
-    parser.add_argument("--kind", required=True, choices=list(SCHEDULES), help="schedule kind")
-    parser.add_argument("--ranks", type=int, required=True, help="pipeline ranks (p)")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--kind", choices=list(SCHEDULES), help="schedule kind to generate")
+    source.add_argument("--load", metavar="FILE", help="read the schedule from a CSV (torch, Monarch or meshdbg)")
+    parser.add_argument("--ranks", type=int, help="pipeline ranks (p); needed with --kind")
     parser.add_argument("--stages-per-rank", type=int, default=1, help="stages per rank (v), default 1")
-    parser.add_argument("--microbatches", type=int, required=True, help="microbatches (m)")
+    parser.add_argument("--microbatches", type=int, help="microbatches (m); needed with --kind")
     parser.add_argument("--lowered", action="store_true", help="insert SEND/RECV between ranks")
     parser.add_argument("--merge-backward", action="store_true", help="merge each I directly followed by its W into B")
     parser.add_argument("--costs", default="", metavar="F=1,I=1,W=1,B=2,send=0,recv=0", help="action costs")
-    parser.add_argument("--csv", metavar="FILE", help="write the action table as CSV")
+    parser.add_argument("--csv", metavar="FILE", help="write the schedule as CSV (torch's layout: a row per rank)")
     parser.add_argument("--svg", metavar="FILE", help="write an SVG Gantt chart")
     parser.add_argument("--trace", metavar="FILE", help="write a Chrome/Perfetto trace JSON")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
 
 
+def source(args: argparse.Namespace) -> Schedule:
+    """The generated or loaded schedule ``args`` name; ``ScheduleError`` if they cannot."""
+    if args.load is None:
+        missing = [f"--{name}" for name in ("ranks", "microbatches") if getattr(args, name) is None]
+        if missing:
+            raise ConstraintError(f"--kind {args.kind} needs {' and '.join(missing)}")
+        return generate(args.kind, args.ranks, args.stages_per_rank, args.microbatches)
+    try:
+        with open(args.load, encoding="utf-8", newline="") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConstraintError(f"cannot read --load {args.load}: {exc}") from None
+    return as_schedule(load_csv(text), kind=f"loaded {args.load}")
+
+
 def build(args: argparse.Namespace) -> tuple[Schedule, SimResult]:
-    """Generate, optionally merge and lower, then simulate, as ``args`` ask."""
-    schedule = generate(args.kind, args.ranks, args.stages_per_rank, args.microbatches)
-    if args.lowered:
+    """Generate or load, optionally merge and lower, then simulate, as ``args`` ask."""
+    schedule = source(args)
+    if args.lowered and not is_lowered(schedule):
         schedule = lower(schedule, merge=args.merge_backward)
     elif args.merge_backward:
         schedule = merge_backward(schedule)

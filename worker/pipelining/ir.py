@@ -5,6 +5,12 @@ tables, CSV files and ``--json`` show, so parsing is strict: the whole string mu
 numbers are decimal without leading zeros (so text and action map one to one), and
 anything else is rejected with an error that quotes the input.
 
+An ``Overlap`` is one step that runs a forward and a backward of two different
+microbatches together (DualPipe's overlapped F+B); its text form is torch's,
+``(0F7;7B3)OVERLAP_F_B``. It is a 3-tuple like ``Action`` with the type in the middle, so
+``map(type_of, actions)`` and ``action.type`` work on every list entry; passes that look
+inside an entry use ``parts``.
+
 ``Action`` is a ``NamedTuple`` rather than a dataclass because the benchmark builds
 millions of them; tuples are cheap to create, hash and compare.
 """
@@ -14,6 +20,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import NamedTuple
 
 from meshdbg.worker.pipelining.errors import ActionParseError
@@ -30,6 +37,7 @@ class ActionType(enum.StrEnum):
     RECV_F = "RECV_F"  # receive stage's input from the previous stage
     SEND_B = "SEND_B"  # send the gradient of stage's input to the previous stage
     RECV_B = "RECV_B"  # receive the gradient of stage's output from the next stage
+    OVERLAP_F_B = "OVERLAP_F_B"  # a forward and a backward run as one step (an ``Overlap``)
 
     @property
     def is_comm(self) -> bool:
@@ -51,25 +59,67 @@ class Action(NamedTuple):
         return f"{self.stage}{self.type.value}{self.microbatch}"
 
 
+class Overlap(NamedTuple):
+    """A forward and a backward (``B`` or ``I``) of other microbatches, run as one step.
+
+    The runtime runs ``forward`` then ``backward``; the step starts when both may start.
+    """
+
+    forward: Action
+    type: ActionType  # always ActionType.OVERLAP_F_B
+    backward: Action
+
+    def __str__(self) -> str:
+        return f"({self.forward};{self.backward}){ActionType.OVERLAP_F_B.value}"
+
+
+AnyAction = Action | Overlap
+
+
+def overlap(forward: Action, backward: Action) -> Overlap:
+    """The ``Overlap`` of ``forward`` (an F) and ``backward`` (a B or an I)."""
+    return Overlap(forward, ActionType.OVERLAP_F_B, backward)
+
+
+def parts(action: AnyAction) -> tuple[Action, ...]:
+    """The plain actions an entry runs, in order: its two halves for an ``Overlap``."""
+    if action.type is ActionType.OVERLAP_F_B:
+        return (action.forward, action.backward)  # type: ignore[union-attr]
+    return (action,)  # type: ignore[return-value]
+
+
 # Longest type names first so "SEND_F" is not read as a bare "F".
-_TYPES = "|".join(sorted((t.value for t in ActionType), key=len, reverse=True))
+_TYPES = "|".join(
+    sorted((t.value for t in ActionType if t is not ActionType.OVERLAP_F_B), key=len, reverse=True)
+)
 _NUMBER = r"(0|[1-9][0-9]*)"
 _ACTION_RE = re.compile(rf"{_NUMBER}({_TYPES}){_NUMBER}")
+_OVERLAP_RE = re.compile(rf"\(([^;()]*);([^;()]*)\){ActionType.OVERLAP_F_B.value}")
 
 
-def parse_action(text: str) -> Action:
-    """Parse a text form like ``"2I13"``; raise ``ActionParseError`` quoting ``text``."""
+def parse_action(text: str) -> AnyAction:
+    """Parse a text form like ``"2I13"`` or ``"(0F7;7B3)OVERLAP_F_B"``; errors quote ``text``."""
     match = _ACTION_RE.fullmatch(text)
-    if match is None:
+    if match is not None:
+        stage, kind, microbatch = match.groups()
+        return Action(int(stage), ActionType(kind), int(microbatch))
+    pair = _OVERLAP_RE.fullmatch(text)
+    if pair is not None:
+        forward, backward = (_ACTION_RE.fullmatch(half) for half in pair.groups())
+        if forward and backward and forward[2] == "F" and backward[2] in ("B", "I"):
+            return overlap(parse_action(pair[1]), parse_action(pair[2]))  # type: ignore[arg-type]
         raise ActionParseError(
-            f"cannot parse action {text!r}: expected <stage><type><microbatch> such as "
-            f"'1F0' or '3SEND_F12', with type one of {', '.join(t.value for t in ActionType)}"
+            f"cannot parse action {text!r}: an overlap is (<forward>;<backward>)OVERLAP_F_B "
+            f"such as '(0F7;7B3)OVERLAP_F_B': an F, then a B or an I"
         )
-    stage, kind, microbatch = match.groups()
-    return Action(int(stage), ActionType(kind), int(microbatch))
+    raise ActionParseError(
+        f"cannot parse action {text!r}: expected <stage><type><microbatch> such as "
+        f"'1F0' or '3SEND_F12', with type one of {_TYPES.replace('|', ', ')}, "
+        f"or an overlap such as '(0F7;7B3)OVERLAP_F_B'"
+    )
 
 
-def format_action(action: Action) -> str:
+def format_action(action: AnyAction) -> str:
     """The text form of ``action``; ``parse_action`` inverts it exactly."""
     return str(action)
 
@@ -86,7 +136,7 @@ class Schedule:
     stages_per_rank: int
     microbatches: int
     stage_to_rank: tuple[int, ...]
-    actions: list[list[Action]]
+    actions: list[list[AnyAction]]
 
     @property
     def ranks(self) -> int:
@@ -97,3 +147,13 @@ class Schedule:
     def num_stages(self) -> int:
         """Number of pipeline stages over all ranks."""
         return len(self.stage_to_rank)
+
+
+def has_overlaps(actions: list[list[AnyAction]]) -> bool:
+    """True when any list holds an ``Overlap``."""
+    return any(ActionType.OVERLAP_F_B in map(itemgetter(1), rank_actions) for rank_actions in actions)
+
+
+def flatten(actions: list[list[AnyAction]]) -> list[list[Action]]:
+    """The lists with each ``Overlap`` replaced by its two halves."""
+    return [[half for entry in rank_actions for half in parts(entry)] for rank_actions in actions]

@@ -7,6 +7,9 @@ last and each SEND first keeps the compute order (and so the makespan, when
 communication is free) exactly as generated; sends are buffered, so lowering cannot
 introduce a deadlock.
 
+An ``Overlap`` gets the RECVs of both its halves before it and their SENDs after it,
+forward first: the runtime runs the two halves back to back.
+
 ``merge_backward`` replaces an ``I`` directly followed (on the same rank) by its own
 ``W`` with one ``B``, for runtimes without a split backward.
 
@@ -19,7 +22,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from meshdbg.worker.pipelining.bulk import new_action, paused_gc
-from meshdbg.worker.pipelining.ir import Action, ActionType, Schedule
+from meshdbg.worker.pipelining.ir import Action, ActionType, AnyAction, Schedule, parts
 
 T = ActionType
 
@@ -37,11 +40,11 @@ def _lower(schedule: Schedule) -> Schedule:
     # Does stage s's forward input (from s-1) or output (to s+1) cross ranks?
     input_crosses = [s > 0 and placement[s - 1] != placement[s] for s in range(last + 1)]
     output_crosses = [s < last and placement[s + 1] != placement[s] for s in range(last + 1)]
-    forward, backward, full = T.F, T.I, T.B
+    forward, backward, full, overlapped = T.F, T.I, T.B, T.OVERLAP_F_B
     recv_f, send_f, recv_b, send_b = T.RECV_F, T.SEND_F, T.RECV_B, T.SEND_B
-    lowered: list[list[Action]] = []
+    lowered: list[list[AnyAction]] = []
     for rank_actions in schedule.actions:
-        out: list[Action] = []
+        out: list[AnyAction] = []
         append = out.append
         for action in rank_actions:
             stage, action_type, microbatch = action
@@ -57,17 +60,35 @@ def _lower(schedule: Schedule) -> Schedule:
                 append(action)
                 if input_crosses[stage]:
                     append(new_action((stage, send_b, microbatch)))
+            elif action_type is overlapped:
+                out.extend(_around_overlap(action, input_crosses, output_crosses))
             else:
                 append(action)
         lowered.append(out)
     return replace(schedule, actions=lowered)
 
 
+def _around_overlap(action: AnyAction, input_crosses: list[bool], output_crosses: list[bool]) -> list[AnyAction]:
+    """An overlap with its halves' RECVs before it and their SENDs after it."""
+    forward, backward = parts(action)
+    before: list[AnyAction] = []
+    after: list[AnyAction] = []
+    if input_crosses[forward.stage]:
+        before.append(Action(forward.stage, T.RECV_F, forward.microbatch))
+    if output_crosses[backward.stage]:
+        before.append(Action(backward.stage, T.RECV_B, backward.microbatch))
+    if output_crosses[forward.stage]:
+        after.append(Action(forward.stage, T.SEND_F, forward.microbatch))
+    if input_crosses[backward.stage]:
+        after.append(Action(backward.stage, T.SEND_B, backward.microbatch))
+    return [*before, action, *after]
+
+
 def merge_backward(schedule: Schedule) -> Schedule:
     """A copy of ``schedule`` where each I directly followed by its own W becomes one B."""
-    merged: list[list[Action]] = []
+    merged: list[list[AnyAction]] = []
     for rank_actions in schedule.actions:
-        out: list[Action] = []
+        out: list[AnyAction] = []
         for action in rank_actions:
             previous = out[-1] if out else None
             if (

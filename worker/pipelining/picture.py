@@ -1,8 +1,9 @@
 """Pictures of a simulated schedule: an SVG Gantt chart and a Chrome/Perfetto trace.
 
 Both take the lists and the ``SimResult`` that timed them. The SVG has a row per rank,
-a box per action coloured by type and labelled with its microbatch (the full text form
-is the box's tooltip); zero-length actions (free communication) are drawn as ticks. The
+a box per action coloured by type and labelled with its microbatch (an overlapped F+B
+with both, forward's first; the full text form is the box's tooltip); zero-length actions
+(free communication) are drawn as ticks. The
 trace is the JSON "Trace Event Format" that chrome://tracing and ui.perfetto.dev open,
 with one thread per rank and one cost unit shown as one millisecond.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 from xml.sax.saxutils import escape
 
-from meshdbg.worker.pipelining.ir import ActionType, Schedule
+from meshdbg.worker.pipelining.ir import ActionType, AnyAction, Schedule, parts
 from meshdbg.worker.pipelining.simulator import SimResult
 
 COLOURS = {
@@ -24,12 +25,18 @@ COLOURS = {
     ActionType.RECV_F: "#bab0ac",
     ActionType.SEND_B: "#b07aa1",
     ActionType.RECV_B: "#ff9da7",
+    ActionType.OVERLAP_F_B: "#76b7b2",
 }
 
 _UNIT = 24  # pixels per cost unit
 _ROW = 28  # pixels per rank row
 _LEFT = 64  # room for the rank labels
 _TOP = 30  # room for the title
+
+
+def _label(action: AnyAction) -> str:
+    """The microbatch(es) an action works on: ``3``, or ``7/3`` for an overlap."""
+    return "/".join(str(half.microbatch) for half in parts(action))
 
 
 def _box(action_type: ActionType, x: float, y: float, width: float, tooltip: str, label: str) -> str:
@@ -68,7 +75,7 @@ def to_svg(schedule: Schedule, result: SimResult, title: str | None = None) -> s
         parts.append(f'<text x="4" y="{y + _ROW / 2 + 2}">rank {rank}</text>')
         for action, start, end in zip(rank_actions, result.starts[rank], result.ends[rank]):
             parts.append(
-                _box(action.type, _LEFT + start * _UNIT, y, (end - start) * _UNIT, str(action), str(action.microbatch))
+                _box(action.type, _LEFT + start * _UNIT, y, (end - start) * _UNIT, str(action), _label(action))
             )
     for index, action_type in enumerate(present):
         x = _LEFT + index * 80
@@ -76,6 +83,14 @@ def to_svg(schedule: Schedule, result: SimResult, title: str | None = None) -> s
         parts.append(f'<text x="{x + 16}" y="{legend_y + 10}">{action_type.value}</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
+
+
+def _trace_args(action: AnyAction) -> dict[str, Any]:
+    """Stage and microbatch of an action; each half's text form for an overlap."""
+    halves = parts(action)
+    if len(halves) == 1:
+        return {"stage": halves[0].stage, "microbatch": halves[0].microbatch}
+    return {"forward": str(halves[0]), "backward": str(halves[1])}
 
 
 def to_trace(schedule: Schedule, result: SimResult) -> dict[str, Any]:
@@ -95,7 +110,7 @@ def to_trace(schedule: Schedule, result: SimResult) -> dict[str, Any]:
                     "dur": (end - start) * 1000,
                     "pid": 0,
                     "tid": rank,
-                    "args": {"stage": action.stage, "microbatch": action.microbatch},
+                    "args": _trace_args(action),
                 }
             )
     return {"traceEvents": events, "displayTimeUnit": "ms"}

@@ -1,8 +1,21 @@
-"""Text views of per-rank action lists: an aligned table and a CSV that round-trips.
+"""Text views of per-rank action lists: an aligned table, and CSV in torch's layout.
 
-Both put one column per rank and one row per step (the k-th action of every rank); a
-rank that has run out of actions shows an empty cell. Neither cares whether the lists
-make a valid schedule, so they can show a broken one too.
+The table puts one column per rank and one row per step (the k-th action of every rank);
+a rank that has run out of actions shows an empty cell.
+
+The CSV is the layout torch's and Monarch's ``_dump_csv``/``_load_csv`` use: one row per
+rank, one cell per action in text form (``0F7``, ``3SEND_B2``, ``(0F7;7B3)OVERLAP_F_B``),
+an empty cell for an idle step. ``load_csv`` reads what either wrote, ``compute_only`` or
+``compute_comms``, and the column layout meshdbg wrote before (a ``rank 0,rank 1,...``
+header, one row per step). What it takes from each dialect:
+
+* torch: ``UNSHARD``, ``RESHARD`` and ``REDUCE_GRAD`` (FSDP and gradient reduction, not
+  pipeline order) are skipped;
+* Monarch: ``BW`` is a full backward (B), a ``B`` whose stage and microbatch also have a
+  ``W`` and no ``I`` is Monarch's input backward (I), a ``_rs`` suffix is dropped, and a
+  batched ``0SEND_F3_1RECV_B2`` is its two actions.
+
+Neither view cares whether the lists make a valid schedule, so they can show a broken one.
 """
 
 from __future__ import annotations
@@ -11,14 +24,17 @@ import csv
 import io
 import re
 
-from meshdbg.worker.pipelining.errors import ScheduleError
-from meshdbg.worker.pipelining.ir import Action, parse_action
+from meshdbg.worker.pipelining.errors import ActionParseError, ScheduleError
+from meshdbg.worker.pipelining.ir import Action, ActionType, AnyAction, parse_action
 
 _HEADER_RE = re.compile(r"rank (0|[1-9][0-9]*)")
+_SKIPPED_RE = re.compile(r"[0-9]+(UNSHARD|RESHARD|REDUCE_GRAD)")
+_MONARCH_BATCHED_RE = re.compile(r"([0-9]+(?:SEND_F|SEND_B)[0-9]+)_([0-9]+(?:RECV_B|RECV_F)[0-9]+)")
+_MONARCH_FULL_RE = re.compile(r"([0-9]+)BW([0-9]+)")
 
 
-def _rows(actions: list[list[Action]]) -> list[list[str]]:
-    """Cells row by row: the text form, or "" where a rank has no action at that step."""
+def _rows(actions: list[list[AnyAction]]) -> list[list[str]]:
+    """Cells step by step: the text form, or "" where a rank has no action at that step."""
     steps = max((len(rank_actions) for rank_actions in actions), default=0)
     return [
         [str(rank_actions[step]) if step < len(rank_actions) else "" for rank_actions in actions]
@@ -26,7 +42,7 @@ def _rows(actions: list[list[Action]]) -> list[list[str]]:
     ]
 
 
-def format_table(actions: list[list[Action]]) -> str:
+def format_table(actions: list[list[AnyAction]]) -> str:
     """An aligned text table: a ``step`` column, then ``rank 0``, ``rank 1``, ..."""
     header = ["step"] + [f"rank {rank}" for rank in range(len(actions))]
     body = [[str(step)] + row for step, row in enumerate(_rows(actions))]
@@ -36,25 +52,75 @@ def format_table(actions: list[list[Action]]) -> str:
     )
 
 
-def dump_csv(actions: list[list[Action]]) -> str:
-    """CSV text: header ``rank 0,rank 1,...``, then one row per step; see ``load_csv``."""
+def dump_csv(actions: list[list[AnyAction]]) -> str:
+    """CSV text in torch's layout: row r is rank r's actions; see ``load_csv``."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([f"rank {rank}" for rank in range(len(actions))])
-    writer.writerows(_rows(actions))
+    writer.writerows([str(action) for action in rank_actions] for rank_actions in actions)
     return out.getvalue()
 
 
-def load_csv(text: str) -> list[list[Action]]:
-    """Parse ``dump_csv`` output back into per-rank lists; errors quote the bad cell or row."""
+def load_csv(text: str) -> list[list[AnyAction]]:
+    """Per-rank lists from CSV written by meshdbg, torch or Monarch (module docstring).
+
+    Errors name the rank and quote the cell.
+    """
     rows = list(csv.reader(io.StringIO(text)))
     if not rows:
-        raise ScheduleError("schedule CSV is empty: expected a header 'rank 0,rank 1,...'")
+        raise ScheduleError("schedule CSV is empty: expected one row per rank, one cell per action")
+    if rows[0] and _HEADER_RE.fullmatch(rows[0][0]):
+        return _load_columns(rows)
+    actions = [[action for cell in row for action in _parse_cell(cell.strip(), rank)] for rank, row in enumerate(rows)]
+    return _monarch_input_backwards(actions)
+
+
+def _parse_cell(cell: str, rank: int) -> list[Action]:
+    """The actions of one cell: none for an idle step or a skipped marker, two for a batched pair."""
+    if not cell or _SKIPPED_RE.fullmatch(cell):
+        return []
+    cell = cell.removesuffix("_rs")
+    if batched := _MONARCH_BATCHED_RE.fullmatch(cell):
+        return [_parse(text, rank) for text in batched.groups()]
+    if full := _MONARCH_FULL_RE.fullmatch(cell):
+        cell = f"{full[1]}B{full[2]}"
+    return [_parse(cell, rank)]
+
+
+def _parse(text: str, rank: int) -> Action:
+    try:
+        return parse_action(text)  # type: ignore[return-value]
+    except ActionParseError as exc:
+        raise ActionParseError(f"schedule CSV rank {rank}: {exc}") from None
+
+
+def _monarch_input_backwards(actions: list[list[AnyAction]]) -> list[list[AnyAction]]:
+    """Monarch's ``B`` with a ``W`` and no ``I`` of its own is an input backward: make it ``I``."""
+    kinds: dict[tuple[int, int], set[ActionType]] = {}
+    for rank_actions in actions:
+        for action in rank_actions:
+            if action.type in (ActionType.B, ActionType.I, ActionType.W):
+                kinds.setdefault((action.stage, action.microbatch), set()).add(action.type)  # type: ignore[union-attr]
+    monarch = {key for key, seen in kinds.items() if seen == {ActionType.B, ActionType.W}}
+    if not monarch:
+        return actions
+    return [
+        [
+            Action(a.stage, ActionType.I, a.microbatch)  # type: ignore[union-attr]
+            if a.type is ActionType.B and (a.stage, a.microbatch) in monarch  # type: ignore[union-attr]
+            else a
+            for a in rank_actions
+        ]
+        for rank_actions in actions
+    ]
+
+
+def _load_columns(rows: list[list[str]]) -> list[list[AnyAction]]:
+    """meshdbg's earlier layout: a ``rank 0,rank 1,...`` header, then one row per step."""
     header = rows[0]
     expected = [f"rank {rank}" for rank in range(len(header))]
     if header != expected:
         raise ScheduleError(f"schedule CSV header {','.join(header)!r} is not {','.join(expected)!r}")
-    actions: list[list[Action]] = [[] for _ in header]
+    actions: list[list[AnyAction]] = [[] for _ in header]
     for line, row in enumerate(rows[1:], start=2):
         if len(row) != len(header):
             raise ScheduleError(f"schedule CSV line {line} {','.join(row)!r} has {len(row)} cells, expected {len(header)}")

@@ -24,7 +24,7 @@ import torch
 import torch.distributed as dist
 
 from meshdbg.worker.context import debug_context
-from meshdbg.worker.pipelining.ir import Action, ActionType, Schedule
+from meshdbg.worker.pipelining.ir import Action, ActionType, Schedule, parts
 
 T = ActionType
 RECVS_AHEAD = 2  # receives posted beyond the one being waited for (see PipelineRuntime._take_recv)
@@ -121,18 +121,19 @@ class PipelineRuntime:
         state = _StepState()
         started = time.perf_counter()
         self._post_recvs(state, RECVS_AHEAD)
-        for action in self.actions:
-            token = _current.set(PipelineContext(self.rank, action.stage, action.microbatch, str(action)))
-            try:
-                with debug_context(stage=action.stage, microbatch=action.microbatch, action=action):
-                    self._run(action, state, chunks_in, chunks_target)
-            except Exception as exc:
-                # The error itself travels on (a post-mortem lands where it was raised); the
-                # note names the rank and the action wherever it is printed.
-                exc.add_note(f"meshdbg: rank {self.rank} failed in action {action}")
-                raise
-            finally:
-                _current.reset(token)
+        for entry in self.actions:
+            for action in parts(entry):  # an overlapped F+B runs its forward, then its backward
+                token = _current.set(PipelineContext(self.rank, action.stage, action.microbatch, str(action)))
+                try:
+                    with debug_context(stage=action.stage, microbatch=action.microbatch, action=action):
+                        self._run(action, state, chunks_in, chunks_target)
+                except Exception as exc:
+                    # The error itself travels on (a post-mortem lands where it was raised); the
+                    # note names the rank and the action wherever it is printed.
+                    exc.add_note(f"meshdbg: rank {self.rank} failed in action {action}")
+                    raise
+                finally:
+                    _current.reset(token)
         waited = time.perf_counter()
         for work in state.sends:
             work.wait()

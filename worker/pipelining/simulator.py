@@ -10,6 +10,11 @@ action it depends on has finished:
   waits for its ``RECV``; a ``SEND`` waits for the compute it sends, a ``RECV`` for its
   ``SEND``. Sends never block (buffered), so only the order of the lists can deadlock.
 
+An ``Overlap`` is one step, as in the runtime (and torch's), which runs its forward, then
+its backward: it starts once both halves could, lasts as long as the two together, and
+what either half produces is there at its end (lowering puts both halves' SENDs after
+it). For activations it counts as the forward's +1, then the backward's -1.
+
 Activations: ``F`` of (stage, microbatch) takes one unit on its rank, and the ``B`` or
 ``W`` of the same pair gives it back; ``peak_activations`` is the most a rank held.
 A rank's bubble ratio is its idle time over the makespan.
@@ -25,7 +30,7 @@ from typing import NamedTuple
 
 from meshdbg.worker.pipelining.bulk import paused_gc, type_of
 from meshdbg.worker.pipelining.errors import ConstraintError, DeadlockError
-from meshdbg.worker.pipelining.ir import Action, ActionType, Schedule
+from meshdbg.worker.pipelining.ir import ActionType, AnyAction, Overlap, Schedule, flatten, has_overlaps, parts
 from meshdbg.worker.pipelining.validation import crosses_ranks, is_lowered, validate
 
 T = ActionType
@@ -48,8 +53,12 @@ class Costs:
             if not value >= 0:
                 raise ConstraintError(f"cost {field.name}={value!r} must be a number >= 0")
 
+    def of_action(self, action: AnyAction) -> float:
+        """The duration of ``action``: an ``Overlap`` lasts as long as its two halves."""
+        return sum(self.of(half.type) for half in parts(action))
+
     def of(self, action_type: ActionType) -> float:
-        """The duration of one action of ``action_type``."""
+        """The duration of one action of ``action_type`` (not ``OVERLAP_F_B``: see ``of_action``)."""
         return {
             T.F: self.forward,
             T.I: self.backward_input,
@@ -157,6 +166,7 @@ class _Run:
         waiting_on: dict[int, list[int]] = {}
         blocked_at: dict[int, int] = {}
         ready = deque(range(ranks))
+        overlapped = T.OVERLAP_F_B
         while ready:
             rank = ready.popleft()
             rank_actions, step, now = actions[rank], position[rank], clock[rank]
@@ -164,6 +174,22 @@ class _Run:
             count = len(rank_actions)
             while step < count:
                 stage, action_type, microbatch = rank_actions[step]
+                if action_type is overlapped:  # rare: two halves' dependencies and two ends
+                    start, missing, duration, keys = self._overlap(rank_actions[step], now, end)  # type: ignore[arg-type]
+                    if missing >= 0:
+                        waiting_on.setdefault(missing, []).append(rank)
+                        blocked_at[rank] = missing
+                        break
+                    now = start + duration
+                    rank_starts[step] = start
+                    rank_ends[step] = now
+                    step += 1
+                    for key in keys:
+                        end[key] = now
+                        for waiter in waiting_on.pop(key, ()):
+                            del blocked_at[waiter]
+                            ready.append(waiter)
+                    continue
                 waits_for, duration, key = steps[action_type][stage]
                 start = now
                 for needed in waits_for:
@@ -198,6 +224,20 @@ class _Run:
             )
         return self._summary(clock, starts, ends)
 
+    def _overlap(self, entry: Overlap, now: float, end: list[float]) -> tuple[float, int, float, tuple[int, ...]]:
+        """(start, first missing event key or -1, duration, the halves' event keys) of ``entry``."""
+        start, duration, keys = now, 0.0, []
+        for half in parts(entry):
+            waits_for, half_duration, key = self.steps[half.type][half.stage]
+            for needed in waits_for:
+                finished = end[needed + half.microbatch]
+                if finished < 0:
+                    return start, needed + half.microbatch, 0.0, ()
+                start = max(start, finished)
+            duration += half_duration
+            keys.append(key + half.microbatch)
+        return start, -1, duration, tuple(keys)
+
     def _summary(self, clock: list[float], starts: list[list[float]], ends: list[list[float]]) -> SimResult:
         """Makespan, per-rank bubble ratios and activation peaks of the finished run.
 
@@ -208,8 +248,7 @@ class _Run:
         busy = [sum(map(sub, rank_ends, rank_starts)) for rank_starts, rank_ends in zip(starts, ends)]
         bubble = tuple((makespan - b) / makespan if makespan > 0 else 0.0 for b in busy)
         change = _ACTIVATION_CHANGE.__getitem__
-        peak = tuple(
-            max(accumulate(map(change, map(type_of, rank_actions)), initial=0))
-            for rank_actions in self.schedule.actions
-        )
+        actions = self.schedule.actions
+        plain = flatten(actions) if has_overlaps(actions) else actions
+        peak = tuple(max(accumulate(map(change, map(type_of, rank_actions)), initial=0)) for rank_actions in plain)
         return SimResult(makespan, bubble, peak, starts, ends)

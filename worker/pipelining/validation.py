@@ -16,7 +16,7 @@ from operator import add
 
 from meshdbg.worker.pipelining.bulk import type_of
 from meshdbg.worker.pipelining.errors import ScheduleValidationError
-from meshdbg.worker.pipelining.ir import Action, ActionType, Schedule
+from meshdbg.worker.pipelining.ir import Action, ActionType, Schedule, has_overlaps, parts
 
 _MAX_PROBLEMS = 20
 
@@ -87,17 +87,23 @@ def _check_placement(schedule: Schedule, counts: _Counts, problems: list[str]) -
     """
     num_stages, microbatches, stage_to_rank = schedule.num_stages, schedule.microbatches, schedule.stage_to_rank
     flat = counts.flat
+    overlaps = has_overlaps(schedule.actions)
     for rank, rank_actions in enumerate(schedule.actions):
         where = {action_type: [-1] * num_stages for action_type in ActionType}
         for stage in (s for s in range(num_stages) if stage_to_rank[s] == rank):
             for action_type in ActionType:
                 if action_type not in _COMM or _comm_has_peer(schedule, Action(stage, action_type, 0)):
                     where[action_type][stage] = counts.index(action_type, stage)
-        for step, (stage, action_type, microbatch) in enumerate(rank_actions):
+        steps = (
+            [(step, half) for step, entry in enumerate(rank_actions) for half in parts(entry)]
+            if overlaps
+            else enumerate(rank_actions)
+        )
+        for step, action in steps:
+            stage, action_type, microbatch = action
             if 0 <= stage < num_stages and 0 <= microbatch < microbatches and (index := where[action_type][stage]) >= 0:
                 flat[index + microbatch] += 1
             elif len(problems) < _MAX_PROBLEMS:
-                action = rank_actions[step]
                 problems.append(f"rank {rank} step {step}: {action} {_misplacement(schedule, action)}")
 
 
@@ -121,11 +127,28 @@ def _comm_has_peer(schedule: Schedule, action: Action) -> bool:
     return schedule.stage_to_rank[peer] != schedule.stage_to_rank[action.stage]
 
 
+def _wrong_count(stage: int, microbatch: int, f: int, b: int, i: int, w: int) -> str:
+    """What is missing or repeated for one (stage, microbatch), as actions: ``1B0 missing``."""
+    def name(kind: str) -> str:
+        return f"{stage}{kind}{microbatch}"
+
+    if f != 1:
+        return f"{name('F')} {'missing' if f == 0 else 'repeated'}"
+    if b + i == 0:
+        return f"{name('I')} missing" if w else f"{name('B')} (or {name('I')} and {name('W')}) missing"
+    if b + i > 1:
+        return f"backward of {name('F')} repeated"
+    if i > w:
+        return f"{name('W')} missing"
+    return f"{name('W')} repeated" if i else f"{name('W')} after a full {name('B')}"
+
+
 def _check_counts(schedule: Schedule, counts: _Counts, lowered: bool, problems: list[str]) -> None:
     """Check the exactly-once rules for compute, and send/recv pairing when lowered."""
     T = ActionType
     microbatches = schedule.microbatches
     forwards, fulls, inputs, weights = (counts.of(t) for t in (T.F, T.B, T.I, T.W))
+    owner = schedule.stage_to_rank
     ones = [1] * counts.block
     # The common case, all well, is decided by list comparisons in C; else find the culprits.
     if not (forwards == ones and inputs == weights and list(map(add, fulls, inputs)) == ones):
@@ -133,9 +156,11 @@ def _check_counts(schedule: Schedule, counts: _Counts, lowered: bool, problems: 
             # One F, and either one B (0 I, 0 W) or one I and one W (0 B).
             if f == 1 and b + i == 1 and i == w:
                 continue
-            where = f"stage {index // microbatches} microbatch {index % microbatches}"
+            stage, microbatch = divmod(index, microbatches)
             problems.append(
-                f"{where}: F x{f}, B x{b}, I x{i}, W x{w}; expected one F and then one B, or one I and one W"
+                f"rank {owner[stage]}: {_wrong_count(stage, microbatch, f, b, i, w)}; "
+                f"stage {stage} microbatch {microbatch}: F x{f}, B x{b}, I x{i}, W x{w}; "
+                f"expected one F and then one B, or one I and one W"
             )
             if len(problems) >= _MAX_PROBLEMS:
                 return

@@ -47,7 +47,12 @@ def test_writes_csv_svg_and_trace(tmp_path: Path, capsys: pytest.CaptureFixture[
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--kind", "interleaved-1f1b", "--ranks", "4", "--stages-per-rank", "2", "--microbatches", "6"], "multiple of ranks"),
+        (["--kind", "interleaved-1f1b-tight", "--ranks", "4", "--stages-per-rank", "2", "--microbatches", "6"],
+         "multiple of ranks"),
+        (["--kind", "interleaved-1f1b", "--ranks", "2", "--stages-per-rank", "2", "--microbatches", "7"],
+         "multiple of 3"),
+        (["--kind", "1f1b", "--ranks", "2"], "--kind 1f1b needs --microbatches"),
+        (["--ranks", "2", "--microbatches", "2"], "one of the arguments --kind --load is required"),
         (["--kind", "zbv", "--ranks", "4", "--microbatches", "8"], "exactly two stages per rank"),
         ([*BASE, "--costs", "F=fast"], "'F=fast'"),
         (["--kind", "nope", "--ranks", "1", "--microbatches", "1"], "invalid choice: 'nope'"),
@@ -79,3 +84,60 @@ def test_python_dash_m_runs_main() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["makespan"] == 9
+
+
+def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and "Traceback" not in captured.err
+    return captured.err
+
+
+def test_load_reads_back_what_csv_wrote(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "zbv.csv"
+    assert main(["--kind", "zbv", "--ranks", "3", "--stages-per-rank", "2", "--microbatches", "5", "--json",
+                 "--csv", str(path)]) == 0
+    written = json.loads(capsys.readouterr().out)
+    assert main(["--load", str(path), "--json"]) == 0
+    loaded = json.loads(capsys.readouterr().out)
+    for key in ("ranks", "stages_per_rank", "microbatches", "makespan", "peak_activations", "actions"):
+        assert loaded[key] == written[key], key
+    assert loaded["kind"] == f"loaded {path}"
+
+
+def test_load_lowers_and_draws(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path, svg = tmp_path / "d.csv", tmp_path / "d.svg"
+    assert main(["--kind", "dualpipev", "--ranks", "2", "--stages-per-rank", "2", "--microbatches", "4",
+                 "--csv", str(path), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["--load", str(path), "--lowered", "--svg", str(svg), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert "(0F3;3B1)OVERLAP_F_B" in data["actions"][0] and "2SEND_F0" in data["actions"][1]
+    assert "OVERLAP_F_B" in svg.read_text(encoding="utf-8")
+
+
+def test_load_names_a_missing_action(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "missing.csv"
+    path.write_text("0F0,0F1,0B0,0B1\n1F0,1B0,1F1\n", encoding="utf-8")
+    assert main(["--load", str(path)]) == 2
+    assert "rank 1: 1B1 (or 1I1 and 1W1) missing" in one_line_error(capsys)
+
+
+def test_load_names_a_misordered_action(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "misordered.csv"
+    path.write_text("0F0,0W0,0I0\n", encoding="utf-8")
+    assert main(["--load", str(path)]) == 2
+    assert "rank 0 waits at step 1 (0W0 needs 0I/B0)" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (None, "cannot read --load"),
+    ("0F0,0X1\n", "schedule CSV rank 0: cannot parse action '0X1'"),
+    ("0F0,0B0\n0F0,0B0\n", "rank 1 step 0: 0F0 runs stage 0, which rank 0 runs"),
+])
+def test_load_errors_are_one_line_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               text: str | None, message: str) -> None:
+    path = tmp_path / "bad.csv"
+    if text is not None:
+        path.write_text(text, encoding="utf-8")
+    assert main(["--load", str(path)]) == 2
+    assert message in one_line_error(capsys)

@@ -5,9 +5,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from meshdbg.worker.pipelining.errors import ActionParseError
-from meshdbg.worker.pipelining.ir import Action, ActionType, format_action, parse_action
+from meshdbg.worker.pipelining.ir import Action, ActionType, format_action, overlap, parse_action, parts
 
-actions = st.builds(Action, st.integers(0, 10**6), st.sampled_from(ActionType), st.integers(0, 10**6))
+PLAIN = [t for t in ActionType if t is not ActionType.OVERLAP_F_B]
+numbers = st.integers(0, 10**6)
+plain = st.builds(Action, numbers, st.sampled_from(PLAIN), numbers)
+overlaps = st.builds(
+    overlap,
+    st.builds(Action, numbers, st.just(ActionType.F), numbers),
+    st.builds(Action, numbers, st.sampled_from([ActionType.B, ActionType.I]), numbers),
+)
+actions = plain | overlaps
 
 
 @pytest.mark.parametrize(
@@ -19,6 +27,8 @@ actions = st.builds(Action, st.integers(0, 10**6), st.sampled_from(ActionType), 
         ("3SEND_F12", Action(3, ActionType.SEND_F, 12)),
         ("10RECV_B250", Action(10, ActionType.RECV_B, 250)),
         ("0W0", Action(0, ActionType.W, 0)),
+        ("(0F7;7B3)OVERLAP_F_B", overlap(Action(0, ActionType.F, 7), Action(7, ActionType.B, 3))),
+        ("(2F0;1I4)OVERLAP_F_B", overlap(Action(2, ActionType.F, 0), Action(1, ActionType.I, 4))),
     ],
 )
 def test_parse_known_forms(text: str, expected: Action) -> None:
@@ -33,7 +43,9 @@ def test_format_then_parse_round_trips(action: Action) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "F0", "1F", "1f0", " 1F0", "1F0 ", "1F0x", "01F0", "1F00", "1SENDF0", "1SEND_X0", "-1F0", "1X0", "1F+2", "١F0"],
+    ["", "F0", "1F", "1f0", " 1F0", "1F0 ", "1F0x", "01F0", "1F00", "1SENDF0", "1SEND_X0", "-1F0", "1X0", "1F+2", "١F0",
+     "0OVERLAP_F_B0", "(0F7)OVERLAP_F_B", "(0F7;7W3)OVERLAP_F_B", "(7B3;0F7)OVERLAP_F_B", "(0F7;7B3)", "(0F7; 7B3)OVERLAP_F_B",
+     "(0F7;7B3;1F0)OVERLAP_F_B"],
 )
 def test_parse_rejects_and_quotes_input(text: str) -> None:
     with pytest.raises(ActionParseError) as info:
@@ -48,3 +60,10 @@ def test_comm_types_are_exactly_the_send_recv_ones() -> None:
         ActionType.SEND_B,
         ActionType.RECV_B,
     }
+
+
+def test_an_overlap_is_its_two_halves_with_the_type_in_the_middle() -> None:
+    entry = parse_action("(0F7;7B3)OVERLAP_F_B")
+    assert entry.type is ActionType.OVERLAP_F_B and entry[1] is ActionType.OVERLAP_F_B
+    assert parts(entry) == (Action(0, ActionType.F, 7), Action(7, ActionType.B, 3))
+    assert parts(Action(1, ActionType.W, 2)) == (Action(1, ActionType.W, 2),)

@@ -50,3 +50,14 @@ def test_trace_events_match_the_timeline() -> None:
 
 def test_docs_example_is_current() -> None:
     assert EXAMPLE.read_text(encoding="utf-8") == example_svg()
+
+
+def test_an_overlap_is_one_box_labelled_with_both_microbatches() -> None:
+    schedule = generate("dualpipev", 2, 2, 4)
+    root = ET.fromstring(to_svg(schedule, simulate(schedule)))
+    titles = {box.find(f"{SVG}title").text: box for box in root.findall(f"{SVG}g/{SVG}rect")}
+    assert titles["(0F3;3B1)OVERLAP_F_B"].get("width") == "72"  # F + B = 3 units of 24 px
+    assert "3/1" in [t.text for t in root.iter(f"{SVG}text")]
+    trace = to_trace(schedule, simulate(schedule))
+    args = next(e["args"] for e in trace["traceEvents"] if e.get("name") == "(0F3;3B1)OVERLAP_F_B")
+    assert args == {"forward": "0F3", "backward": "3B1"}

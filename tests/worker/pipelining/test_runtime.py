@@ -72,9 +72,15 @@ def check_gradients(tmp_path: Path, ranks: int, stages_per_rank: int) -> None:
     ("gpipe", 2, 1, 4),
     ("1f1b", 3, 1, 4),
     ("interleaved-1f1b", 2, 2, 4),
+    ("interleaved-1f1b", 3, 2, 4),  # microbatches not a multiple of ranks, as torch allows
     ("dora-dfs", 2, 2, 4),
+    ("interleaved-1f1b-tight", 2, 2, 4),
+    ("looped-bfs", 2, 2, 4),
     ("zb1p", 2, 2, 4),
+    ("zb1p-greedy", 2, 2, 4),
     ("zbv", 2, 2, 4),
+    ("zbv-greedy", 2, 2, 4),
+    ("dualpipev", 2, 2, 4),  # overlapped F+B steps, and B, I and W mixed on one stage
 ])
 def test_one_step_matches_the_unpipelined_gradients(tmp_path: Path, kind: str, ranks: int, stages_per_rank: int,
                                                     microbatches: int) -> None:

@@ -6,7 +6,7 @@ from fractions import Fraction
 import pytest
 
 from meshdbg.worker.pipelining.errors import ConstraintError
-from meshdbg.worker.pipelining.ir import ActionType, Schedule
+from meshdbg.worker.pipelining.ir import ActionType, Schedule, parts
 from meshdbg.worker.pipelining.lowering import lower
 from meshdbg.worker.pipelining.schedules import SCHEDULES, check_constraints, generate
 from meshdbg.worker.pipelining.simulator import Costs, simulate
@@ -30,7 +30,7 @@ def grid(kind: str) -> list[tuple[int, int, int]]:
 
 
 def check_counts(schedule: Schedule) -> None:
-    counts = Counter(action.type for rank in schedule.actions for action in rank)
+    counts = Counter(half.type for rank in schedule.actions for action in rank for half in parts(action))
     pairs = schedule.num_stages * schedule.microbatches
     assert counts[T.F] == pairs
     assert counts[T.B] + counts[T.I] == pairs
@@ -71,11 +71,11 @@ def test_1f1b_holds_fewer_activations_than_gpipe() -> None:
     assert simulate(generate("1f1b", p, 1, m)).peak_activations == tuple(p - r for r in range(p))
 
 
-def test_interleaved_bubble_is_p_minus_1_over_v_m_of_ideal() -> None:
+def test_tight_interleaved_bubble_is_p_minus_1_over_v_m_of_ideal() -> None:
     checked = 0
-    for p, v, m in grid("interleaved-1f1b"):
+    for p, v, m in grid("interleaved-1f1b-tight"):
         ideal = v * m * 3  # F=1 + B=2 per stage and microbatch on each rank
-        makespan = simulate(generate("interleaved-1f1b", p, v, m)).makespan
+        makespan = simulate(generate("interleaved-1f1b-tight", p, v, m)).makespan
         assert Fraction(int(makespan) - ideal, ideal) == Fraction(p - 1, v * m), (p, v, m)
         checked += 1
     assert checked > 50
@@ -95,14 +95,38 @@ def test_dora_dfs_is_interleaved_1f1b() -> None:
     assert generate("dora-dfs", 4, 2, 8).actions == generate("interleaved-1f1b", 4, 2, 8).actions
 
 
-def test_zbv_places_stages_in_a_v() -> None:
-    assert generate("zbv", 3, 2, 6).stage_to_rank == (0, 1, 2, 2, 1, 0)
+def test_v_shaped_kinds_place_stages_in_a_v() -> None:
+    for kind in ("zbv", "zbv-greedy", "dualpipev"):
+        assert generate(kind, 3, 2, 6).stage_to_rank == (0, 1, 2, 2, 1, 0)
+
+
+def test_tight_interleaved_holds_less_and_loses_with_comm_cost() -> None:
+    """The issue's figures: peak 8 against 11 on rank 0, makespan 57 for both with free
+    communication, 92 against 89 with send = recv = 0.5 (p = 4, v = 2, m = 8)."""
+    torch_order, tight = (lower(generate(kind, 4, 2, 8)) for kind in ("interleaved-1f1b", "interleaved-1f1b-tight"))
+    assert simulate(torch_order).peak_activations[0] == 11
+    assert simulate(tight).peak_activations[0] == 8
+    assert simulate(torch_order).makespan == simulate(tight).makespan == 57
+    comm = Costs(send=0.5, recv=0.5)
+    assert (simulate(torch_order, comm).makespan, simulate(tight, comm).makespan) == (89, 92)
+
+
+def test_dualpipev_overlaps_forward_and_backward() -> None:
+    schedule = generate("dualpipev", 2, 2, 4)
+    assert [str(a) for a in schedule.actions[0]] == [
+        "0F0", "0F1", "0F2", "3F0", "3I0", "3W0", "3F1", "(0F3;3B1)OVERLAP_F_B", "(3F2;0B0)OVERLAP_F_B",
+        "3B2", "(3F3;0B1)OVERLAP_F_B", "3B3", "0I2", "0W2", "0I3", "0W3",
+    ]
 
 
 @pytest.mark.parametrize(
     ("kind", "p", "v", "m", "rule"),
     [
-        ("interleaved-1f1b", 4, 2, 6, "multiple of ranks"),
+        ("interleaved-1f1b-tight", 4, 2, 6, "multiple of ranks"),
+        ("interleaved-1f1b", 2, 2, 7, r"rounds = max\(1, microbatches // ranks\) = 3, so microbatches must be a multiple of 3"),
+        ("zb1p", 4, 2, 9, "multiple of 2"),
+        ("dualpipev", 4, 2, 7, r"at least as many microbatches as stages \(2 \* ranks = 8\)"),
+        ("zbv-greedy", 4, 3, 8, "exactly two stages per rank"),
         ("gpipe", 4, 2, 8, "one stage per rank"),
         ("1f1b", 4, 3, 8, "one stage per rank"),
         ("zbv", 4, 1, 8, "exactly two stages per rank"),

@@ -87,3 +87,26 @@ def test_negative_cost_is_rejected() -> None:
 def test_empty_schedule_has_zero_makespan() -> None:
     result = simulate(Schedule("hand-made", 1, 1, (), []))
     assert (result.makespan, result.bubble) == (0.0, ())
+
+
+def test_an_overlap_is_one_step_that_waits_for_both_halves() -> None:
+    """(1F1;1B0) on rank 1 starts when 1F1's input and 1B0's forward are there, lasts F + B,
+    and both halves' results exist at its end; lowering adds nothing to that timing."""
+    schedule = Schedule("hand-made", 1, 2, (0, 1), [
+        [parse_action(t) for t in "0F0 0F1 0B0 0B1".split()],
+        [parse_action(t) for t in "1F0 (1F1;1B0)OVERLAP_F_B 1B1".split()],
+    ])
+    result = simulate(schedule)
+    assert result.starts[1] == [1, 2, 5] and result.ends[1] == [2, 5, 7]
+    assert result.starts[0] == [0, 1, 5, 7]  # 0B0 waits for the overlap's end, not 1B0's own
+    assert result.peak_activations == (2, 2)
+    assert simulate(lower(schedule)).makespan == result.makespan == 9
+
+
+def test_a_deadlock_inside_an_overlap_names_the_overlap() -> None:
+    schedule = Schedule("hand-made", 1, 2, (0, 1), [
+        [parse_action(t) for t in "0F0 0B0 0F1 0B1".split()],
+        [parse_action(t) for t in "(1F1;1B0)OVERLAP_F_B 1F0 1B1".split()],
+    ])
+    with pytest.raises(DeadlockError, match=r"rank 1 waits at step 0 \(\(1F1;1B0\)OVERLAP_F_B needs 0F1\)"):
+        simulate(schedule)
