@@ -4,7 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-MODULES = ["ir", "errors", "schedules", "greedy", "lowering", "validation", "simulator", "render", "picture", "cli"]
+MODULES = ["ir", "errors", "schedules", "greedy", "lowering", "validation", "simulator", "render", "picture", "loaded",
+           "cli"]
 
 
 def test_scheduler_imports_neither_grpc_nor_torch() -> None:
