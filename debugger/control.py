@@ -24,6 +24,7 @@ import grpc
 from meshdbg.wire.connection import PROTOCOL_VERSION, ConnectionInfo, resolve_connection
 from meshdbg.wire.errors import MeshdbgError, SessionError
 from meshdbg.wire.status import error_from_rpc
+from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 from meshdbg.wire.coords import format_coords, identity_coords
@@ -47,7 +48,7 @@ class _MeshView:
 def _placement(identity: pb.Identity, frame: pb.Frame) -> dict[str, object]:
     """The fields session and worker views both take from an identity and a frame."""
     return dict(name=identity.name, rank=identity.rank, coords=identity_coords(identity), hostname=identity.hostname,
-                pid=identity.pid, reason=identity.reason, filename=frame.filename, function=frame.function,
+                pid=identity.pid, reason=StopReason.of(identity.reason) if identity.reason else "", filename=frame.filename, function=frame.function,
                 lineno=frame.lineno)
 
 
@@ -63,8 +64,8 @@ class SessionView(_MeshView):
     pid: int
     thread: str
     thread_id: int
-    state: str
-    reason: str
+    state: State
+    reason: str  # a StopReason
     filename: str
     function: str
     lineno: int
@@ -73,7 +74,7 @@ class SessionView(_MeshView):
     @classmethod
     def from_pb(cls, info: pb.SessionInfo) -> "SessionView":
         ident = info.identity
-        return cls(id=info.id, thread=ident.thread_name, thread_id=ident.thread_id, state=info.state,
+        return cls(id=info.id, thread=ident.thread_name, thread_id=ident.thread_id, state=State.of(info.state),
                    context=dict(ident.context), **_placement(ident, info.frame))
 
 
@@ -90,8 +91,8 @@ class WorkerView(_MeshView):
     coords: dict[str, int]
     hostname: str
     pid: int
-    state: str
-    reason: str
+    state: State
+    reason: str  # a StopReason while stopped, else empty
     filename: str
     function: str
     lineno: int
@@ -101,7 +102,7 @@ class WorkerView(_MeshView):
 
     @classmethod
     def from_pb(cls, info: pb.WorkerInfo) -> "WorkerView":
-        return cls(state=info.state, exit_code=info.exit_code if info.HasField("exit_code") else None,
+        return cls(state=State.of(info.state), exit_code=info.exit_code if info.HasField("exit_code") else None,
                    signal=info.signal if info.HasField("signal") else None, launcher=info.launcher,
                    **_placement(info.identity, info.frame))
 
@@ -135,12 +136,12 @@ class PdbReply:
     function: str
     lineno: int
     ended: bool
-    reason: str
+    reason: EndReason | None  # why the session ended, when it did
 
     @classmethod
     def from_pb(cls, reply: pb.Reply) -> "PdbReply":
         return cls(reply.output, reply.prompt, reply.frame.filename, reply.frame.function, reply.frame.lineno,
-                   reply.ended, reply.reason)
+                   reply.ended, EndReason.of(reply.reason) if reply.ended else None)
 
 
 class AttachedSession:
@@ -324,14 +325,15 @@ class ControlClient:
             target = pb.AttachTarget(rank=pb.RankTarget(rank=rank or 0, name=name))
         return AttachedSession(self, target)
 
-    async def watch(self) -> AsyncIterator[tuple[str, SessionView, str]]:
-        """(kind, session, reason): `opened` for each live session, one `synced` (with an empty
-        session), then every opened/updated/closed session."""
+    async def watch(self) -> AsyncIterator[tuple[WatchKind, SessionView, EndReason | None]]:
+        """(kind, session, reason): OPENED for each live session, one SYNCED (with an empty
+        session), then every opened/updated/closed session; `reason` only with CLOSED."""
         call = self.stub.Watch(pb.WatchRequest(), metadata=self.connection.metadata())
         try:
             with self.translating():
                 async for event in call:
-                    yield event.kind, SessionView.from_pb(event.session), event.reason
+                    kind = WatchKind.of(event.kind)
+                    yield kind, SessionView.from_pb(event.session), EndReason.of(event.reason) if kind is WatchKind.CLOSED else None
         finally:
             call.cancel()
 

@@ -23,6 +23,7 @@ from meshdbg.debugger.control import ControlClient
 from meshdbg.wire.errors import UsageError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.coords import format_coords, identity_coords
+from meshdbg.wire.vocabulary import State, StopReason
 from meshdbg.debugger.mesh.launcher import MeshLauncher
 from meshdbg.debugger.mesh.shape import DEFAULT_SHAPE, MeshShape
 
@@ -137,7 +138,7 @@ async def watch_stops(launcher: MeshLauncher, interactive: bool) -> None:
     registry = launcher.server.registry
     announced: set[int] = set()
     async for event in registry.watch():
-        if event.session.state != "stopped" or event.session.id in announced:
+        if event.session.state != State.STOPPED.pb or event.session.id in announced:
             continue
         if interactive:
             await open_console(launcher, event.session.identity.rank)
@@ -160,5 +161,5 @@ def stop_notice(session: pb.SessionInfo) -> str:
     ident, frame, rank = session.identity, session.frame, session.identity.rank
     where = f"{os.path.basename(frame.filename)}:{frame.lineno}" if frame.filename else "?"
     coords = format_coords(identity_coords(ident))
-    return (f"meshdbg: rank {rank} ({coords}) stopped in pdb at {where} ({ident.reason}); "
+    return (f"meshdbg: rank {rank} ({coords}) stopped in pdb at {where} ({StopReason.of(ident.reason)}); "
             f"attach with: meshdbg attach {rank}")

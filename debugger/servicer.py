@@ -18,9 +18,10 @@ from meshdbg.wire.errors import MeshdbgError, NoMatchError, SessionError, UsageE
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 from meshdbg.debugger.selection import ALL, parse_selection
-from meshdbg.debugger.sessions import EXITED, Session, SessionRegistry
+from meshdbg.debugger.sessions import Session, SessionRegistry
 from meshdbg.debugger.workers import WorkerRegistry
 from meshdbg.wire.status import status_code_of
+from meshdbg.wire.vocabulary import EndReason, State, wire_value
 
 SERVER_VERSION = "0.1.0"
 
@@ -75,8 +76,8 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
     async def Session(self, request_iterator: AsyncIterator[pb.WorkerMessage], context: grpc.aio.ServicerContext
                       ) -> None:
         hello = await opening_hello(request_iterator, context, "a session")
-        session = self.registry.open(hello, serialized_writer(context, "the worker went away"))
-        output, reason = "", "the worker went away"
+        session = self.registry.open(hello, serialized_writer(context, EndReason.WORKER_GONE))
+        output, reason = "", EndReason.WORKER_GONE
         try:
             await context.write(pb.ServerMessage(welcome=pb.Welcome(session_id=session.id)))
             async for message in request_iterator:
@@ -86,7 +87,7 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
                 elif kind == "completions":
                     session.on_completions(message.completions)
                 elif kind == "ended":
-                    output, reason = message.ended.output, message.ended.reason
+                    output, reason = message.ended.output, EndReason.of(message.ended.reason)
                     break
         finally:
             session.on_end(output, reason)
@@ -176,13 +177,13 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             return await session.execute(line)
         except SessionError as exc:
             return pb.Reply(output=f"*** {exc}\n", prompt=session.prompt, frame=session.frame,
-                            ended=session.state == EXITED, reason=session.end_reason)
+                            ended=session.state is State.EXITED, reason=wire_value(session.end_reason))
 
     @staticmethod
     async def _announce_end(session: Session, write: Callable[[pb.AttachEvent], Awaitable[None]]) -> None:
         """Tell an idle client that its session ended elsewhere (continue, exit, kill)."""
         await session.ended.wait()
-        await write(pb.AttachEvent(reply=pb.Reply(frame=session.frame, ended=True, reason=session.end_reason)))
+        await write(pb.AttachEvent(reply=pb.Reply(frame=session.frame, ended=True, reason=wire_value(session.end_reason))))
 
     async def Watch(self, request: pb.WatchRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[pb.WatchEvent]:
         async for event in self.registry.watch():

@@ -17,13 +17,9 @@ from meshdbg.wire.errors import NoMatchError, SessionError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.debugger.selection import Selection
 from meshdbg.wire.coords import identity_coords
+from meshdbg.wire.vocabulary import EndReason, State, WatchKind, wire_value
 
 Writer = Callable[[pb.ServerMessage], Awaitable[None]]
-
-STOPPED = "stopped"
-RUNNING = "running"
-EXITED = "exited"
-
 
 class Session:
     """One worker thread stopped in pdb, reached through `write`, which sends on its stream."""
@@ -31,11 +27,11 @@ class Session:
     def __init__(self, session_id: int, identity: pb.Identity, registry: "SessionRegistry", write: Writer) -> None:
         self.id = session_id
         self.identity = identity
-        self.state = RUNNING  # until the worker's first prompt arrives
+        self.state = State.RUNNING  # until the worker's first prompt arrives
         self.frame = pb.Frame()
         self.prompt = ""
         self.transcript = ""  # output since the last command, replayed on attach
-        self.end_reason = ""
+        self.end_reason: EndReason | None = None
         self.ended = asyncio.Event()
         self._registry = registry
         self._write = write
@@ -53,12 +49,12 @@ class Session:
         return identity_coords(self.identity)
 
     def info(self) -> pb.SessionInfo:
-        return pb.SessionInfo(id=self.id, identity=self.identity, state=self.state, frame=self.frame, prompt=self.prompt)
+        return pb.SessionInfo(id=self.id, identity=self.identity, state=self.state.pb, frame=self.frame, prompt=self.prompt)
 
     def replay(self) -> pb.Reply:
         """What an attaching client sees first: the output since the last command."""
-        return pb.Reply(output=self.transcript, prompt=self.prompt, frame=self.frame, ended=self.state == EXITED,
-                        reason=self.end_reason)
+        return pb.Reply(output=self.transcript, prompt=self.prompt, frame=self.frame, ended=self.state is State.EXITED,
+                        reason=wire_value(self.end_reason))
 
     # ---- driven by control clients ----------------------------------------------------
 
@@ -72,7 +68,7 @@ class Session:
 
     async def complete(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
         """Tab completions computed by the remote pdb in its current frame."""
-        if self.state != STOPPED:
+        if self.state is not State.STOPPED:
             return []
         request_id = next(self._request_ids)
         future: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
@@ -88,14 +84,14 @@ class Session:
         if self._lock.locked():
             raise SessionError(f"rank {self.rank} is busy running another command")
         async with self._lock:
-            if self.state == EXITED:
+            if self.state is State.EXITED:
                 raise SessionError(f"rank {self.rank}'s session has ended ({self.end_reason})")
-            if self.state != STOPPED:
+            if self.state is not State.STOPPED:
                 raise SessionError(f"rank {self.rank} is running, not stopped in pdb")
             self._pending = asyncio.get_running_loop().create_future()
-            self.state = RUNNING
+            self.state = State.RUNNING
             self.transcript = ""
-            self._registry.publish("updated", self)
+            self._registry.publish(WatchKind.UPDATED, self)
             try:
                 await self._write(message)
                 return await self._pending
@@ -105,11 +101,11 @@ class Session:
     # ---- driven by the worker's stream ------------------------------------------------
 
     def on_prompt(self, prompt: pb.Prompt) -> None:
-        self.state = STOPPED
+        self.state = State.STOPPED
         self.frame = prompt.frame
         self.prompt = prompt.prompt
         self.transcript = prompt.output
-        self._registry.publish("updated", self)
+        self._registry.publish(WatchKind.UPDATED, self)
         if self._pending and not self._pending.done():
             self._pending.set_result(pb.Reply(output=prompt.output, prompt=prompt.prompt, frame=prompt.frame))
 
@@ -118,15 +114,15 @@ class Session:
         if future and not future.done():
             future.set_result(list(completions.matches))
 
-    def on_end(self, output: str, reason: str) -> None:
+    def on_end(self, output: str, reason: EndReason) -> None:
         """The session is over: continued, quit, or the worker went away."""
-        if self.state == EXITED:
+        if self.state is State.EXITED:
             return
-        self.state = EXITED
+        self.state = State.EXITED
         self.end_reason = reason
         self.transcript += output
         if self._pending and not self._pending.done():
-            self._pending.set_result(pb.Reply(output=output, frame=self.frame, ended=True, reason=reason))
+            self._pending.set_result(pb.Reply(output=output, frame=self.frame, ended=True, reason=reason.pb))
         for future in self._completions.values():
             if not future.done():
                 future.set_result([])
@@ -146,12 +142,12 @@ class SessionRegistry:
         """Register a new session whose server-to-worker messages go through `write`."""
         session = Session(next(self._ids), identity, self, write)
         self._sessions[session.id] = session
-        self.publish("opened", session)
+        self.publish(WatchKind.OPENED, session)
         return session
 
-    def close(self, session: Session, reason: str) -> None:
+    def close(self, session: Session, reason: EndReason) -> None:
         if self._sessions.pop(session.id, None) is not None:
-            self.publish("closed", session, reason)
+            self.publish(WatchKind.CLOSED, session, reason)
 
     def sessions(self) -> list[Session]:
         """Live sessions ordered by rank, then name, then thread."""
@@ -182,10 +178,10 @@ class SessionRegistry:
             raise NoMatchError(f"no session matches {selection.text}{hint}")
         return chosen
 
-    def publish(self, kind: str, session: Session, reason: str = "") -> None:
+    def publish(self, kind: WatchKind, session: Session, reason: EndReason | None = None) -> None:
         if not self._watchers:  # every command publishes twice: build no event nobody reads
             return
-        event = pb.WatchEvent(kind=kind, session=session.info(), reason=reason)
+        event = pb.WatchEvent(kind=kind.pb, session=session.info(), reason=wire_value(reason))
         for queue in self._watchers:
             queue.put_nowait(event)
 
@@ -199,8 +195,8 @@ class SessionRegistry:
         self._watchers.add(queue)
         try:
             for session in self.sessions():
-                yield pb.WatchEvent(kind="opened", session=session.info())
-            yield pb.WatchEvent(kind="synced")
+                yield pb.WatchEvent(kind=WatchKind.OPENED.pb, session=session.info())
+            yield pb.WatchEvent(kind=WatchKind.SYNCED.pb)
             while True:
                 yield await queue.get()
         finally:

@@ -19,11 +19,8 @@ from meshdbg.wire.proto import mesh_pb2 as mesh_pb
 from meshdbg.debugger.selection import Selection
 from meshdbg.debugger.sessions import Session, SessionRegistry
 from meshdbg.wire.coords import identity_coords
+from meshdbg.wire.vocabulary import State
 
-STARTING = "starting"
-RUNNING = "running"
-STOPPED = "stopped"
-EXITED = "exited"
 
 
 class Worker:
@@ -153,7 +150,7 @@ class WorkerRegistry:
     def select(self, selection: Selection) -> list[Worker]:
         return [w for w in self.workers() if selection.matches(w.rank, w.coords)]
 
-    def state(self, worker: Worker) -> str:
+    def state(self, worker: Worker) -> State:
         return _state(worker, self._session_of(worker))
 
     def _session_of(self, worker: Worker) -> Session | None:
@@ -169,22 +166,22 @@ class WorkerRegistry:
         state = _state(worker, session)
         identity = pb.Identity()
         identity.CopyFrom(worker.identity)
-        identity.reason = session.identity.reason if session is not None else ""
-        return pb.WorkerInfo(identity=identity, state=state, launcher=worker.launcher, exit_code=worker.exit_code,
+        identity.reason = session.identity.reason if session is not None else 0
+        return pb.WorkerInfo(identity=identity, state=state.pb, launcher=worker.launcher, exit_code=worker.exit_code,
                              signal=worker.signal, frame=session.frame if session is not None else None)
 
     def interrupt(self, selection: Selection) -> list[int]:
         """Ask every selected running worker to stop in pdb; the ranks asked."""
-        chosen = [w for w in self.select(selection) if self.state(w) == RUNNING]
+        chosen = [w for w in self.select(selection) if self.state(w) is State.RUNNING]
         for worker in chosen:
             worker.send(mesh_pb.AgentCommand(interrupt=mesh_pb.AgentInterrupt()))
         return [w.rank for w in chosen]
 
 
-def _state(worker: Worker, session: Session | None) -> str:
+def _state(worker: Worker, session: Session | None) -> State:
     """A worker's state, given the session it is stopped in (WorkerRegistry._session_of)."""
     if worker.exited:
-        return EXITED
+        return State.EXITED
     if session is not None:
-        return STOPPED
-    return RUNNING if worker.outbox is not None else STARTING
+        return State.STOPPED
+    return State.RUNNING if worker.outbox is not None else State.STARTING

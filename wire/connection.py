@@ -16,7 +16,7 @@ from pathlib import Path
 
 from meshdbg.wire.errors import ConnectionFailed
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # 2: states, reasons and watch kinds are enums
 AUTH_HEADER = "authorization"
 
 

@@ -15,13 +15,14 @@ from typing import Mapping
 
 from meshdbg.wire.connection import resolve_connection
 from meshdbg.wire.errors import MeshdbgError
+from meshdbg.wire.vocabulary import StopReason
 from meshdbg.worker.context import current_context
 from meshdbg.worker.identity import detect_identity, session_identity
 from meshdbg.worker.pdb_wrapper import PdbWrapper
 from meshdbg.worker.remote import RemoteSession
 
 
-def open_session(reason: str, labels: Mapping[str, str] | None = None) -> RemoteSession:
+def open_session(reason: StopReason, labels: Mapping[str, str] | None = None) -> RemoteSession:
     """A new session stream for the calling thread, labelled with `labels` (default: the
     thread's current context); raises MeshdbgError when unreachable."""
     labels = current_context() if labels is None else labels
@@ -37,8 +38,8 @@ def _fall_back(frame: FrameType, problem: str) -> None:
         sys.stderr.write("meshdbg: no terminal for local pdb; continuing\n")
 
 
-def stop_at(frame: FrameType, reason: str) -> None:
-    """Stop `frame` in a remote pdb session opened for `reason` ("breakpoint", "interrupt")."""
+def stop_at(frame: FrameType, reason: StopReason) -> None:
+    """Stop `frame` in a remote pdb session opened for `reason` (a breakpoint, an interrupt)."""
     try:
         remote = open_session(reason)
     except MeshdbgError as exc:
@@ -53,7 +54,7 @@ def stop_at(frame: FrameType, reason: str) -> None:
 
 def remote_breakpointhook(*args: object, **kwargs: object) -> None:
     """Stop the calling frame in a remote pdb session (a drop-in `sys.breakpointhook`)."""
-    stop_at(sys._getframe(1), "breakpoint")
+    stop_at(sys._getframe(1), StopReason.BREAKPOINT)
 
 
 def post_mortem(traceback: TracebackType, labels: Mapping[str, str] | None = None) -> None:
@@ -62,7 +63,7 @@ def post_mortem(traceback: TracebackType, labels: Mapping[str, str] | None = Non
     `labels` describe where the error was raised (see meshdbg.worker.context.context_of). When no
     server is reachable it says so on stderr and returns at once.
     """
-    debugger = PdbWrapper(functools.partial(open_session, "post-mortem", labels))
+    debugger = PdbWrapper(functools.partial(open_session, StopReason.POST_MORTEM, labels))
     debugger.reset()
     debugger.interaction(None, traceback)
 

@@ -17,6 +17,7 @@ from meshdbg.wire.connection import PROTOCOL_VERSION
 from meshdbg.wire.coords import parse_coords, pb_coords
 from meshdbg.wire.errors import UsageError
 from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.wire.vocabulary import StopReason, wire_value
 
 
 @dataclass(frozen=True)
@@ -65,12 +66,12 @@ def detect_identity(env: Mapping[str, str] | None = None) -> WorkerIdentity:
     return WorkerIdentity(name, 0)
 
 
-def session_identity(worker: WorkerIdentity, reason: str, context: Mapping[str, str] | None = None) -> pb.Identity:
+def session_identity(worker: WorkerIdentity, reason: StopReason | None, context: Mapping[str, str] | None = None) -> pb.Identity:
     """The wire identity of a session opened by the calling thread."""
     thread = threading.current_thread()
     return pb.Identity(
         name=worker.name, rank=worker.rank,
         coords=pb_coords(worker.coords),
         hostname=socket.gethostname(), pid=os.getpid(), thread_id=threading.get_native_id(),
-        thread_name=thread.name, reason=reason, protocol_version=PROTOCOL_VERSION, context=dict(context or {}),
+        thread_name=thread.name, reason=wire_value(reason), protocol_version=PROTOCOL_VERSION, context=dict(context or {}),
     )

@@ -18,6 +18,7 @@ from types import FrameType, TracebackType
 from typing import Callable
 
 from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.wire.vocabulary import EndReason
 from meshdbg.worker.remote import RemoteSession
 
 SessionOpener = Callable[[], RemoteSession]
@@ -37,7 +38,7 @@ class _EndWithThread:
         self.remote = remote
 
     def __del__(self) -> None:
-        self.remote.end("", "the thread finished", wait=False)
+        self.remote.end("", EndReason.THREAD_FINISHED, wait=False)
 
 
 def _end_with_thread(remote: RemoteSession) -> None:
@@ -68,7 +69,7 @@ class PdbWrapper(pdb.Pdb):
         self.use_rawinput = False
         self._open_session = open_session
         self._remote = remote
-        self._leaving = False
+        self._leaving: EndReason | None = None  # set when pdb is about to let the worker run
 
     # ---- session lifecycle ------------------------------------------------------------
 
@@ -81,16 +82,16 @@ class PdbWrapper(pdb.Pdb):
                 self.set_continue()
                 return
         _end_with_thread(self._remote)
-        self._leaving = False
+        self._leaving = None
         super().interaction(frame, traceback)
-        if self._leaving:
-            self._end_session("continued")
+        if self._leaving is not None:
+            self._end_session(self._leaving)
 
     def set_continue(self) -> None:
-        self._leaving = True
+        self._leaving = self._leaving or EndReason.CONTINUED
         super().set_continue()
 
-    def _end_session(self, reason: str) -> None:
+    def _end_session(self, reason: EndReason) -> None:
         remote, self._remote = self._remote, None
         if remote is not None:
             remote.end(self._take_output(), reason)
@@ -160,6 +161,7 @@ class PdbWrapper(pdb.Pdb):
         """
         self.message("meshdbg: session ended; this rank continues with its breakpoints cleared")
         self.clear_all_breaks()
+        self._leaving = EndReason.QUIT
         self.set_continue()
         return 1
 

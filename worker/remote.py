@@ -17,6 +17,7 @@ from google.protobuf.message import Message
 from meshdbg.wire.connection import ConnectionInfo
 from meshdbg.wire.errors import ConnectionFailed
 from meshdbg.wire.status import error_from_rpc
+from meshdbg.wire.vocabulary import EndReason
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 
@@ -118,13 +119,13 @@ class RemoteSession:
         except (grpc.RpcError, StopIteration):
             return None
 
-    def end(self, output: str, reason: str, wait: bool = True) -> None:
+    def end(self, output: str, reason: EndReason, wait: bool = True) -> None:
         """Tell the server the session is over (once), half-close, and with `wait` let it
         finish the stream."""
         if self.ended:
             return
         self.ended = True
-        self._outgoing.put(pb.WorkerMessage(ended=pb.Ended(output=output, reason=reason)))
+        self._outgoing.put(pb.WorkerMessage(ended=pb.Ended(output=output, reason=reason.pb)))
         self._outgoing.put(None)
         if wait:
             try:

@@ -26,7 +26,7 @@ from prompt_toolkit.output import ColorDepth, Output
 
 from meshdbg.debugger.console.attachment import Attachment
 from meshdbg.debugger.console.bindings import load_console_bindings
-from meshdbg.debugger.console.board import CONTINUED_REASON, SYNCED, Board, RankKey, rank_label
+from meshdbg.debugger.console.board import Board, RankKey, rank_label
 from meshdbg.debugger.console.commands import Commands
 from meshdbg.debugger.console.completion import ConsoleCompleter
 from meshdbg.debugger.console.highlight import STYLE, pdb_fragments
@@ -36,6 +36,7 @@ from meshdbg.debugger.control import ControlClient, PdbReply, SessionView
 from meshdbg.wire.errors import ConnectionFailed, MeshdbgError
 from meshdbg.debugger.format import PDB_ERROR_PREFIX, where
 from meshdbg.debugger.selection import AttachTarget
+from meshdbg.wire.vocabulary import EndReason, WatchKind
 
 HISTORY_ENV = "MESHDBG_HISTORY"
 RETRY_S = 2.0  # how often the watcher tries a lost server again
@@ -276,12 +277,12 @@ class Console:
         if self.attachment is not attachment:
             return
         await self.detach(quiet=True)
-        if reply.reason == CONTINUED_REASON:
+        if reply.reason is EndReason.CONTINUED:
             self.following = attachment.session
             self.announce(f"{attachment.label} continued; back at meshdbg> "
                           f"(it comes back here at its next stop; Ctrl-C on an empty line stops it now)")
         else:
-            self.warn(f"{attachment.label}: session ended ({reply.reason or 'closed'}); back at meshdbg>")
+            self.warn(f"{attachment.label}: session ended ({reply.reason}); back at meshdbg>")
 
     # ---- the watcher ------------------------------------------------------------------
 
@@ -300,7 +301,7 @@ class Console:
                 async for kind, session, reason in client.watch():
                     if self.synced:
                         self._on_event(kind, session, reason)
-                    elif kind == SYNCED:
+                    elif kind is WatchKind.SYNCED:
                         self.synced = True
                         if dropped:
                             dropped = False
@@ -320,10 +321,10 @@ class Console:
             except TimeoutError:
                 pass
 
-    def _on_event(self, kind: str, session: SessionView, reason: str) -> None:
+    def _on_event(self, kind: WatchKind, session: SessionView, reason: EndReason | None) -> None:
         note = self.board.apply(kind, session, reason)
         key = (session.name, session.rank)
-        if note and kind != "closed":
+        if note and kind is not WatchKind.CLOSED:
             if self._is_following(key):
                 self.following = None
                 if self.attachment is None and not self.prompt.default_buffer.text:
@@ -332,7 +333,7 @@ class Console:
                     self._spawn(self._run_quietly(self.attach(AttachTarget(rank=session.rank, name=session.name))))
                 else:
                     note += f" — attach {session.rank} to debug it again"
-        if kind == "closed" and reason != CONTINUED_REASON and self._is_following(key):
+        if kind is WatchKind.CLOSED and reason is not EndReason.CONTINUED and self._is_following(key):
             self.following = None
         if note:
             self.announce(note)

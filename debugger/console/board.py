@@ -12,14 +12,7 @@ from typing import Iterable
 
 from meshdbg.debugger.control import SessionView
 from meshdbg.debugger.format import where
-
-STOPPED = "stopped"
-RUNNING = "running"
-EXITED = "exited"
-# The reason a worker gives when its session ends because pdb let it run on.
-CONTINUED_REASON = "continued"
-# The watch event (with an empty session) between the replay of live sessions and the changes.
-SYNCED = "synced"
+from meshdbg.wire.vocabulary import EndReason, State, WatchKind
 
 RankKey = tuple[str, int]
 
@@ -41,7 +34,7 @@ class Board:
     """Sessions and ranks as last reported by the server."""
 
     live: dict[int, SessionView] = field(default_factory=dict)
-    gone: dict[RankKey, str] = field(default_factory=dict)  # rank → RUNNING or EXITED
+    gone: dict[RankKey, State] = field(default_factory=dict)  # rank → RUNNING or EXITED
     announced: set[int] = field(default_factory=set)  # session ids whose stop was announced
 
     def reset(self, sessions: Iterable[SessionView] = ()) -> None:
@@ -55,28 +48,28 @@ class Board:
         self.live[session.id] = session
         self.announced.add(session.id)
 
-    def apply(self, kind: str, session: SessionView, reason: str) -> str | None:
+    def apply(self, kind: WatchKind, session: SessionView, reason: EndReason | None) -> str | None:
         """Take one watch event; return the announcement it deserves, if any."""
         key = (session.name, session.rank)
-        if kind == "closed":
+        if kind is WatchKind.CLOSED:
             self.live.pop(session.id, None)
-            if reason == CONTINUED_REASON:
-                self.gone[key] = RUNNING
+            if reason is not None and reason.rank_runs_on:
+                self.gone[key] = State.RUNNING
                 return None
-            self.gone[key] = EXITED
+            self.gone[key] = State.EXITED
             return f"{rank_label(session)} exited: {reason or 'its session closed'}"
         self.live[session.id] = session
         self.gone.pop(key, None)
-        if session.state == STOPPED and session.id not in self.announced:
+        if session.state is State.STOPPED and session.id not in self.announced:
             self.announced.add(session.id)
-            return f"{rank_label(session)} stopped at {where(session)} ({session.reason or 'breakpoint'})"
+            return f"{rank_label(session)} stopped at {where(session)} ({session.reason})"
         return None
 
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> dict[State, int]:
         """Stopped and running sessions, plus ranks running on or exited since their session."""
-        totals = {STOPPED: 0, RUNNING: 0, EXITED: 0}
+        totals = {State.STOPPED: 0, State.RUNNING: 0, State.EXITED: 0}
         for session in self.live.values():
-            totals[STOPPED if session.state == STOPPED else RUNNING] += 1
+            totals[State.STOPPED if session.state is State.STOPPED else State.RUNNING] += 1
         for state in self.gone.values():
             totals[state] += 1
         return totals

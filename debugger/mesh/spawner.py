@@ -67,7 +67,7 @@ class ForkServer:
             future = self._waiting.pop(message["id"], None)
             if future is not None and not future.done():
                 future.set_result(message["pid"])
-        elif message["op"] == "exited":
+        elif message["op"] == "reaped":
             self._live.discard(message["pid"])
             self._on_exit(message["pid"], message["code"])
 

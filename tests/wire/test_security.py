@@ -8,6 +8,7 @@ from pathlib import Path
 import grpc
 
 from e2e import Server
+from meshdbg.wire.connection import PROTOCOL_VERSION
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 
@@ -52,7 +53,8 @@ def test_protocol_version_is_checked(server: Server) -> None:
         assert exc.code() == grpc.StatusCode.FAILED_PRECONDITION and "protocol version 99" in exc.details()
     else:
         raise AssertionError("a foreign protocol version was accepted")
-    assert stub.Handshake(pb.HandshakeRequest(protocol_version=1), metadata=good, timeout=5).protocol_version == 1
+    current = pb.HandshakeRequest(protocol_version=PROTOCOL_VERSION)
+    assert stub.Handshake(current, metadata=good, timeout=5).protocol_version == PROTOCOL_VERSION
     channel.close()
 
 

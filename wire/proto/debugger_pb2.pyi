@@ -1,10 +1,61 @@
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class State(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    STATE_UNSPECIFIED: _ClassVar[State]
+    STATE_STARTING: _ClassVar[State]
+    STATE_RUNNING: _ClassVar[State]
+    STATE_STOPPED: _ClassVar[State]
+    STATE_EXITED: _ClassVar[State]
+
+class StopReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    STOP_REASON_UNSPECIFIED: _ClassVar[StopReason]
+    STOP_REASON_BREAKPOINT: _ClassVar[StopReason]
+    STOP_REASON_INTERRUPT: _ClassVar[StopReason]
+    STOP_REASON_POST_MORTEM: _ClassVar[StopReason]
+
+class EndReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    END_REASON_UNSPECIFIED: _ClassVar[EndReason]
+    END_REASON_CONTINUED: _ClassVar[EndReason]
+    END_REASON_QUIT: _ClassVar[EndReason]
+    END_REASON_THREAD_FINISHED: _ClassVar[EndReason]
+    END_REASON_WORKER_GONE: _ClassVar[EndReason]
+
+class WatchKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    WATCH_KIND_UNSPECIFIED: _ClassVar[WatchKind]
+    WATCH_KIND_OPENED: _ClassVar[WatchKind]
+    WATCH_KIND_SYNCED: _ClassVar[WatchKind]
+    WATCH_KIND_UPDATED: _ClassVar[WatchKind]
+    WATCH_KIND_CLOSED: _ClassVar[WatchKind]
+STATE_UNSPECIFIED: State
+STATE_STARTING: State
+STATE_RUNNING: State
+STATE_STOPPED: State
+STATE_EXITED: State
+STOP_REASON_UNSPECIFIED: StopReason
+STOP_REASON_BREAKPOINT: StopReason
+STOP_REASON_INTERRUPT: StopReason
+STOP_REASON_POST_MORTEM: StopReason
+END_REASON_UNSPECIFIED: EndReason
+END_REASON_CONTINUED: EndReason
+END_REASON_QUIT: EndReason
+END_REASON_THREAD_FINISHED: EndReason
+END_REASON_WORKER_GONE: EndReason
+WATCH_KIND_UNSPECIFIED: WatchKind
+WATCH_KIND_OPENED: WatchKind
+WATCH_KIND_SYNCED: WatchKind
+WATCH_KIND_UPDATED: WatchKind
+WATCH_KIND_CLOSED: WatchKind
 
 class Coord(_message.Message):
     __slots__ = ("dim", "index")
@@ -40,10 +91,10 @@ class Identity(_message.Message):
     pid: int
     thread_id: int
     thread_name: str
-    reason: str
+    reason: StopReason
     protocol_version: int
     context: _containers.ScalarMap[str, str]
-    def __init__(self, name: _Optional[str] = ..., rank: _Optional[int] = ..., coords: _Optional[_Iterable[_Union[Coord, _Mapping]]] = ..., hostname: _Optional[str] = ..., pid: _Optional[int] = ..., thread_id: _Optional[int] = ..., thread_name: _Optional[str] = ..., reason: _Optional[str] = ..., protocol_version: _Optional[int] = ..., context: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., rank: _Optional[int] = ..., coords: _Optional[_Iterable[_Union[Coord, _Mapping]]] = ..., hostname: _Optional[str] = ..., pid: _Optional[int] = ..., thread_id: _Optional[int] = ..., thread_name: _Optional[str] = ..., reason: _Optional[_Union[StopReason, str]] = ..., protocol_version: _Optional[int] = ..., context: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class Frame(_message.Message):
     __slots__ = ("filename", "function", "lineno")
@@ -104,8 +155,8 @@ class Ended(_message.Message):
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     output: str
-    reason: str
-    def __init__(self, output: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+    reason: EndReason
+    def __init__(self, output: _Optional[str] = ..., reason: _Optional[_Union[EndReason, str]] = ...) -> None: ...
 
 class ServerMessage(_message.Message):
     __slots__ = ("welcome", "input", "resume", "complete")
@@ -160,10 +211,10 @@ class SessionInfo(_message.Message):
     PROMPT_FIELD_NUMBER: _ClassVar[int]
     id: int
     identity: Identity
-    state: str
+    state: State
     frame: Frame
     prompt: str
-    def __init__(self, id: _Optional[int] = ..., identity: _Optional[_Union[Identity, _Mapping]] = ..., state: _Optional[str] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., prompt: _Optional[str] = ...) -> None: ...
+    def __init__(self, id: _Optional[int] = ..., identity: _Optional[_Union[Identity, _Mapping]] = ..., state: _Optional[_Union[State, str]] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., prompt: _Optional[str] = ...) -> None: ...
 
 class ListRequest(_message.Message):
     __slots__ = ("all",)
@@ -216,8 +267,8 @@ class Reply(_message.Message):
     prompt: str
     frame: Frame
     ended: bool
-    reason: str
-    def __init__(self, output: _Optional[str] = ..., prompt: _Optional[str] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., ended: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...
+    reason: EndReason
+    def __init__(self, output: _Optional[str] = ..., prompt: _Optional[str] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., ended: _Optional[bool] = ..., reason: _Optional[_Union[EndReason, str]] = ...) -> None: ...
 
 class AttachEvent(_message.Message):
     __slots__ = ("attached", "reply", "completions")
@@ -276,10 +327,10 @@ class WatchEvent(_message.Message):
     KIND_FIELD_NUMBER: _ClassVar[int]
     SESSION_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
-    kind: str
+    kind: WatchKind
     session: SessionInfo
-    reason: str
-    def __init__(self, kind: _Optional[str] = ..., session: _Optional[_Union[SessionInfo, _Mapping]] = ..., reason: _Optional[str] = ...) -> None: ...
+    reason: EndReason
+    def __init__(self, kind: _Optional[_Union[WatchKind, str]] = ..., session: _Optional[_Union[SessionInfo, _Mapping]] = ..., reason: _Optional[_Union[EndReason, str]] = ...) -> None: ...
 
 class WorkerInfo(_message.Message):
     __slots__ = ("identity", "state", "launcher", "exit_code", "signal", "frame")
@@ -290,12 +341,12 @@ class WorkerInfo(_message.Message):
     SIGNAL_FIELD_NUMBER: _ClassVar[int]
     FRAME_FIELD_NUMBER: _ClassVar[int]
     identity: Identity
-    state: str
+    state: State
     launcher: str
     exit_code: int
     signal: int
     frame: Frame
-    def __init__(self, identity: _Optional[_Union[Identity, _Mapping]] = ..., state: _Optional[str] = ..., launcher: _Optional[str] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ...) -> None: ...
+    def __init__(self, identity: _Optional[_Union[Identity, _Mapping]] = ..., state: _Optional[_Union[State, str]] = ..., launcher: _Optional[str] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ...) -> None: ...
 
 class InterruptRequest(_message.Message):
     __slots__ = ("selection",)

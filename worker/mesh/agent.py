@@ -19,6 +19,7 @@ import grpc
 from meshdbg.wire.connection import ConnectionInfo
 from meshdbg.wire.proto import mesh_pb2 as mesh_pb
 from meshdbg.wire.proto import mesh_pb2_grpc as mesh_grpc
+from meshdbg.wire.vocabulary import StopReason
 from meshdbg.worker.hook import stop_at
 from meshdbg.worker.identity import WorkerIdentity, session_identity
 from meshdbg.worker.remote import open_stream
@@ -29,7 +30,7 @@ CLOSE_TIMEOUT_S = 2.0
 
 def _on_interrupt(signum: int, frame: FrameType | None) -> None:
     if frame is not None:
-        stop_at(frame, "interrupt")
+        stop_at(frame, StopReason.INTERRUPT)
 
 
 def install_interrupt_handler() -> None:
@@ -43,7 +44,7 @@ class Agent:
     def __init__(self, connection: ConnectionInfo, identity: WorkerIdentity) -> None:
         """Open the stream and wait for the welcome; raises ConnectionFailed when unreachable."""
         self.calls: queue.SimpleQueue[mesh_pb.AgentCommand | None] = queue.SimpleQueue()
-        hello = mesh_pb.AgentHello(identity=session_identity(identity, "agent"), launcher=identity.launcher)
+        hello = mesh_pb.AgentHello(identity=session_identity(identity, None), launcher=identity.launcher)
         self._outgoing, self._responses, _ = open_stream(
             connection, lambda channel: mesh_grpc.MeshStub(channel).Agent, mesh_pb.AgentMessage(hello=hello))
         self._main_thread = threading.main_thread().ident

@@ -7,7 +7,7 @@ AF_UNIX SOCK_SEQPACKET socket FD, one JSON message per packet:
 
     launcher → zygote   {"op": "spawn", "id", "env", "argv", "cwd", "path"}  + 2 fds (stdout, stderr)
     zygote → launcher   {"op": "spawned", "id", "pid"}
-                        {"op": "exited", "pid", "code"}   code: exit status, or -signal
+                        {"op": "reaped", "pid", "code"}   code: exit status, or -signal
 
 The zygote creates no gRPC channel, server or thread before forking (gRPC does not survive a
 fork once started); each child creates its own after the fork. Nothing outlives the launcher:
@@ -115,7 +115,7 @@ class Zygote:
             if pid == 0:
                 return
             self.children.discard(pid)
-            _send(self.sock, {"op": "exited", "pid": pid, "code": os.waitstatus_to_exitcode(status)})
+            _send(self.sock, {"op": "reaped", "pid": pid, "code": os.waitstatus_to_exitcode(status)})
 
     def _kill_all(self) -> None:
         for pid in self.children:

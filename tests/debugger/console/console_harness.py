@@ -17,6 +17,7 @@ import pexpect
 import pytest
 
 HERE = Path(__file__).parent
+WATCHING = HERE.parents[1] / "watching.py"
 WORKER_SCRIPT = HERE / "stopping_worker.py"
 WAIT_S = 15.0
 
@@ -71,7 +72,7 @@ class Mesh:
         condition = {"stopped": sorted(stopped), "running": sorted(running)}
         if live is not None:
             condition["live"] = sorted(live)
-        done = subprocess.run([sys.executable, str(HERE / "wait_sessions.py"), json.dumps(condition), str(WAIT_S)],
+        done = subprocess.run([sys.executable, str(WATCHING), json.dumps(condition), str(WAIT_S)],
                               env=self.env, capture_output=True, text=True, timeout=WAIT_S + 5)
         if done.returncode != 0:
             raise AssertionError(f"sessions never matched {condition}: {done.stderr.strip().splitlines()[-1:]}")

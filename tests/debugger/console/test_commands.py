@@ -16,12 +16,13 @@ from meshdbg.debugger.console.highlight import pdb_fragments
 from meshdbg.debugger.console.validation import CommandValidator
 from meshdbg.debugger.control import SessionView
 from meshdbg.debugger.selection import AttachTarget
+from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind
 
 
-def session(rank: int, state: str = "stopped", session_id: int | None = None, name: str = "worker") -> SessionView:
+def session(rank: int, state: State = State.STOPPED, session_id: int | None = None, name: str = "worker") -> SessionView:
     return SessionView(id=rank if session_id is None else session_id, name=name, rank=rank,
                        coords={"hosts": rank // 2, "gpus": rank % 2}, hostname="h", pid=100 + rank, thread="MainThread",
-                       thread_id=1, state=state, reason="breakpoint", filename="/x/train.py", function="step",
+                       thread_id=1, state=state, reason=StopReason.BREAKPOINT, filename="/x/train.py", function="step",
                        lineno=12, context={})
 
 
@@ -115,11 +116,11 @@ def test_console_completion_offers_commands_ranks_names_and_dims() -> None:
 def test_board_announces_new_stops_and_exits_and_counts() -> None:
     board = Board()
     board.reset([session(0)])
-    assert board.apply("updated", session(0), "") is None  # known before the console started
-    assert board.apply("opened", session(1, state="running"), "") is None
-    assert board.apply("updated", session(1), "") == "rank 1 (hosts=0,gpus=1) stopped at train.py:12 step (breakpoint)"
-    assert board.apply("closed", session(0, state="exited"), "continued") is None
-    assert board.apply("closed", session(1, state="exited"), "the worker went away") == \
+    assert board.apply(WatchKind.UPDATED, session(0), None) is None  # known before the console started
+    assert board.apply(WatchKind.OPENED, session(1, state=State.RUNNING), None) is None
+    assert board.apply(WatchKind.UPDATED, session(1), None) == "rank 1 (hosts=0,gpus=1) stopped at train.py:12 step (breakpoint)"
+    assert board.apply(WatchKind.CLOSED, session(0, state=State.EXITED), EndReason.CONTINUED) is None
+    assert board.apply(WatchKind.CLOSED, session(1, state=State.EXITED), EndReason.WORKER_GONE) == \
         "rank 1 (hosts=0,gpus=1) exited: the worker went away"
     assert board.counts() == {"stopped": 0, "running": 1, "exited": 1}
     assert board.idle

@@ -18,7 +18,7 @@ from prompt_toolkit.output.vt100 import Vt100_Output
 from meshdbg.debugger.console import run_console
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.service import DebugClient
-from wait_sessions import watch_until
+from watching import watch_until
 
 
 def test_console_returns_when_idle_and_reports_attached_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -35,11 +35,11 @@ def test_console_returns_when_idle_and_reports_attached_output(tmp_path: Path, m
                                   env={**os.environ, "MESHDBG_RANK": "4", "MESHDBG_COORDS": "hosts=2,gpus=0",
                                        "PYTHONBREAKPOINT": "meshdbg.worker.remote_breakpointhook"})
         try:
-            await watch_until({"stopped": [4]})
-            with create_pipe_input() as keys:
-                keys.send_text("p loss_scale\rc\r")
-                output = Vt100_Output(screen, lambda: Size(rows=40, columns=120), term="xterm")
-                async with ControlClient(connection) as client:
+            async with ControlClient(connection) as client:
+                await watch_until(client, {"stopped": [4]})
+                with create_pipe_input() as keys:
+                    keys.send_text("p loss_scale\rc\r")
+                    output = Vt100_Output(screen, lambda: Size(rows=40, columns=120), term="xterm")
                     return await asyncio.wait_for(run_console(client, attach_rank=4, exit_when_idle=True,
                                                               input=keys, output=output), WAIT_S)
         finally:

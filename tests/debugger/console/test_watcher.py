@@ -12,7 +12,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from meshdbg.debugger.console.app import Console
-from meshdbg.debugger.console.board import SYNCED
+from meshdbg.wire.vocabulary import EndReason, State, WatchKind
 from meshdbg.debugger.control import SessionView
 from meshdbg.wire.proto import debugger_pb2 as pb
 from test_commands import session
@@ -25,7 +25,7 @@ class ScriptedClient:
         self.events = events
         self.played = asyncio.Event()
 
-    async def watch(self) -> AsyncIterator[tuple[str, SessionView, str]]:
+    async def watch(self) -> AsyncIterator[tuple[WatchKind, SessionView, EndReason | None]]:
         for event in self.events:
             yield event
         self.played.set()
@@ -35,14 +35,14 @@ class ScriptedClient:
 def test_replayed_sessions_are_known_and_synced_puts_nothing_on_the_board(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MESHDBG_HISTORY", str(tmp_path / "history"))
-    synced_event = (SYNCED, SessionView.from_pb(pb.SessionInfo()), "")
-    client = ScriptedClient([("opened", session(0), ""), synced_event, ("opened", session(1), ""),
-                             ("closed", session(0, state="exited"), "the worker went away")])
+    synced_event = (WatchKind.SYNCED, SessionView.from_pb(pb.SessionInfo()), None)
+    client = ScriptedClient([(WatchKind.OPENED, session(0), None), synced_event, (WatchKind.OPENED, session(1), None),
+                             (WatchKind.CLOSED, session(0, state=State.EXITED), EndReason.WORKER_GONE)])
     announced: list[str] = []
 
     async def scenario() -> Console:
         console = Console(client)  # type: ignore[arg-type]
-        console.board.gone[("worker", 7)] = "exited"  # from a server before this one
+        console.board.gone[("worker", 7)] = State.EXITED  # from a server before this one
         console.announce = announced.append  # type: ignore[method-assign]
         watcher = asyncio.ensure_future(console._watch())
         try:

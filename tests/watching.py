@@ -1,0 +1,60 @@
+"""The one way tests wait for sessions: on the server's watch stream, never by polling `list`.
+
+    await watch_until(client, {"stopped": [0, 1], "running": [2], "live": [0, 1, 2]})
+    python tests/watching.py '{"count": 4}' TIMEOUT_S      (prints the sessions as JSON)
+
+Conditions: `stopped`/`running`, these ranks have a session in that state; `live`, exactly
+these ranks have sessions; `count`, exactly that many sessions, every one stopped at its
+prompt. The stream replays the live sessions, says SYNCED, then reports changes, so nothing can
+change unseen between a look and the wait. Tests that fork (pexpect) run the script form in a
+subprocess, so their own process never starts gRPC's threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Mapping, Sequence
+
+from meshdbg.debugger.control import ControlClient, SessionView
+from meshdbg.wire.vocabulary import State, WatchKind
+
+Condition = Mapping[str, Sequence[int] | int]
+
+
+def matches(condition: Condition, live: list[SessionView]) -> bool:
+    """Whether the live sessions satisfy `condition` (see the module docstring)."""
+    for state in (State.STOPPED, State.RUNNING):
+        if not set(condition.get(state, ())) <= {s.rank for s in live if s.state is state}:
+            return False
+    if "live" in condition and {s.rank for s in live} != set(condition["live"]):
+        return False
+    count = condition.get("count")
+    return count is None or (len(live) == count and all(s.state is State.STOPPED for s in live))
+
+
+async def watch_until(client: ControlClient, condition: Condition) -> list[SessionView]:
+    """The live sessions, as soon as they satisfy `condition`."""
+    live: dict[int, SessionView] = {}
+    synced = False  # the live sessions are replayed first: judge only once they all are
+    async for kind, session, _ in client.watch():
+        if kind is WatchKind.SYNCED:
+            synced = True
+        elif kind is WatchKind.CLOSED:
+            live.pop(session.id, None)
+        else:
+            live[session.id] = session
+        if synced and matches(condition, list(live.values())):
+            return sorted(live.values(), key=lambda s: (s.rank, s.id))
+    raise RuntimeError("the watch stream ended")
+
+
+async def _main(condition: Condition, timeout: float) -> list[SessionView]:
+    async with await ControlClient.connect() as client:
+        return await asyncio.wait_for(watch_until(client, condition), timeout)
+
+
+if __name__ == "__main__":
+    sessions = asyncio.run(_main(json.loads(sys.argv[1]), float(sys.argv[2])))
+    json.dump([s.to_json() for s in sessions], sys.stdout)

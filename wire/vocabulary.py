@@ -1,0 +1,103 @@
+"""The one vocabulary of states and reasons, mirroring the proto enums of debugger.proto.
+
+Each member is a `str` (what `list --json` prints and a person reads) that knows its wire
+value (`.pb`) and is found from one (`of`). Nothing else in meshdbg spells these words: code
+compares against members, never against literals.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Self
+
+from meshdbg.wire.proto import debugger_pb2 as pb
+
+
+class _Mirror(StrEnum):
+    """A StrEnum whose member NAME is the proto value's name without the enum's prefix."""
+
+    _proto_enum: object
+    _proto_prefix: str
+
+    @property
+    def pb(self) -> int:
+        """The wire value of this member."""
+        return type(self)._proto_enum.Value(type(self)._proto_prefix + self.name)
+
+    @classmethod
+    def of(cls, value: int) -> Self:
+        """The member for a wire value; `default()` for UNSPECIFIED (an older or empty field)."""
+        name = cls._proto_enum.Name(value).removeprefix(cls._proto_prefix)
+        return cls[name] if name in cls.__members__ else cls.default()
+
+    @classmethod
+    def default(cls) -> Self:
+        raise ValueError(f"{cls.__name__} has no value for UNSPECIFIED")
+
+
+def _bind(cls: type[_Mirror], proto_enum: object, prefix: str) -> None:
+    cls._proto_enum = proto_enum
+    cls._proto_prefix = prefix
+
+
+class State(_Mirror):
+    """Where a session or a worker is in its life."""
+
+    STARTING = "starting"
+    RUNNING = "running"
+    STOPPED = "stopped"
+    EXITED = "exited"
+
+    @classmethod
+    def default(cls) -> "State":
+        return cls.RUNNING
+
+
+class StopReason(_Mirror):
+    """Why a session opened."""
+
+    BREAKPOINT = "breakpoint"
+    INTERRUPT = "interrupt"
+    POST_MORTEM = "post-mortem"
+
+    @classmethod
+    def default(cls) -> "StopReason":
+        return cls.BREAKPOINT
+
+
+class EndReason(_Mirror):
+    """Why a session ended, as a person reads it after `session ended (...)`."""
+
+    CONTINUED = "continued"
+    QUIT = "quit"
+    THREAD_FINISHED = "the thread finished"
+    WORKER_GONE = "the worker went away"
+
+    @classmethod
+    def default(cls) -> "EndReason":
+        return cls.WORKER_GONE
+
+    @property
+    def rank_runs_on(self) -> bool:
+        """The session is over but its rank still runs (only WORKER_GONE may mean it died)."""
+        return self is not EndReason.WORKER_GONE
+
+
+class WatchKind(_Mirror):
+    """What a watch event says about its session."""
+
+    OPENED = "opened"
+    SYNCED = "synced"
+    UPDATED = "updated"
+    CLOSED = "closed"
+
+
+_bind(State, pb.State, "STATE_")
+_bind(StopReason, pb.StopReason, "STOP_REASON_")
+_bind(EndReason, pb.EndReason, "END_REASON_")
+_bind(WatchKind, pb.WatchKind, "WATCH_KIND_")
+
+
+def wire_value(member: _Mirror | None) -> int:
+    """`member.pb`, or UNSPECIFIED (0) for None: for optional fields such as an end reason."""
+    return member.pb if member is not None else 0
