@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 from dataclasses import asdict, dataclass
 from typing import AsyncIterator, Iterator
 
 import grpc
 
+from meshdbg.debugger.pending import PendingRequests
 from meshdbg.wire.connection import PROTOCOL_VERSION, ConnectionInfo, resolve_connection
 from meshdbg.wire.errors import MeshdbgError, SessionError
 from meshdbg.wire.status import error_from_rpc
@@ -156,9 +156,8 @@ class AttachedSession:
         self._target = target
         self._call: grpc.aio.StreamStreamCall | None = None
         self._reader: asyncio.Task[None] | None = None
-        self._request_ids = itertools.count(1)
         self._reply: asyncio.Future[PdbReply] | None = None
-        self._completions: dict[int, asyncio.Future[list[str]]] = {}
+        self._completions: PendingRequests[list[str]] = PendingRequests()
         self._send_lock = asyncio.Lock()
         self._ended = asyncio.Event()
         self._final: PdbReply | None = None
@@ -204,9 +203,7 @@ class AttachedSession:
                         if reply.ended:
                             self._finish(reply)
                     elif event.HasField("completions"):
-                        future = self._completions.pop(event.completions.request_id, None)
-                        if future is not None and not future.done():
-                            future.set_result(list(event.completions.matches))
+                        self._completions.answer(event.completions.request_id, list(event.completions.matches))
         except MeshdbgError as exc:
             self._failure = exc
         self._finish(PdbReply("", "", "", "", 0, True, str(self._failure or "the attach stream closed")))
@@ -218,10 +215,7 @@ class AttachedSession:
         self._ended.set()
         if self._reply is not None and not self._reply.done():
             self._reply.set_result(self._final)
-        for future in self._completions.values():
-            if not future.done():
-                future.set_result([])
-        self._completions.clear()
+        self._completions.close([])
 
     async def send(self, line: str) -> PdbReply:
         """Run one pdb command in the attached session and return pdb's reply."""
@@ -235,15 +229,12 @@ class AttachedSession:
 
     async def complete(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
         """Completions computed by the remote pdb in the stopped frame ([] once ended)."""
-        if self.ended:
-            return []
-        request_id = next(self._request_ids)
-        future: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
-        self._completions[request_id] = future
-        with self._client.translating():
-            await self._call.write(pb.AttachRequest(complete=pb.CompleteRequest(
-                request_id=request_id, text=text, line=line, begidx=begidx, endidx=endidx)))
-        return await future
+        async def send(request_id: int) -> None:
+            with self._client.translating():
+                await self._call.write(pb.AttachRequest(complete=pb.CompleteRequest(
+                    request_id=request_id, text=text, line=line, begidx=begidx, endidx=endidx)))
+
+        return await self._completions.request(send)
 
     async def wait_ended(self) -> PdbReply:
         """Block until the session ends (here, from another client, or the worker exits)."""

@@ -14,7 +14,7 @@ from google.protobuf.message import Message
 import grpc
 
 from meshdbg.wire.connection import PROTOCOL_VERSION
-from meshdbg.wire.errors import MeshdbgError, NoMatchError, SessionError, UsageError
+from meshdbg.wire.errors import MeshdbgError, SessionError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 from meshdbg.debugger.selection import ALL, parse_selection

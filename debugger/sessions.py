@@ -15,6 +15,7 @@ from typing import AsyncIterator, Awaitable, Callable
 
 from meshdbg.wire.errors import NoMatchError, SessionError
 from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.debugger.pending import PendingRequests
 from meshdbg.debugger.selection import Selection
 from meshdbg.wire.coords import identity_coords
 from meshdbg.wire.vocabulary import EndReason, State, WatchKind, wire_value
@@ -37,8 +38,7 @@ class Session:
         self._write = write
         self._lock = asyncio.Lock()
         self._pending: asyncio.Future[pb.Reply] | None = None
-        self._completions: dict[int, asyncio.Future[list[str]]] = {}
-        self._request_ids = itertools.count(1)
+        self._completions: PendingRequests[list[str]] = PendingRequests()
 
     @property
     def rank(self) -> int:
@@ -70,15 +70,8 @@ class Session:
         """Tab completions computed by the remote pdb in its current frame."""
         if self.state is not State.STOPPED:
             return []
-        request_id = next(self._request_ids)
-        future: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
-        self._completions[request_id] = future
-        try:
-            await self._write(pb.ServerMessage(complete=pb.CompleteRequest(
-                request_id=request_id, text=text, line=line, begidx=begidx, endidx=endidx)))
-            return await future
-        finally:
-            self._completions.pop(request_id, None)
+        return await self._completions.request(lambda request_id: self._write(pb.ServerMessage(
+            complete=pb.CompleteRequest(request_id=request_id, text=text, line=line, begidx=begidx, endidx=endidx))))
 
     async def _send(self, message: pb.ServerMessage) -> pb.Reply:
         if self._lock.locked():
@@ -110,9 +103,7 @@ class Session:
             self._pending.set_result(pb.Reply(output=prompt.output, prompt=prompt.prompt, frame=prompt.frame))
 
     def on_completions(self, completions: pb.Completions) -> None:
-        future = self._completions.get(completions.request_id)
-        if future and not future.done():
-            future.set_result(list(completions.matches))
+        self._completions.answer(completions.request_id, list(completions.matches))
 
     def on_end(self, output: str, reason: EndReason) -> None:
         """The session is over: continued, quit, or the worker went away."""
@@ -123,9 +114,7 @@ class Session:
         self.transcript += output
         if self._pending and not self._pending.done():
             self._pending.set_result(pb.Reply(output=output, frame=self.frame, ended=True, reason=reason.pb))
-        for future in self._completions.values():
-            if not future.done():
-                future.set_result([])
+        self._completions.close([])
         self.ended.set()
         self._registry.close(self, reason)
 

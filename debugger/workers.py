@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from typing import Callable
 
 from meshdbg.wire.errors import MeshError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import mesh_pb2 as mesh_pb
+from meshdbg.debugger.pending import PendingRequests
 from meshdbg.debugger.selection import Selection
 from meshdbg.debugger.sessions import Session, SessionRegistry
 from meshdbg.wire.coords import identity_coords
@@ -35,7 +37,7 @@ class Worker:
         self.outbox: asyncio.Queue[mesh_pb.AgentCommand | None] | None = None  # while connected
         self.connected = asyncio.Event()
         self.gone = asyncio.Event()  # exited, or its agent stream ended
-        self._pending: dict[int, asyncio.Future[mesh_pb.ActorResult]] = {}
+        self._calls: PendingRequests[mesh_pb.ActorResult] = PendingRequests()
 
     @property
     def rank(self) -> int:
@@ -64,20 +66,13 @@ class Worker:
             raise MeshError(f"rank {self.rank} (pid {self.pid}) has no agent stream{self._status()}")
         self.outbox.put_nowait(command)
 
-    async def request(self, call_id: int, command: mesh_pb.AgentCommand) -> mesh_pb.ActorResult:
-        """Send an actor spawn/call and wait for its result; MeshError if the worker goes first."""
-        future: asyncio.Future[mesh_pb.ActorResult] = asyncio.get_running_loop().create_future()
-        self._pending[call_id] = future
-        try:
-            self.send(command)
-            return await future
-        finally:
-            self._pending.pop(call_id, None)
+    async def request(self, build: Callable[[int], mesh_pb.AgentCommand]) -> mesh_pb.ActorResult:
+        """Send the actor spawn/call `build(call_id)` and wait for its result; MeshError if the
+        worker goes first."""
+        return await self._calls.request(lambda call_id: self.send(build(call_id)))
 
     def on_result(self, result: mesh_pb.ActorResult) -> None:
-        future = self._pending.get(result.call_id)
-        if future is not None and not future.done():
-            future.set_result(result)
+        self._calls.answer(result.call_id, result)
 
     def end_stream(self) -> None:
         """Close the agent stream from the server's side (an actor host then exits)."""
@@ -88,9 +83,7 @@ class Worker:
         """The agent stream ended: fail every call still waiting for this worker."""
         self.outbox = None
         self.gone.set()
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(MeshError(f"rank {self.rank} went away before answering{self._status()}"))
+        self._calls.close(error=MeshError(f"rank {self.rank} went away before answering{self._status()}"))
 
     def _status(self) -> str:
         if self.signal is not None:
@@ -108,7 +101,6 @@ class WorkerRegistry:
         self._workers: dict[int, Worker] = {}
         self._by_pid: dict[int, list[Worker]] = {}  # oldest first (pids of other hosts may clash)
         self._ids = itertools.count(1)
-        self._call_ids = itertools.count(1)
 
     def launched(self, identity: pb.Identity) -> Worker:
         """A process this server's launcher started: listed as starting until it connects."""
@@ -139,9 +131,6 @@ class WorkerRegistry:
             worker.exit_code, worker.signal = exit_code, signal
             worker.gone.set()
         return worker
-
-    def next_call_id(self) -> int:
-        return next(self._call_ids)
 
     def workers(self) -> list[Worker]:
         """Every worker by rank, then name, then pid."""

@@ -18,7 +18,7 @@ from typing import Callable, TypeVar
 
 from meshdbg.wire.connection import ConnectionInfo
 from meshdbg.debugger.control import ControlClient
-from watching import watch_until
+from watching import wait_sessions
 
 SCRIPTS = Path(__file__).parent / "scripts"
 T = TypeVar("T")
@@ -80,14 +80,7 @@ class Server:
     def wait_sessions(self, count: int, timeout: float = 15) -> list[dict]:
         """Exactly `count` sessions, every one stopped at its prompt (not merely registered),
         as `list --json` shows them; waits on the watch stream (tests/watching.py)."""
-        async def exactly(client: ControlClient) -> list[dict]:
-            try:
-                sessions = await asyncio.wait_for(watch_until(client, {"count": count}), timeout)
-            except TimeoutError:
-                raise AssertionError(f"timed out after {timeout:.0f} s waiting for {count} stopped sessions") from None
-            return [s.to_json() for s in sessions]
-
-        return self.run(exactly)
+        return wait_sessions(self.env, {"count": count}, timeout)
 
 
 def start_server(tmp_path: Path, token: str = "test-token") -> Server:

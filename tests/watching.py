@@ -1,19 +1,21 @@
 """The one way tests wait for sessions: on the server's watch stream, never by polling `list`.
 
-    await watch_until(client, {"stopped": [0, 1], "running": [2], "live": [0, 1, 2]})
-    python tests/watching.py '{"count": 4}' TIMEOUT_S      (prints the sessions as JSON)
+    wait_sessions(env, {"stopped": [0, 1], "running": [2], "live": [0, 1, 2]}, timeout=15)
+    await watch_until(client, condition)                   (inside a test's own event loop)
 
 Conditions: `stopped`/`running`, these ranks have a session in that state; `live`, exactly
 these ranks have sessions; `count`, exactly that many sessions, every one stopped at its
 prompt. The stream replays the live sessions, says SYNCED, then reports changes, so nothing can
-change unseen between a look and the wait. Tests that fork (pexpect) run the script form in a
-subprocess, so their own process never starts gRPC's threads.
+change unseen between a look and the wait. `wait_sessions` watches from a subprocess (this
+file run as a script), so the test process itself never starts gRPC's threads: pexpect forks
+it, and gRPC's asyncio state outlives each `asyncio.run`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 from typing import Mapping, Sequence
 
@@ -48,6 +50,17 @@ async def watch_until(client: ControlClient, condition: Condition) -> list[Sessi
         if synced and matches(condition, list(live.values())):
             return sorted(live.values(), key=lambda s: (s.rank, s.id))
     raise RuntimeError("the watch stream ended")
+
+
+def wait_sessions(env: Mapping[str, str], condition: Condition, timeout: float = 15) -> list[dict]:
+    """The live sessions as `list --json` shows them, once they satisfy `condition`; the server
+    is the one `env` names (MESHDBG_ADDR / MESHDBG_CONNECTION_FILE and the token)."""
+    done = subprocess.run([sys.executable, __file__, json.dumps(condition), str(timeout)], env=dict(env),
+                          capture_output=True, text=True, timeout=timeout + 10)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise AssertionError(f"sessions never matched {condition} within {timeout:.0f} s: {last}")
+    return json.loads(done.stdout)
 
 
 async def _main(condition: Condition, timeout: float) -> list[SessionView]:

@@ -15,7 +15,7 @@ import pdb
 from typing import Awaitable, Callable, Protocol
 
 from meshdbg.debugger.control import ControlClient
-from meshdbg.wire.errors import PositionedError, SelectionError, TargetError, UsageError
+from meshdbg.wire.errors import PositionedError, SelectionError, TargetError
 from meshdbg.debugger.format import grouped_cast_output, resumed_text, session_table
 from meshdbg.debugger.selection import AttachTarget, parse_attach_target, parse_selection
 

@@ -136,13 +136,7 @@ class ProcMesh:
         return self._loop.run(self._gather(ranks, build))
 
     async def _gather(self, ranks: tuple[int, ...], build: Build) -> MeshResults:
-        registry = self._launcher.server.workers
-
-        async def one(rank: int) -> mesh_pb.ActorResult:
-            call_id = registry.next_call_id()
-            return await self._launcher.workers[rank].request(call_id, build(call_id))
-
-        results = await asyncio.gather(*(one(rank) for rank in ranks))
+        results = await asyncio.gather(*(self._launcher.workers[rank].request(build) for rank in ranks))
         failures = [(rank, r.error) for rank, r in zip(ranks, results) if r.HasField("error")]
         if failures:
             (rank, error), *others = failures

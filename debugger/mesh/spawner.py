@@ -12,7 +12,6 @@ mesh: the kernel's parent-death signal follows the thread that forked the zygote
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import os
 import signal
@@ -22,6 +21,7 @@ import sys
 from typing import Callable
 
 from meshdbg.wire.errors import MeshError
+from meshdbg.debugger.pending import PendingRequests
 from meshdbg.worker.mesh.zygote import MAX_MESSAGE
 
 ExitCallback = Callable[[int, int], None]  # (pid, exit status or -signal)
@@ -34,8 +34,7 @@ class ForkServer:
         self.process = process
         self._sock = sock
         self._on_exit = on_exit
-        self._ids = itertools.count(1)
-        self._waiting: dict[int, asyncio.Future[int]] = {}
+        self._spawns: PendingRequests[int] = PendingRequests()
         self._live: set[int] = set()  # spawned, exit not reported yet
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -64,9 +63,7 @@ class ForkServer:
         message = json.loads(data)
         if message["op"] == "spawned":
             self._live.add(message["pid"])
-            future = self._waiting.pop(message["id"], None)
-            if future is not None and not future.done():
-                future.set_result(message["pid"])
+            self._spawns.answer(message["id"], message["pid"])
         elif message["op"] == "reaped":
             self._live.discard(message["pid"])
             self._on_exit(message["pid"], message["code"])
@@ -75,9 +72,7 @@ class ForkServer:
         """The zygote died: fail pending spawns, and report every child as killed (they die with
         it, by their parent-death signal, and no one is left to report their exits)."""
         self._loop.remove_reader(self._sock.fileno())
-        for future in self._waiting.values():
-            if not future.done():
-                future.set_exception(MeshError(f"the fork server exited (status {self.process.poll()})"))
+        self._spawns.close(error=MeshError(f"the fork server exited (status {self.process.poll()})"))
         for pid in sorted(self._live):
             self._on_exit(pid, -signal.SIGKILL)
         self._live.clear()
@@ -86,19 +81,19 @@ class ForkServer:
                     path: list[str] | None = None) -> int:
         """Fork one worker running `meshdbg.worker.mesh.bootstrap.main(argv)` (with `path` as sys.path); its pid."""
         self._listen()
-        request_id = next(self._ids)
-        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        self._waiting[request_id] = future
-        message = json.dumps({"op": "spawn", "id": request_id, "env": env, "argv": argv, "cwd": cwd, "path": path}).encode()
+
+        def send(request_id: int) -> None:
+            message = {"op": "spawn", "id": request_id, "env": env, "argv": argv, "cwd": cwd, "path": path}
+            try:
+                socket.send_fds(self._sock, [json.dumps(message).encode()], [stdout_fd, stderr_fd])
+            except OSError as exc:
+                raise MeshError(f"cannot reach the fork server: {exc}") from exc
+
         try:
-            socket.send_fds(self._sock, [message], [stdout_fd, stderr_fd])
-        except OSError as exc:
-            self._waiting.pop(request_id, None)
-            raise MeshError(f"cannot reach the fork server: {exc}") from exc
+            return await self._spawns.request(send)
         finally:
             os.close(stdout_fd)
             os.close(stderr_fd)
-        return await future
 
     def close(self) -> None:
         """Close the socket: the zygote kills any child left and exits."""

@@ -7,7 +7,6 @@ watch stream, or pexpect's expect.
 from __future__ import annotations
 
 import io
-import json
 import os
 import subprocess
 import sys
@@ -16,8 +15,9 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from watching import wait_sessions
+
 HERE = Path(__file__).parent
-WATCHING = HERE.parents[1] / "watching.py"
 WORKER_SCRIPT = HERE / "stopping_worker.py"
 WAIT_S = 15.0
 
@@ -72,11 +72,7 @@ class Mesh:
         condition = {"stopped": sorted(stopped), "running": sorted(running)}
         if live is not None:
             condition["live"] = sorted(live)
-        done = subprocess.run([sys.executable, str(WATCHING), json.dumps(condition), str(WAIT_S)],
-                              env=self.env, capture_output=True, text=True, timeout=WAIT_S + 5)
-        if done.returncode != 0:
-            raise AssertionError(f"sessions never matched {condition}: {done.stderr.strip().splitlines()[-1:]}")
-        return json.loads(done.stdout)
+        return wait_sessions(self.env, condition, WAIT_S)
 
     def console(self, *args: str, **env: str) -> pexpect.spawn:
         """`meshdbg attach ARGS` in a pseudo-terminal, with this mesh's environment (plus `env`);
