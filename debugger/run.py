@@ -74,7 +74,7 @@ def check_module(name: str) -> None:
         raise UsageError(f"no module named {top}")
 
 
-async def cmd_run(args: argparse.Namespace) -> int:
+async def main(args: argparse.Namespace) -> int:
     argv = target_argv(args)
     shape = MeshShape.parse(args.mesh) if args.mesh else MeshShape.of(DEFAULT_SHAPE)
     launcher = MeshLauncher(shape, argv, name=args.name, post_mortem=not args.no_post_mortem,

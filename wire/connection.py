@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +39,8 @@ def connection_file_path() -> Path:
 
 def new_token() -> str:
     """The token a server uses: `MESHDBG_TOKEN` when set, else a fresh random one."""
+    import secrets  # servers only: clients, which start often, never pay for it
+
     return os.environ.get("MESHDBG_TOKEN") or secrets.token_urlsafe(32)
 
 

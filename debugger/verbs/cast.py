@@ -1,0 +1,28 @@
+"""`meshdbg cast [--json] RANKS COMMAND`: one pdb command on a set of ranks, outputs grouped."""
+
+from __future__ import annotations
+
+import argparse
+
+from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.format import failed, grouped_cast_output
+from meshdbg.debugger.selection import parse_selection
+from meshdbg.debugger.verbs import add_server_argument, print_json
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_server_argument(parser)
+    parser.add_argument("--json", action="store_true", help="an array of {rank, name, output, ok}")
+    parser.add_argument("ranks", help="selection: all, 0,3-5, ranks(1,4), ranks(hosts=1, gpus=0:4)")
+    parser.add_argument("command", help="the pdb command, e.g. 'p loss'")
+
+
+async def main(args: argparse.Namespace) -> int:
+    parse_selection(args.ranks)  # usage errors before touching the network
+    async with await ControlClient.connect(args.addr) as client:
+        results = await client.cast(args.ranks, args.command)
+    if args.json:
+        print_json([r.to_json() for r in results])
+    else:
+        print(grouped_cast_output(results))
+    return 1 if any(failed(r) for r in results) else 0

@@ -1,0 +1,28 @@
+"""`meshdbg continue [RANKS]`: resume the selected (default: all) stopped ranks."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.format import resumed_text
+from meshdbg.debugger.selection import parse_selection
+from meshdbg.debugger.verbs import add_server_argument
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_server_argument(parser)
+    parser.add_argument("ranks", nargs="?", help="selection (default: all)")
+
+
+async def main(args: argparse.Namespace) -> int:
+    if args.ranks:
+        parse_selection(args.ranks)
+    async with await ControlClient.connect(args.addr) as client:
+        resumed = await client.resume(args.ranks or "")
+    if not resumed:
+        print(f"meshdbg: {resumed_text(resumed)}", file=sys.stderr)
+        return 1
+    print(resumed_text(resumed))
+    return 0
