@@ -1,10 +1,16 @@
-"""The console's commands: one `do_<name>` method each, whose docstring is its help.
+"""The console's commands: each one is a `do_<name>` method with everything that belongs to it.
 
-As in CPython's Lib/cmd.py and Lib/pdb.py: the first docstring line is the usage, with the
-alias in parentheses (`l(ist)`), the rest explains; aliases are assignments (`do_l = do_list`).
-Parsing is pure and shared with the validator and the completer: `check_line` splits a
-line into a command and its argument, and the argument parsers raise `LineError` pointing at
-the offending character, so a typo is reported at the cursor before anything runs.
+As in CPython's Lib/cmd.py and Lib/pdb.py, a command is found by name and keeps its parts
+together, side by side in `Commands`:
+- `do_<name>(arg)` runs it; its docstring is its help, the first line the usage with the alias
+  in parentheses (`l(ist)`); aliases are assignments (`do_l = do_list`);
+- `parse_<name>(arg)` (optional) checks and parses the argument, raising `LineError` at the
+  offending character, so the validator refuses a typo at Enter, the cursor on it, with the
+  very code the command runs;
+- `complete_<name>(board, arg)` (optional) offers what Tab may put at the end of `arg`, from
+  what the console's board knows of the mesh.
+`check_line`, `completions_for` and `help_overview` find those parts by name; adding a
+command is adding its methods here and nothing else.
 """
 
 from __future__ import annotations
@@ -12,22 +18,20 @@ from __future__ import annotations
 import difflib
 import inspect
 import pdb
-from typing import Awaitable, Callable, Protocol
+import re
+from typing import Awaitable, Callable, Iterable, Protocol
 
+from meshdbg.debugger.console.board import Board
+from meshdbg.debugger.console.lines import LineError, check_selection, optional_selection, selection_end, split_line
 from meshdbg.debugger.control import ControlClient
-from meshdbg.wire.errors import PositionedError, SelectionError, TargetError
 from meshdbg.debugger.format import grouped_cast_output, resumed_text, session_table
 from meshdbg.debugger.selection import AttachTarget, parse_attach_target, parse_selection
+from meshdbg.wire.errors import TargetError
+
+__all__ = ["Commands", "ConsoleActions", "LineError", "PDB_COMMANDS", "aliases", "check_line", "command_names",
+           "completions_for", "help_overview", "resolve_command"]
 
 PDB_COMMANDS = frozenset(name[3:] for name in dir(pdb.Pdb) if name.startswith("do_"))
-
-
-class LineError(PositionedError):
-    """A console line that cannot run: what is wrong, and where in the line (for the cursor)."""
-
-    def shifted(self, offset: int) -> "LineError":
-        """The same error for the text this one's text starts at `offset` of."""
-        return LineError(self.problem, self.position + offset)
 
 
 class ConsoleActions(Protocol):
@@ -49,55 +53,12 @@ class ConsoleActions(Protocol):
         """How many sessions are live right now."""
 
 
-def _check_selection(text: str) -> None:
-    try:
-        parse_selection(text)
-    except SelectionError as exc:
-        raise LineError(exc.problem, exc.position) from None
-
-
-def selection_end(arg: str) -> int:
-    """Where the selection at the start of `arg` ends: after `ranks(...)`, else at whitespace."""
-    if arg.startswith("ranks("):
-        depth = 0
-        for index, char in enumerate(arg):
-            depth += {"(": 1, ")": -1}.get(char, 0)
-            if depth == 0 and char == ")":
-                return index + 1
-        raise LineError("unclosed ranks( — close it with )", len(arg))
-    return len(arg.split(maxsplit=1)[0]) if arg.strip() else 0
-
-
-def parse_cast(arg: str) -> tuple[str, str]:
-    """`<selection> <pdb command>` → (selection, command)."""
-    if not arg.strip():
-        raise LineError("cast needs a selection and a pdb command, e.g. cast all p loss", 0)
-    end = selection_end(arg)
-    selection, command = arg[:end], arg[end:].strip()
-    _check_selection(selection)
-    if not command:
-        raise LineError(f"cast needs a pdb command after the selection, e.g. cast {selection} p loss", len(arg))
-    return selection, command
-
-
-def parse_continue(arg: str) -> str:
-    """An optional selection (default: every stopped rank)."""
-    if arg.strip():
-        _check_selection(arg)
-    return arg.strip()
-
-
-def parse_attach(arg: str) -> AttachTarget:
-    """`2`, `trainer 2` or `#12`."""
-    try:
-        return parse_attach_target(arg)
-    except TargetError as exc:
-        raise LineError(exc.problem, exc.position) from None
-
-
-ARGUMENT_PARSERS: dict[str, Callable[[str], object]] = {
-    "attach": parse_attach, "cast": parse_cast, "continue": parse_continue, "list": parse_continue,
-}
+def _selections(board: Board, arg: str) -> list[str]:
+    """What may come next in a selection: `all`, `ranks(`, ranks, and `dim=` inside `ranks(`."""
+    ranks = [str(r) for r in board.ranks()]
+    if arg.count("(") > arg.count(")"):
+        return ranks + [f"{dim}=" for dim in board.dims()]
+    return ["all", "ranks("] + ranks
 
 
 class Commands:
@@ -114,23 +75,46 @@ class Commands:
         handler: Callable[[str], Awaitable[bool | None]] = getattr(self, "do_" + name)
         return bool(await handler(arg))
 
+    # ---- list -------------------------------------------------------------------------
+
     async def do_list(self, arg: str) -> None:
         """l(ist) [selection]
         Show the sessions: rank, coordinates, state, where each stopped. With a selection,
         only those ranks (e.g. list ranks(hosts=1)).
         """
         sessions = await (await self.console.client()).list()
-        if arg:
+        if self.parse_list(arg):
             selection = parse_selection(arg)
             sessions = [s for s in sessions if selection.matches(s.rank, s.coords)]
         self.console.say(session_table(sessions))
+
+    parse_list = staticmethod(optional_selection)
+    complete_list = staticmethod(_selections)
+
+    # ---- attach / detach ----------------------------------------------------------------
 
     async def do_attach(self, arg: str) -> None:
         """a(ttach) <rank> | attach <name> <rank> | attach #<session id>
         Drive one stopped rank's pdb from here: every line you type goes to that rank, Tab
         completes in its frame. `detach` or Ctrl-D come back here and leave it paused.
         """
-        await self.console.attach(parse_attach(arg))
+        await self.console.attach(self.parse_attach(arg))
+
+    @staticmethod
+    def parse_attach(arg: str) -> AttachTarget:
+        """`2`, `trainer 2` or `#12`."""
+        try:
+            return parse_attach_target(arg)
+        except TargetError as exc:
+            raise LineError(exc.problem, exc.position) from None
+
+    @staticmethod
+    def complete_attach(board: Board, arg: str) -> list[str]:
+        """Ranks and worker names; after a name, that worker's ranks."""
+        words = arg.split()
+        if len(words) >= 2 or (len(words) == 1 and arg.endswith(" ")):
+            return [str(s.rank) for s in board.live.values() if s.name == words[0]]
+        return [str(r) for r in board.ranks()] + board.names()
 
     async def do_detach(self, arg: str) -> None:
         """detach
@@ -138,22 +122,54 @@ class Commands:
         """
         self.console.say("not attached to any rank (attach <rank> first)")
 
+    # ---- cast -------------------------------------------------------------------------
+
     async def do_cast(self, arg: str) -> None:
         """cast <selection> <pdb command>
         Run a pdb command on every selected stopped rank at once; identical outputs are
         printed once under their rank set. Ctrl-C stops waiting. Selections: all, 3, 0,3-5,
         ranks(1,4,6), ranks(2:10:2), ranks(hosts=1, gpus=0:4), ranks(gpus=(0,3)).
         """
-        selection, command = parse_cast(arg)
+        selection, command = self.parse_cast(arg)
         results = await (await self.console.client()).cast(selection, command)
         self.console.show_pdb(grouped_cast_output(results))
+
+    @staticmethod
+    def parse_cast(arg: str) -> tuple[str, str]:
+        """`<selection> <pdb command>` → (selection, command)."""
+        if not arg.strip():
+            raise LineError("cast needs a selection and a pdb command, e.g. cast all p loss", 0)
+        end = selection_end(arg)
+        selection, command = arg[:end], arg[end:].strip()
+        check_selection(selection)
+        if not command:
+            raise LineError(f"cast needs a pdb command after the selection, e.g. cast {selection} p loss", len(arg))
+        return selection, command
+
+    @staticmethod
+    def complete_cast(board: Board, arg: str) -> Iterable[str]:
+        """A selection, then the pdb command's name."""
+        try:
+            end = selection_end(arg)
+        except LineError:
+            return _selections(board, arg)
+        if len(arg) <= end:
+            return _selections(board, arg)
+        return PDB_COMMANDS if " " not in arg[end:].lstrip() else []
+
+    # ---- continue -----------------------------------------------------------------------
 
     async def do_continue(self, arg: str) -> None:
         """c(ontinue) [selection]
         Resume the selected (default: every) stopped rank; its breakpoints are cleared.
         """
-        resumed = await (await self.console.client()).resume(parse_continue(arg))
+        resumed = await (await self.console.client()).resume(self.parse_continue(arg))
         self.console.say(resumed_text(resumed))
+
+    parse_continue = staticmethod(optional_selection)
+    complete_continue = staticmethod(_selections)
+
+    # ---- help / quit --------------------------------------------------------------------
 
     async def do_help(self, arg: str) -> None:
         """h(elp) [command]
@@ -163,8 +179,12 @@ class Commands:
         if not name:
             self.console.say(help_overview())
             return
-        resolved = resolve_command(name, 0)
-        self.console.say(inspect.cleandoc(getattr(Commands, "do_" + resolved).__doc__ or ""))
+        self.console.say(inspect.cleandoc(getattr(Commands, "do_" + resolve_command(name, 0)).__doc__ or ""))
+
+    @staticmethod
+    def complete_help(board: Board, arg: str) -> list[str]:
+        """The command names."""
+        return command_names()
 
     async def do_quit(self, arg: str) -> bool:
         """q(uit)
@@ -205,29 +225,32 @@ def resolve_command(word: str, position: int) -> str:
     raise LineError(f"unknown command {word!r}: {hint}", position)
 
 
-def split_line(line: str) -> tuple[str, str, int]:
-    """(first word, the rest stripped, where the rest starts in `line`)."""
-    stripped = line.lstrip()
-    start = len(line) - len(stripped)
-    word = stripped.split(maxsplit=1)[0] if stripped else ""
-    rest_start = start + len(word)
-    rest = line[rest_start:]
-    return word, rest.strip(), rest_start + len(rest) - len(rest.lstrip())
-
-
 def check_line(line: str) -> tuple[str, str]:
-    """(command, argument) for a console line, ("", "") for a blank one; LineError otherwise."""
+    """(command, argument) for a console line, ("", "") for a blank one; LineError otherwise.
+
+    The argument is checked by the command's own `parse_<name>`, when it has one."""
     word, arg, arg_start = split_line(line)
     if not word:
         return "", ""
     name = resolve_command(word, len(line) - len(line.lstrip()))
-    parser = ARGUMENT_PARSERS.get(name)
-    if parser is not None:
+    parse: Callable[[str], object] | None = getattr(Commands, "parse_" + name, None)
+    if parse is not None:
         try:
-            parser(arg)
+            parse(arg)
         except LineError as exc:
             raise exc.shifted(arg_start) from None
     return name, arg
+
+
+def completions_for(board: Board, before: str) -> Iterable[str]:
+    """Candidates for the word ending `before` (a console line up to the cursor): command
+    names for the first word, else what the command's `complete_<name>` offers."""
+    if not re.search(r"\s", before.lstrip()):
+        return command_names()
+    first, _, arg_start = split_line(before)
+    complete: Callable[[Board, str], Iterable[str]] | None = getattr(
+        Commands, "complete_" + aliases().get(first, first), None)
+    return complete(board, before[arg_start:]) if complete is not None else []
 
 
 def help_overview() -> str:

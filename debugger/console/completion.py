@@ -1,9 +1,9 @@
-"""Tab completion: console commands and live ranks at `meshdbg>`, the remote pdb when attached.
+"""Tab completion: console commands at `meshdbg>` (each command's `complete_<name>`), the
+remote pdb when attached.
 
-At the top prompt it offers command names, then per command what its argument takes: rank
-numbers and worker names for `attach`, selections (`all`, ranks, `ranks(`, `dim=` inside it)
-for `cast`, `continue` and `list`, pdb command names after a cast's selection. While attached,
-the stopped worker's pdb computes the completions in its own frame, as local pdb would.
+At the top prompt the word before the cursor is completed from `completions_for`, which asks
+the command being typed what its argument takes. While attached, the stopped worker's pdb
+computes the completions in its own frame, as local pdb would.
 """
 
 from __future__ import annotations
@@ -16,14 +16,10 @@ from prompt_toolkit.document import Document
 
 from meshdbg.debugger.console.attachment import Attachment
 from meshdbg.debugger.console.board import Board
-from meshdbg.debugger.console.commands import PDB_COMMANDS, LineError, aliases, command_names, selection_end, split_line
+from meshdbg.debugger.console.commands import completions_for
 from meshdbg.wire.errors import MeshdbgError
 
 _WORD_TAIL = re.compile(r"[A-Za-z0-9_#]*$")
-
-
-def _matching(word: str, candidates: Iterable[str]) -> list[Completion]:
-    return [Completion(c, start_position=-len(word)) for c in sorted(set(candidates)) if c.startswith(word)]
 
 
 class ConsoleCompleter(Completer):
@@ -54,39 +50,5 @@ class ConsoleCompleter(Completer):
     def console_completions(self, before: str) -> list[Completion]:
         """What Tab offers at the top prompt for the text before the cursor."""
         word = _WORD_TAIL.search(before).group()
-        if not re.search(r"\s", before.lstrip()):
-            return _matching(word, command_names())
-        first, _, arg_start = split_line(before)
-        command, arg = aliases().get(first, first), before[arg_start:]
-        if command == "attach":
-            return self._attach(arg, word)
-        if command == "cast":
-            return self._cast(arg, word)
-        if command in ("continue", "list"):
-            return self._selection(arg, word)
-        if command == "help":
-            return _matching(word, command_names())
-        return []
-
-    def _attach(self, arg: str, word: str) -> list[Completion]:
-        words = arg.split()
-        if len(words) >= 2 or (len(words) == 1 and arg.endswith(" ")):
-            name = words[0]
-            return _matching(word, (str(s.rank) for s in self.board.live.values() if s.name == name))
-        return _matching(word, [str(r) for r in self.board.ranks()] + self.board.names())
-
-    def _cast(self, arg: str, word: str) -> list[Completion]:
-        try:
-            end = selection_end(arg)
-        except LineError:
-            return self._selection(arg, word)
-        if len(arg) <= end:
-            return self._selection(arg, word)
-        command = arg[end:].lstrip()
-        return _matching(word, PDB_COMMANDS) if " " not in command else []
-
-    def _selection(self, arg: str, word: str) -> list[Completion]:
-        ranks = [str(r) for r in self.board.ranks()]
-        if arg.count("(") > arg.count(")"):
-            return _matching(word, ranks + [f"{dim}=" for dim in self.board.dims()])
-        return _matching(word, ["all", "ranks("] + ranks)
+        candidates = sorted(set(completions_for(self.board, before)))
+        return [Completion(c, start_position=-len(word)) for c in candidates if c.startswith(word)]

@@ -1,7 +1,7 @@
 """The prompt's Validator: a malformed console line is refused at Enter, the cursor on the problem.
 
-It runs the same parser as the commands (`check_line`), so what it accepts is what runs. Lines
-typed while attached go to pdb unchecked.
+It runs the same parser as the commands (`check_line`, which calls the command's own
+`parse_<name>`), so what it accepts is what runs. Lines typed while attached go to pdb unchecked.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from typing import Callable
 from prompt_toolkit.document import Document
 from prompt_toolkit.validation import ValidationError, Validator
 
-from meshdbg.debugger.console.commands import LineError, check_line
+from meshdbg.debugger.console.commands import check_line
+from meshdbg.debugger.console.lines import LineError
 
 
 class CommandValidator(Validator):

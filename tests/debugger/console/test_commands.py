@@ -9,8 +9,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.validation import ValidationError
 
 from meshdbg.debugger.console.board import Board
-from meshdbg.debugger.console.commands import (Commands, LineError, aliases, check_line, command_names, help_overview,
-                                       parse_attach, parse_cast)
+from meshdbg.debugger.console.commands import Commands, LineError, aliases, check_line, command_names, help_overview
 from meshdbg.debugger.console.completion import ConsoleCompleter
 from meshdbg.debugger.console.highlight import pdb_fragments
 from meshdbg.debugger.console.validation import CommandValidator
@@ -66,8 +65,8 @@ def test_check_line_points_at_the_problem(line: str, position: int, problem: str
 
 
 def test_cast_splits_selection_from_command() -> None:
-    assert parse_cast("ranks(hosts=1, gpus=(0,3)) pp x[1:2]") == ("ranks(hosts=1, gpus=(0,3))", "pp x[1:2]")
-    assert parse_cast("0,3-5 !import time") == ("0,3-5", "!import time")
+    assert Commands.parse_cast("ranks(hosts=1, gpus=(0,3)) pp x[1:2]") == ("ranks(hosts=1, gpus=(0,3))", "pp x[1:2]")
+    assert Commands.parse_cast("0,3-5 !import time") == ("0,3-5", "!import time")
 
 
 @pytest.mark.parametrize("arg, target", [
@@ -76,7 +75,7 @@ def test_cast_splits_selection_from_command() -> None:
     ("#12", AttachTarget(session_id=12)),
 ])
 def test_attach_targets(arg: str, target: AttachTarget) -> None:
-    assert parse_attach(arg) == target
+    assert Commands.parse_attach(arg) == target
 
 
 def test_help_overview_gives_every_command_its_usage_line() -> None:
@@ -134,3 +133,9 @@ def test_highlight_keeps_the_text_and_colours_only_code() -> None:
     assert "".join(text for _, text in coloured) == listing.rstrip("\n")
     assert ("class:pygments.keyword", "def") in coloured
     assert ("class:current", "  2  ->\t") in coloured
+
+
+def test_every_parse_and_complete_method_belongs_to_a_command() -> None:
+    """A command's parts sit beside its do_ method: no parser or completer for a missing command."""
+    parts = [name.split("_", 1) for name in vars(Commands) if name.startswith(("parse_", "complete_"))]
+    assert parts and all(command in command_names() for _, command in parts)
