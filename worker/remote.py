@@ -18,6 +18,7 @@ from meshdbg.wire.connection import ConnectionInfo
 from meshdbg.wire.errors import ConnectionFailed
 from meshdbg.wire.status import error_from_rpc
 from meshdbg.wire.vocabulary import EndReason
+from meshdbg.worker.forking import ForkGuard
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 
@@ -30,6 +31,8 @@ CHANNEL_OPTIONS = [
 
 _channels: dict[str, grpc.Channel] = {}
 _channels_lock = threading.Lock()
+_fork_guard = ForkGuard(lambda: list(_channels.values()))
+_fork_guard.install()
 
 
 def channel_for(addr: str) -> grpc.Channel:
@@ -90,7 +93,9 @@ def open_stream(connection: ConnectionInfo, method: StreamMethod, first_message:
     """
     outgoing: queue.SimpleQueue = queue.SimpleQueue()
     outgoing.put(first_message)
-    responses = method(ready_channel(connection.addr))(iter(outgoing.get, None), metadata=connection.metadata())
+    channel = ready_channel(connection.addr)
+    responses = method(channel)(iter(outgoing.get, None), metadata=connection.metadata())
+    _fork_guard.opened(channel, responses)
     try:
         first = next(responses)
     except grpc.RpcError as exc:
