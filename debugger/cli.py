@@ -40,6 +40,7 @@ VERBS: dict[str, Verb] = {
     "cast": Verb("meshdbg.debugger.verbs.cast", "run a pdb command on a set of ranks"),
     "continue": Verb("meshdbg.debugger.verbs.resume", "resume the selected (default: all) stopped ranks"),
     "attach": Verb("meshdbg.debugger.verbs.attach", "open the interactive console (optionally in one rank's pdb)"),
+    "servers": Verb("meshdbg.debugger.verbs.servers", "the live servers this user can reach"),
     "schedule": Verb("meshdbg.worker.pipelining.cli", "generate, print or dump a pipeline schedule", "run"),
 }
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import grpc
 
 from meshdbg.debugger.auth import TokenInterceptor
@@ -29,11 +31,12 @@ class DebugClient:
     """Owns the session and worker registries and serves them over authenticated gRPC.
 
     Binds loopback unless `host` says otherwise; `port=0` picks a free port, read back
-    from `start()`. With `publish=True` it writes the connection file local clients read.
+    from `start()`. With `publish=True` it writes its own connection file, which local clients
+    read, saying `what` it is (e.g. "serve", "run train.py"), and removes that file when it stops.
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, token: str | None = None,
-                 registry: SessionRegistry | None = None, publish: bool = True) -> None:
+                 registry: SessionRegistry | None = None, publish: bool = True, what: str = "serve") -> None:
         if not 0 <= port <= 65535:
             raise UsageError(f"port {port} is out of range (0-65535; 0 picks a free one)")
         self.host = host
@@ -42,7 +45,9 @@ class DebugClient:
         self.registry = registry or SessionRegistry()
         self.workers = WorkerRegistry(self.registry)  # agent streams (protos/mesh.proto)
         self.publish = publish
+        self.what = what
         self.connection: ConnectionInfo | None = None
+        self.connection_file: Path | None = None
         self._server: grpc.aio.Server | None = None
 
     async def start(self) -> ConnectionInfo:
@@ -60,7 +65,11 @@ class DebugClient:
         self._server = server
         self.connection = ConnectionInfo(f"{host}:{port}", self.token)
         if self.publish:
-            write_connection_file(self.connection)
+            try:
+                self.connection_file = write_connection_file(self.connection, self.what)
+            except BaseException:
+                await self.stop(0)
+                raise
         return self.connection
 
     async def wait(self) -> None:
@@ -71,7 +80,8 @@ class DebugClient:
         """Stop serving; sessions see their streams end and their workers continue."""
         if self._server is None:
             return
-        if self.publish and self.connection is not None:
-            remove_connection_file(self.connection)
+        if self.connection_file is not None and self.connection is not None:
+            remove_connection_file(self.connection_file, self.connection)
+            self.connection_file = None
         server, self._server = self._server, None
         await server.stop(grace)

@@ -10,6 +10,15 @@ import pytest
 from e2e import Server, start_server, stop_process
 
 
+@pytest.fixture(autouse=True)
+def private_runtime_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test's servers publish their connection files in a folder of its own, so tests
+    (and other users' servers on this machine) never see each other's."""
+    folder = tmp_path / "runtime"
+    monkeypatch.setenv("MESHDBG_RUNTIME_DIR", str(folder))
+    return folder
+
+
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Server]:
     srv = start_server(tmp_path)

@@ -1,27 +1,41 @@
-"""How every peer finds and authenticates to the server: address, token, connection file.
+"""How every peer finds and authenticates to the server: address, token, connection files.
 
-Shared by workers, the CLI and the console so that all of them resolve the server the same
-way: `--addr`, else `MESHDBG_ADDR`, else the connection file the running server wrote
-(`MESHDBG_CONNECTION_FILE`, else ~/.meshdbg/connection.json, mode 0600). The token comes
-from `MESHDBG_TOKEN`, else that same file. Kept light: a worker imports it.
+Each server (`meshdbg serve`, `meshdbg run`) publishes one connection file of its own, like a
+Jupyter kernel file, and removes only its own when it stops:
+- `MESHDBG_CONNECTION_FILE` set: exactly that file (a job script pins its server so);
+- else `server-<pid>-<nonce>.json` in the private runtime directory (`MESHDBG_RUNTIME_DIR`,
+  else ~/.meshdbg/servers), created mode 0700 and refused when another user owns it.
+Every file is written to a fresh O_EXCL temp file of mode 0600 and moved into place, so no
+reader sees half a file and nobody can pre-create the name to read the token.
+
+Clients resolve the server (DESIGN §2) from `--addr`, else `MESHDBG_ADDR`, else
+`MESHDBG_CONNECTION_FILE`, else the only live server's file; with several live, a
+`ServerChoice` error (exit 2) names them. The token comes from `MESHDBG_TOKEN`, else the file.
+Kept light: a worker imports it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from meshdbg.wire.errors import ConnectionFailed
+from meshdbg.wire.errors import ConnectionFailed, UsageError
 
 PROTOCOL_VERSION = 2  # 2: states, reasons and watch kinds are enums
 AUTH_HEADER = "authorization"
+CONNECTION_FILE_ENV = "MESHDBG_CONNECTION_FILE"
+RUNTIME_DIR_ENV = "MESHDBG_RUNTIME_DIR"
+SERVER_FILE_GLOB = "server-*.json"
 
 
 @dataclass(frozen=True)
 class ConnectionInfo:
-    """Where the server listens and the token that opens it."""
+    """Where the server listens and the token that opens it (all of it goes in the file)."""
 
     addr: str
     token: str
@@ -31,10 +45,166 @@ class ConnectionInfo:
         return ((AUTH_HEADER, f"Bearer {self.token}"),)
 
 
-def connection_file_path() -> Path:
-    """The connection file this environment reads and a server writes."""
-    named = os.environ.get("MESHDBG_CONNECTION_FILE")
-    return Path(named) if named else Path.home() / ".meshdbg" / "connection.json"
+@dataclass(frozen=True)
+class ServerFile:
+    """One server's connection file: how to reach it, and who it is (for `meshdbg servers`)."""
+
+    path: Path
+    info: ConnectionInfo
+    pid: int
+    what: str  # e.g. "serve" or "run train.py"
+    started: float  # time.time() when it started
+
+    @property
+    def live(self) -> bool:
+        return pid_alive(self.pid)
+
+
+# ---- the file's contents: one writer, one reader ----------------------------------------
+
+def _record(info: ConnectionInfo, what: str) -> dict[str, object]:
+    """What a server writes: every ConnectionInfo field, plus who wrote it."""
+    return {**dataclasses.asdict(info), "pid": os.getpid(), "what": what, "started": time.time()}
+
+
+def read_server_file(path: Path) -> ServerFile:
+    """Parse one connection file; ConnectionFailed saying what is wrong with it."""
+    try:
+        data = json.loads(path.read_text())
+        fields = {f.name: data[f.name] for f in dataclasses.fields(ConnectionInfo) if f.name in data}
+        info = ConnectionInfo(**fields)
+        if not isinstance(info.addr, str) or not isinstance(info.token, str):
+            raise TypeError("addr and token must be strings")
+        return ServerFile(path, info, int(data.get("pid", 0)), str(data.get("what", "")), float(data.get("started", 0)))
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        raise ConnectionFailed(f"cannot read the connection file {path}: {exc}") from exc
+
+
+# ---- where files live -------------------------------------------------------------------
+
+def runtime_dir() -> Path:
+    """The private directory of per-server connection files."""
+    named = os.environ.get(RUNTIME_DIR_ENV)
+    return Path(named) if named else Path.home() / ".meshdbg" / "servers"
+
+
+def private_dir(path: Path) -> Path:
+    """`path` as a directory only this user can enter: created 0700 (parents too), tightened
+    when looser, refused (UsageError) when it is a symlink or another user's."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise UsageError(f"refusing to keep secrets in {path}: it is not a directory of this user's")
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        os.chmod(path, 0o700)
+    return path
+
+
+def private_file(path: Path) -> Path:
+    """`path` as a file readable by its owner only: created empty with O_EXCL and mode 0600
+    when missing, tightened when looser (for files that hold typed lines, like the history)."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+    except FileExistsError:
+        if stat.S_IMODE(os.stat(path).st_mode) & 0o077:
+            os.chmod(path, 0o600)
+    return path
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (a zombie counts as gone soon enough)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# ---- servers: publish and withdraw --------------------------------------------------------
+
+def _write_private(path: Path, text: str) -> Path:
+    """A fresh temp file beside `path` (O_EXCL, 0600, unguessable name) holding `text`."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+    return tmp
+
+
+def write_connection_file(info: ConnectionInfo, what: str = "serve") -> Path:
+    """Publish `info` for local clients; returns the file, which only this server removes.
+
+    With MESHDBG_CONNECTION_FILE set, that file: replaced when stale, refused (UsageError)
+    while another live server owns it. Otherwise a new file in the runtime directory."""
+    text = json.dumps(_record(info, what))
+    named = os.environ.get(CONNECTION_FILE_ENV)
+    if named:
+        path = Path(named)
+        if not path.parent.exists():
+            private_dir(path.parent)
+        try:
+            owner = read_server_file(path)
+        except (FileNotFoundError, ConnectionFailed):
+            owner = None
+        if owner is not None and owner.pid != os.getpid() and owner.live:
+            raise UsageError(f"{CONNECTION_FILE_ENV}={path} belongs to the live server {owner.info.addr} "
+                             f"(pid {owner.pid}); stop it or name another file")
+        tmp = _write_private(path, text)
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:
+            os.unlink(tmp)
+            raise UsageError(f"cannot write the connection file {path}: {exc.strerror}") from exc
+        return path
+    folder = private_dir(runtime_dir())
+    path = folder / f"server-{os.getpid()}-{os.urandom(3).hex()}.json"
+    tmp = _write_private(path, text)
+    try:
+        os.link(tmp, path)  # exclusive: never replaces a file someone else put there
+    finally:
+        os.unlink(tmp)
+    return path
+
+
+def remove_connection_file(path: Path, info: ConnectionInfo) -> None:
+    """Remove `path` if it is still this server's (same pid and address)."""
+    try:
+        owner = read_server_file(path)
+        if owner.pid == os.getpid() and owner.info.addr == info.addr:
+            path.unlink()
+    except (OSError, ConnectionFailed):
+        pass
+
+
+# ---- clients: find the server -------------------------------------------------------------
+
+def live_servers() -> list[ServerFile]:
+    """The live servers of the runtime directory, oldest first (unreadable and stale files skipped)."""
+    found = []
+    for path in sorted(runtime_dir().glob(SERVER_FILE_GLOB)):
+        try:
+            server = read_server_file(path)
+        except (OSError, ConnectionFailed):
+            continue
+        if server.live:
+            found.append(server)
+    return sorted(found, key=lambda s: s.started)
+
+
+class ServerChoice(UsageError):
+    """Several live servers and nothing saying which: the user picks one (exit 2 in scripts)."""
+
+    def __init__(self, servers: list[ServerFile]) -> None:
+        self.servers = servers
+        listed = "; ".join(f"{s.info.addr} ({s.what}, pid {s.pid})" for s in servers)
+        super().__init__(f"{len(servers)} meshdbg servers are running: {listed}. Choose one with --addr ADDR "
+                         f"(or MESHDBG_ADDR, or {CONNECTION_FILE_ENV}=FILE; meshdbg servers lists them)")
 
 
 def new_token() -> str:
@@ -44,51 +214,35 @@ def new_token() -> str:
     return os.environ.get("MESHDBG_TOKEN") or secrets.token_urlsafe(32)
 
 
-def write_connection_file(info: ConnectionInfo, path: Path | None = None) -> Path:
-    """Publish `info` for local clients: written atomically, readable by the owner only."""
-    path = path or connection_file_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        json.dump({"addr": info.addr, "token": info.token, "pid": os.getpid()}, handle)
-    os.replace(tmp, path)
-    return path
-
-
-def remove_connection_file(info: ConnectionInfo, path: Path | None = None) -> None:
-    """Remove the connection file if it still describes `info` (another server may own it now)."""
-    path = path or connection_file_path()
-    try:
-        if json.loads(path.read_text()).get("addr") == info.addr:
-            path.unlink()
-    except (OSError, ValueError):
-        pass
-
-
 def resolve_connection(addr: str | None = None) -> ConnectionInfo:
-    """Find the server and its token, or raise ConnectionFailed saying what is missing."""
+    """Find the server and its token, or raise ConnectionFailed (none) / ServerChoice (several)."""
     addr = addr or os.environ.get("MESHDBG_ADDR")
     token = os.environ.get("MESHDBG_TOKEN")
     if addr and token:
         return ConnectionInfo(addr, token)
-    path = connection_file_path()
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        data = None
-    except (OSError, ValueError) as exc:
-        raise ConnectionFailed(f"cannot read the connection file {path}: {exc}") from exc
-    if data is None:
-        if addr:
-            raise ConnectionFailed(f"no token for {addr}: set MESHDBG_TOKEN (no connection file at {path})")
-        raise ConnectionFailed(
-            f"no meshdbg server found: start one with `meshdbg serve`, or set MESHDBG_ADDR and "
-            f"MESHDBG_TOKEN (no connection file at {path})"
-        )
-    file_addr, file_token = data.get("addr"), data.get("token")
-    if not isinstance(file_addr, str) or not isinstance(file_token, str):
-        raise ConnectionFailed(f"the connection file {path} lacks an addr or a token")
-    if addr and addr != file_addr:
-        raise ConnectionFailed(f"no token for {addr}: set MESHDBG_TOKEN (the connection file {path} is for {file_addr})")
-    return ConnectionInfo(file_addr, token or file_token)
+    named = os.environ.get(CONNECTION_FILE_ENV)
+    if named:
+        try:
+            server = read_server_file(Path(named))
+        except FileNotFoundError:
+            if addr:
+                raise ConnectionFailed(f"no token for {addr}: set MESHDBG_TOKEN (no connection file at {named})"
+                                       ) from None
+            raise ConnectionFailed(f"no meshdbg server found: {CONNECTION_FILE_ENV}={named} does not exist "
+                                   f"(start one with `meshdbg serve`)") from None
+        if addr and addr != server.info.addr:
+            raise ConnectionFailed(f"no token for {addr}: set MESHDBG_TOKEN (the connection file {named} "
+                                   f"is for {server.info.addr})")
+        return dataclasses.replace(server.info, token=token or server.info.token)
+    servers = live_servers()
+    if addr:
+        servers = [s for s in servers if s.info.addr == addr]
+        if not servers:
+            raise ConnectionFailed(f"no token for {addr}: set MESHDBG_TOKEN (no live server's connection file "
+                                   f"in {runtime_dir()} is for it)")
+    if not servers:
+        raise ConnectionFailed(f"no meshdbg server found: start one with `meshdbg serve` or `meshdbg run`, or set "
+                               f"MESHDBG_ADDR and MESHDBG_TOKEN (no live server's file in {runtime_dir()})")
+    if len(servers) > 1:
+        raise ServerChoice(servers)
+    return dataclasses.replace(servers[0].info, token=token or servers[0].info.token)

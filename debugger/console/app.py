@@ -33,6 +33,7 @@ from meshdbg.debugger.console.highlight import STYLE, pdb_fragments
 from meshdbg.debugger.console.link import Link
 from meshdbg.debugger.console.validation import CommandValidator
 from meshdbg.debugger.control import ControlClient, PdbReply, SessionView
+from meshdbg.wire.connection import private_dir, private_file
 from meshdbg.wire.errors import ConnectionFailed, MeshdbgError
 from meshdbg.debugger.format import PDB_ERROR_PREFIX, where
 from meshdbg.debugger.selection import AttachTarget
@@ -43,10 +44,13 @@ RETRY_S = 2.0  # how often the watcher tries a lost server again
 
 
 def history_path() -> Path:
-    """`MESHDBG_HISTORY`, else ~/.meshdbg/history (its folder created)."""
-    path = Path(os.environ.get(HISTORY_ENV) or Path.home() / ".meshdbg" / "history")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path
+    """`MESHDBG_HISTORY`, else ~/.meshdbg/history; a private file (0600) in a folder created
+    private (0700), since typed lines can hold secrets."""
+    named = os.environ.get(HISTORY_ENV)
+    path = Path(named) if named else private_dir(Path.home() / ".meshdbg") / "history"
+    if not path.parent.exists():
+        private_dir(path.parent)
+    return private_file(path)
 
 
 class _Idle(Exception):

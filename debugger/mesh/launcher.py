@@ -67,7 +67,7 @@ class MeshLauncher:
         self.env = dict(os.environ if env is None else env)
         self.cwd = cwd or os.getcwd()
         self.sys_path = sys_path  # the workers' sys.path (None: the bootstrap sets it as python does)
-        self.server = DebugClient(publish=publish)
+        self.server = DebugClient(publish=publish, what=" ".join(["run", *self.argv])[:200])
         self.workers: dict[int, Worker] = {}  # by rank
         self.exits: dict[int, int] = {}  # rank → status, in the order they exited
         self.first_failure: tuple[int, int] | None = None  # (rank, status)
