@@ -1,8 +1,16 @@
-"""Pipeline runtime benchmark (issue 6): steps/s of meshdbg's runtime vs torch.distributed.pipelining.
+"""Pipeline runtime benchmark (issues 6, 14): steps/s of meshdbg's runtime vs torch.distributed.pipelining.
 
     python bench/bench_pipeline.py [--quick] [--ranks 2] [--kinds gpipe,1f1b,...]
 
-For each schedule kind with a torch equivalent (gpipe, 1f1b, interleaved-1f1b, zb1p, zbv),
+First, in this process, the split backward on one stage of the benchmark model (``--hidden``
+wide, batch / microbatches rows, one intra-op thread): the median time of B, of I and of W
+(``runtime.SplitBackward``), I + W against B (target <= 1.10), beside the method it
+replaced (I by ``autograd.grad`` to the input keeping the graph, W by ``autograd.grad`` to
+the weights walking it again), timed in the same loop.
+
+Then for each schedule kind (torch's equivalent class; meshdbg's own variants against the
+torch order they vary: interleaved-1f1b-tight against ScheduleInterleaved1F1B, zb1p-greedy
+against ScheduleInterleavedZeroBubble, zbv-greedy against ScheduleZBVZeroBubble),
 `--ranks` processes (bench_pipeline_worker.py, spawned here, meeting through a file://
 rendezvous in a temporary directory) each run both runtimes on the same toy MLP
 (`StageChunk`, `--hidden` wide), the same batch split into the same `--microbatches`, with
@@ -49,9 +57,15 @@ KINDS = {
     "gpipe": ("ScheduleGPipe", 1),
     "1f1b": ("Schedule1F1B", 1),
     "interleaved-1f1b": ("ScheduleInterleaved1F1B", 2),
+    "interleaved-1f1b-tight": ("ScheduleInterleaved1F1B", 2),
+    "looped-bfs": ("ScheduleLoopedBFS", 2),
     "zb1p": ("ScheduleInterleavedZeroBubble", 2),
+    "zb1p-greedy": ("ScheduleInterleavedZeroBubble", 2),
     "zbv": ("ScheduleZBVZeroBubble", 2),
+    "zbv-greedy": ("ScheduleZBVZeroBubble", 2),
+    "dualpipev": ("ScheduleDualPipeV", 2),
 }
+SPLIT_REPEAT = 400  # backward passes timed per method
 TIMEOUT_S = 120  # per kind, all ranks together
 
 
@@ -88,7 +102,7 @@ def predict(kind: str, args: argparse.Namespace, reports: list[dict]) -> tuple[l
                   recv=statistics.fmean(comm) if comm else 0.0)
     schedule = lower(generate(kind, args.ranks, KINDS[kind][1], args.microbatches))
     result = simulate(schedule, costs)
-    compute = [sum(costs.of(a.type) for a in actions if not a.type.is_comm) for actions in schedule.actions]
+    compute = [sum(costs.of_action(a) for a in actions if not a.type.is_comm) for actions in schedule.actions]
     return [1 - busy / result.makespan for busy in compute], result.makespan, costs
 
 
@@ -117,6 +131,55 @@ def measure(kind: str, args: argparse.Namespace, workdir: Path) -> dict:
     return row
 
 
+def split_backward(args: argparse.Namespace) -> dict:
+    """I + W against B on one stage of the benchmark model, now and by the replaced method."""
+    import torch  # here, so that the scheduler imports above stay light
+
+    from meshdbg.worker.pipelining.runtime import SplitBackward, _run_backward
+    from meshdbg.worker.pipelining.toymodel import StageChunk
+
+    torch.set_num_threads(1)
+    rows = args.batch // args.microbatches
+    stage = StageChunk(1, args.hidden, seed=0)  # the workers build their stages from seed 0 too
+    split, params = SplitBackward(stage), list(stage.parameters())
+    inputs, grad = torch.randn(rows, args.hidden), torch.randn(rows, args.hidden)
+    spent: dict[str, list[float]] = {name: [] for name in ("B", "I", "W", "I_rewalk", "W_rewalk")}
+
+    def forward() -> tuple[torch.Tensor, torch.Tensor]:
+        x = inputs.clone().requires_grad_()
+        return x, stage(x)
+
+    for _ in range(SPLIT_REPEAT):
+        x, y = forward()
+        began = time.perf_counter()
+        _run_backward((y,), (grad,), (), keep_graph=False, accumulate=True)  # as the runtime's B
+        spent["B"].append(time.perf_counter() - began)
+        x, y = forward()
+        began = time.perf_counter()
+        _, weights = split.backward_input(y, grad, x)
+        middle = time.perf_counter()
+        weights.run()
+        spent["I"].append(middle - began)
+        spent["W"].append(time.perf_counter() - middle)
+        x, y = forward()
+        began = time.perf_counter()
+        torch.autograd.grad(y, [x], grad, retain_graph=True)
+        middle = time.perf_counter()
+        for param, g in zip(params, torch.autograd.grad(y, params, grad)):
+            param.grad = g if param.grad is None else param.grad + g
+        spent["I_rewalk"].append(middle - began)
+        spent["W_rewalk"].append(time.perf_counter() - middle)
+    median = {name: statistics.median(times) for name, times in spent.items()}
+    pair = {kind: statistics.median(i + w for i, w in zip(spent[f"I{kind}"], spent[f"W{kind}"]))
+            for kind in ("", "_rewalk")}
+    line = {"bench": "split backward", "hidden": args.hidden, "rows": rows, "repeat": SPLIT_REPEAT,
+            **{f"{name}_ms": round(1e3 * value, 4) for name, value in median.items()},
+            "ratio": round(pair[""] / median["B"], 3), "ratio_rewalk": round(pair["_rewalk"] / median["B"], 3),
+            "target_ratio": 1.1}
+    print(json.dumps(line), flush=True)
+    return line
+
+
 def markdown(rows: list[dict]) -> str:
     """The table of bench_pipeline.md: one line per kind."""
     lines = ["| kind | torch class | ours steps/s | torch steps/s | ours/torch (best) | ours/torch (paired median) "
@@ -143,9 +206,10 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown kinds {sorted(unknown)}; known: {', '.join(KINDS)}")
     started = time.perf_counter()
+    split = split_backward(args)
     with tempfile.TemporaryDirectory(prefix="bench-pipeline-") as workdir:
         rows = [measure(kind, args, Path(workdir)) for kind in kinds]
-    print(json.dumps({"bench": "pipeline summary", "ranks": args.ranks, "rows": rows,
+    print(json.dumps({"bench": "pipeline summary", "ranks": args.ranks, "rows": rows, "split_backward": split,
                       "min_ratio": min(row["ratio"] for row in rows), "target_ratio": 1.0,
                       "elapsed_s": round(time.perf_counter() - started, 1)}), flush=True)
     print(markdown(rows), file=sys.stderr)
