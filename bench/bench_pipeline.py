@@ -20,6 +20,12 @@ a round lasting as long as its slowest rank. On a shared machine the load change
 round to round, so `ratio_paired_median` (the median over rounds of torch's round time over
 ours in the same round) is printed beside `ratio` (best against best).
 
+With ``--variants``, each of meshdbg's own orders (interleaved-1f1b-tight, zb1p-greedy,
+zbv-greedy) also runs against our runtime on the published order it varies, alternating in
+the same processes, so that the load of a shared machine hits both alike:
+``ratio_paired_median`` is the median over rounds of the published order's round time
+over the variant's (above 1: the variant is faster).
+
 Idle per rank: measured is the mean `StepStats.bubble` of our runtime over the timed steps
 (time outside F/B/I/W compute, so waiting in RECV counts as idle); predicted is the
 simulator's on the same lowered schedule, with each action type costing its mean duration
@@ -65,14 +71,16 @@ KINDS = {
     "zbv-greedy": ("ScheduleZBVZeroBubble", 2),
     "dualpipev": ("ScheduleDualPipeV", 2),
 }
+# meshdbg's own orders, each with the published order it varies (same placement).
+VARIANTS = (("interleaved-1f1b-tight", "interleaved-1f1b"), ("zb1p-greedy", "zb1p"), ("zbv-greedy", "zbv"))
 SPLIT_REPEAT = 400  # backward passes timed per method
 TIMEOUT_S = 120  # per kind, all ranks together
 
 
-def run_ranks(kind: str, args: argparse.Namespace, workdir: Path) -> list[dict]:
+def run_ranks(kind: str, args: argparse.Namespace, workdir: Path, against: str = "torch") -> list[dict]:
     """Spawn the ranks of one kind, wait for them, and return each rank's JSON report."""
-    rendezvous = workdir / f"rendezvous-{kind}"
-    command = [sys.executable, str(WORKER), "--kind", kind, "--init-method", f"file://{rendezvous}"]
+    rendezvous = workdir / f"rendezvous-{kind}-{against}"
+    command = [sys.executable, str(WORKER), "--kind", kind, "--against", against, "--init-method", f"file://{rendezvous}"]
     for name in ("microbatches", "batch", "hidden", "warmup", "steps", "rounds"):
         command += [f"--{name}", str(getattr(args, name))]
     processes = [subprocess.Popen(command, env=dict(os.environ, RANK=str(rank), WORLD_SIZE=str(args.ranks)),
@@ -112,7 +120,8 @@ def measure(kind: str, args: argparse.Namespace, workdir: Path) -> dict:
     idle, makespan, costs = predict(kind, args, reports)
     row = {"kind": kind, "idle_measured": [round(r["ours"]["bubble"], 3) for r in reports],
            "idle_predicted": [round(i, 3) for i in idle]}
-    rounds = {name: [max(times) for times in zip(*(r[name]["round_s"] for r in reports))] for name in ("ours", "torch")}
+    timed = round_times(reports)
+    rounds = {"ours": timed["ours"], "torch": timed["against"]}
     for name in ("ours", "torch"):
         row[f"{name}_steps_per_s"] = round(args.steps / min(rounds[name]), 2)
         line = {"bench": "pipeline", "kind": kind, "runtime": name, "ranks": args.ranks,
@@ -129,6 +138,23 @@ def measure(kind: str, args: argparse.Namespace, workdir: Path) -> dict:
     row["ratio"] = round(row["ours_steps_per_s"] / row["torch_steps_per_s"], 2)
     row["ratio_paired_median"] = round(statistics.median(t / o for o, t in zip(rounds["ours"], rounds["torch"])), 2)
     return row
+
+
+def round_times(reports: list[dict]) -> dict[str, list[float]]:
+    """Each round's time per runner ("ours" and the baseline, "against"): its slowest rank's."""
+    return {name: [max(times) for times in zip(*(r[name]["round_s"] for r in reports))] for name in ("ours", "against")}
+
+
+def measure_variant(variant: str, published: str, args: argparse.Namespace, workdir: Path) -> dict:
+    """Our runtime on ``variant`` against our runtime on ``published``, in the same processes."""
+    rounds = round_times(run_ranks(variant, args, workdir, against=published))
+    line = {"bench": "pipeline variant", "kind": variant, "against": published, "ranks": args.ranks,
+            "microbatches": args.microbatches, "steps": args.steps,
+            "steps_per_s": round(args.steps / min(rounds["ours"]), 2),
+            "against_steps_per_s": round(args.steps / min(rounds["against"]), 2),
+            "ratio_paired_median": round(statistics.median(a / o for o, a in zip(rounds["ours"], rounds["against"])), 3)}
+    print(json.dumps(line), flush=True)
+    return line
 
 
 def split_backward(args: argparse.Namespace) -> dict:
@@ -195,6 +221,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer steps and rounds (a smoke run)")
     parser.add_argument("--kinds", default=",".join(KINDS), help="comma-separated subset of " + ", ".join(KINDS))
+    parser.add_argument("--variants", action="store_true",
+                        help="also run each of meshdbg's variants against the published order it varies")
     for name, default in (("ranks", 2), ("microbatches", 8), ("batch", 128), ("hidden", 512), ("warmup", 3),
                           ("steps", 10), ("rounds", 4)):
         parser.add_argument(f"--{name}", type=int, default=default)
@@ -209,7 +237,10 @@ def main() -> None:
     split = split_backward(args)
     with tempfile.TemporaryDirectory(prefix="bench-pipeline-") as workdir:
         rows = [measure(kind, args, Path(workdir)) for kind in kinds]
+        variants = [measure_variant(variant, published, args, Path(workdir))
+                    for variant, published in VARIANTS] if args.variants else []
     print(json.dumps({"bench": "pipeline summary", "ranks": args.ranks, "rows": rows, "split_backward": split,
+                      "variants": variants,
                       "min_ratio": min(row["ratio"] for row in rows), "target_ratio": 1.0,
                       "elapsed_s": round(time.perf_counter() - started, 1)}), flush=True)
     print(markdown(rows), file=sys.stderr)

@@ -5,6 +5,7 @@
 Run by bench_pipeline.py, never by hand. The rank joins a gloo group, builds its stages of
 the toy MLP (`StageChunk`, identical on every rank from the seed) twice, once for meshdbg's
 `PipelineRuntime` and once for `torch.distributed.pipelining` with the equivalent schedule,
+(or, with `--against KIND`, our runtime on that kind's schedule in its place),
 and times `--steps` optimizer steps of each after `--warmup` steps, `--rounds` times,
 alternating which runtime goes first so slow periods of a shared machine hit both. Our
 runtime also reports its measured bubble per step and the mean duration of each compute
@@ -80,9 +81,9 @@ def stage_modules(stage_to_rank: tuple[int, ...], rank: int, args: argparse.Name
     return {s: StageChunk(s, args.hidden, args.seed) for s, r in enumerate(stage_to_rank) if r == rank}
 
 
-def build_ours(rank: int, world: int, args: argparse.Namespace) -> tuple[TimedRuntime, Step]:
-    """Our runtime on the lowered schedule; a step returns the rank's measured bubble."""
-    schedule = lower(generate(args.kind, world, args.stages_per_rank, args.microbatches))
+def build_ours(rank: int, world: int, args: argparse.Namespace, kind: str) -> tuple[TimedRuntime, Step]:
+    """Our runtime on the lowered schedule of ``kind``; a step returns the rank's measured bubble."""
+    schedule = lower(generate(kind, world, KINDS[kind][1], args.microbatches))
     runtime = TimedRuntime(schedule, rank, stage_modules(schedule.stage_to_rank, rank, args), loss_fn,
                            activation_shape=(args.batch // args.microbatches, args.hidden))
     return runtime, lambda inputs, targets: runtime.step(inputs, targets).bubble
@@ -149,6 +150,8 @@ def one_way_latency(rank: int, world: int, args: argparse.Namespace, repeat: int
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kind", required=True, choices=sorted(KINDS))
+    parser.add_argument("--against", default="torch", choices=["torch", *sorted(KINDS)],
+                        help="the baseline: torch's equivalent schedule, or our runtime on another kind")
     parser.add_argument("--init-method", required=True)
     for name in ("microbatches", "batch", "hidden", "warmup", "steps", "rounds"):
         parser.add_argument(f"--{name}", type=int, required=True)
@@ -161,14 +164,19 @@ def main() -> None:
     dist.init_process_group("gloo", init_method=args.init_method, rank=rank, world_size=world,
                             timeout=timedelta(seconds=60))
     try:
-        ours, ours_step = build_ours(rank, world, args)
-        runners = {"ours": (ours.parameters(), ours_step), "torch": build_torch(rank, world, args)}
+        ours, ours_step = build_ours(rank, world, args, args.kind)
+        if args.against == "torch":
+            against = build_torch(rank, world, args)
+        else:
+            baseline, baseline_step = build_ours(rank, world, args, args.against)
+            against = baseline.parameters(), baseline_step
+        runners = {"ours": (ours.parameters(), ours_step), "against": against}
         for parameters, step in runners.values():
             timed_steps(parameters, step, args, args.warmup)
         ours.spent.clear()
-        report: dict = {"rank": rank, "ours": {"round_s": [], "bubble": []}, "torch": {"round_s": []}}
+        report: dict = {"rank": rank, "ours": {"round_s": [], "bubble": []}, "against": {"round_s": []}}
         for round_index in range(args.rounds):
-            order = ("ours", "torch") if round_index % 2 == 0 else ("torch", "ours")
+            order = ("ours", "against") if round_index % 2 == 0 else ("against", "ours")
             for name in order:
                 elapsed, results = timed_steps(*runners[name], args, args.steps)
                 report[name]["round_s"].append(elapsed)

@@ -1,6 +1,7 @@
 """Zero-bubble list scheduling: build per-rank orders by simulating ranks that never idle.
 
-Used by the zero-bubble kinds (``zb1p``, ``zbv``). Every rank, whenever it is free, runs
+Used by meshdbg's own zero-bubble kinds (``zb1p-greedy``, ``zbv-greedy``; ``zb1p`` and ``zbv``
+are torch's orders). Every rank, whenever it is free, runs
 the first ready action in this order of preference:
 
 1. ``I`` (backward for inputs), deepest local stage first: it is on the critical path,
