@@ -24,7 +24,7 @@ from meshdbg.debugger.pending import PendingRequests
 from meshdbg.wire.connection import PROTOCOL_VERSION, ConnectionInfo, resolve_connection
 from meshdbg.wire.errors import MeshdbgError, SessionError
 from meshdbg.wire.status import error_from_rpc
-from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind
+from meshdbg.wire.vocabulary import EndReason, StackSource, State, StopReason, WatchKind
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 from meshdbg.wire.coords import format_coords, identity_coords
@@ -124,6 +124,55 @@ class CastResult:
     def to_json(self) -> dict:
         return {"rank": self.session.rank, "name": self.session.name, "thread": self.session.thread,
                 "output": self.output if self.ok else self.error, "ok": self.ok}
+
+
+FrameKey = tuple[str, str, int]  # filename, function, lineno
+
+
+@dataclass(frozen=True)
+class ThreadView:
+    """One thread's Python stack, outermost frame first."""
+
+    name: str
+    thread_id: int
+    main: bool
+    frames: tuple[FrameKey, ...]
+
+
+@dataclass(frozen=True)
+class RankStacksView:
+    """One rank's stacks (`stacks`): where they came from, or why there are none (`error`)."""
+
+    rank: int
+    name: str
+    coords: dict[str, int]
+    hostname: str
+    pid: int
+    state: State  # its last known state
+    source: StackSource
+    threads: tuple[ThreadView, ...]
+    error: str
+
+    @classmethod
+    def from_pb(cls, info: pb.RankStacks) -> "RankStacksView":
+        ident = info.identity
+        threads = tuple(ThreadView(t.thread_name, t.thread_id, t.main, tuple((f.filename, f.function, f.lineno)
+                                                                            for f in t.frames)) for t in info.threads)
+        return cls(ident.rank, ident.name, identity_coords(ident), ident.hostname, ident.pid, State.of(info.state),
+                   StackSource.of(info.source), threads, info.error)
+
+
+@dataclass(frozen=True)
+class CompareView:
+    """One rank's value of a `compare` expression, or why it has none (`error`)."""
+
+    session: SessionView
+    value: str
+    error: str
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
 
 
 @dataclass(frozen=True)
@@ -301,6 +350,24 @@ class ControlClient:
             reply = await self.stub.Cast(pb.CastRequest(selection=selection, command=command),
                                          metadata=self.connection.metadata())
         return [CastResult(SessionView.from_pb(r.session), r.output, r.error, r.ended) for r in reply.results]
+
+    async def stacks(self, selection: str = "", all_threads: bool = False) -> list[RankStacksView]:
+        """The Python stacks of the selected (default: all) ranks, running, stopped or stuck; by rank.
+
+        Each says where it came from (the rank's agent, a pdb session, or py-spy from outside);
+        a rank that answered neither way has source NONE and an `error`. Bounded (about 2 s).
+        """
+        with self.translating():
+            reply = await self.stub.Stacks(pb.StacksRequest(selection=selection, all_threads=all_threads),
+                                           metadata=self.connection.metadata())
+        return [RankStacksView.from_pb(r) for r in reply.ranks]
+
+    async def compare(self, selection: str, expression: str, timeout_s: float = 0) -> list[CompareView]:
+        """EXPR's value (as text; a summary for tensors/arrays) on each selected stopped rank."""
+        with self.translating():
+            reply = await self.stub.Compare(pb.CompareRequest(selection=selection, expression=expression,
+                                                              timeout_s=timeout_s), metadata=self.connection.metadata())
+        return [CompareView(SessionView.from_pb(r.session), r.value, r.error) for r in reply.results]
 
     async def resume(self, selection: str = "") -> list[SessionView]:
         """Clear breakpoints and continue the selected (default: all) stopped sessions."""

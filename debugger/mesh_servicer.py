@@ -47,6 +47,8 @@ class MeshServicer(mesh_grpc.MeshServicer):
                 kind = message.WhichOneof("kind")
                 if kind == "result":
                     worker.on_result(message.result)
+                elif kind == "stacks":
+                    worker.on_stacks(message.stacks)
                 elif kind == "exit":
                     worker.exit_code = message.exit.exit_code
         except grpc.RpcError:

@@ -17,6 +17,8 @@ from meshdbg.wire.connection import PROTOCOL_VERSION
 from meshdbg.wire.errors import MeshdbgError, SessionError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
+from meshdbg.debugger.evaluation import evaluate_all
+from meshdbg.debugger.sampling import collect_stacks
 from meshdbg.debugger.selection import ALL, parse_selection
 from meshdbg.debugger.sessions import Session, SessionRegistry
 from meshdbg.debugger.workers import WorkerRegistry
@@ -86,6 +88,10 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
                     session.on_prompt(message.prompt)
                 elif kind == "completions":
                     session.on_completions(message.completions)
+                elif kind == "stacks":
+                    session.on_stacks(message.stacks)
+                elif kind == "evaluation":
+                    session.on_evaluation(message.evaluation)
                 elif kind == "ended":
                     output, reason = message.ended.output, EndReason.of(message.ended.reason)
                     break
@@ -110,6 +116,21 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         except MeshdbgError as exc:
             await _abort(context, exc)
         return pb.InterruptReply(ranks=ranks)
+
+    async def Stacks(self, request: pb.StacksRequest, context: grpc.aio.ServicerContext) -> pb.StacksReply:
+        try:
+            selection = parse_selection(request.selection) if request.selection else ALL
+            ranks = await collect_stacks(self.workers, selection, request.all_threads)
+        except MeshdbgError as exc:
+            await _abort(context, exc)
+        return pb.StacksReply(ranks=ranks)
+
+    async def Compare(self, request: pb.CompareRequest, context: grpc.aio.ServicerContext) -> pb.CompareReply:
+        try:
+            sessions = self.registry.select(parse_selection(request.selection))
+        except MeshdbgError as exc:
+            await _abort(context, exc)
+        return pb.CompareReply(results=await evaluate_all(sessions, request.expression, request.timeout_s))
 
     async def Cast(self, request: pb.CastRequest, context: grpc.aio.ServicerContext) -> pb.CastReply:
         try:

@@ -39,6 +39,8 @@ class Session:
         self._lock = asyncio.Lock()
         self._pending: asyncio.Future[pb.Reply] | None = None
         self._completions: PendingRequests[list[str]] = PendingRequests()
+        self._samples: PendingRequests[pb.SampledStacks] = PendingRequests()
+        self._evaluations: PendingRequests[pb.Evaluation] = PendingRequests()
 
     @property
     def rank(self) -> int:
@@ -73,6 +75,23 @@ class Session:
         return await self._completions.request(lambda request_id: self._write(pb.ServerMessage(
             complete=pb.CompleteRequest(request_id=request_id, text=text, line=line, begidx=begidx, endidx=endidx))))
 
+    async def sample(self, all_threads: bool) -> pb.SampledStacks:
+        """The stacks of this session's process, taken by its pdb thread while at the prompt
+        (for a process without an agent stream). Unbounded: the caller bounds the wait."""
+        return await self._query(self._samples, lambda request_id: pb.ServerMessage(
+            sample=pb.SampleRequest(request_id=request_id, all_threads=all_threads)))
+
+    async def evaluate(self, expression: str) -> pb.Evaluation:
+        """EXPR's value in pdb's current frame, as text, without touching the transcript."""
+        return await self._query(self._evaluations, lambda request_id: pb.ServerMessage(
+            evaluate=pb.EvaluateRequest(request_id=request_id, expression=expression)))
+
+    async def _query(self, pending: PendingRequests, build: Callable[[int], pb.ServerMessage]):
+        """Ask the stopped pdb a question it answers at its prompt; SessionError when it is not there."""
+        if self.state is not State.STOPPED:
+            raise SessionError(f"rank {self.rank} is {self.state}, not stopped at its prompt")
+        return await pending.request(lambda request_id: self._write(build(request_id)))
+
     async def _send(self, message: pb.ServerMessage) -> pb.Reply:
         if self._lock.locked():
             raise SessionError(f"rank {self.rank} is busy running another command")
@@ -105,6 +124,12 @@ class Session:
     def on_completions(self, completions: pb.Completions) -> None:
         self._completions.answer(completions.request_id, list(completions.matches))
 
+    def on_stacks(self, stacks: pb.SampledStacks) -> None:
+        self._samples.answer(stacks.request_id, stacks)
+
+    def on_evaluation(self, evaluation: pb.Evaluation) -> None:
+        self._evaluations.answer(evaluation.request_id, evaluation)
+
     def on_end(self, output: str, reason: EndReason) -> None:
         """The session is over: continued, quit, or the worker went away."""
         if self.state is State.EXITED:
@@ -115,6 +140,9 @@ class Session:
         if self._pending and not self._pending.done():
             self._pending.set_result(pb.Reply(output=output, frame=self.frame, ended=True, reason=reason.pb))
         self._completions.close([])
+        gone = SessionError(f"rank {self.rank}'s session ended ({reason})")
+        self._samples.close(error=gone)
+        self._evaluations.close(error=gone)
         self.ended.set()
         self._registry.close(self, reason)
 

@@ -38,6 +38,7 @@ class Worker:
         self.connected = asyncio.Event()
         self.gone = asyncio.Event()  # exited, or its agent stream ended
         self._calls: PendingRequests[mesh_pb.ActorResult] = PendingRequests()
+        self._samples: PendingRequests[pb.SampledStacks] = PendingRequests()
 
     @property
     def rank(self) -> int:
@@ -74,6 +75,15 @@ class Worker:
     def on_result(self, result: mesh_pb.ActorResult) -> None:
         self._calls.answer(result.call_id, result)
 
+    async def sample(self, all_threads: bool) -> pb.SampledStacks:
+        """The worker's stacks, taken by its agent thread; MeshError if it goes first. Waits as
+        long as the worker takes: the caller bounds it (a rank holding the GIL cannot answer)."""
+        return await self._samples.request(lambda request_id: self.send(mesh_pb.AgentCommand(
+            sample=pb.SampleRequest(request_id=request_id, all_threads=all_threads))))
+
+    def on_stacks(self, stacks: pb.SampledStacks) -> None:
+        self._samples.answer(stacks.request_id, stacks)
+
     def end_stream(self) -> None:
         """Close the agent stream from the server's side (an actor host then exits)."""
         if self.outbox is not None:
@@ -83,7 +93,9 @@ class Worker:
         """The agent stream ended: fail every call still waiting for this worker."""
         self.outbox = None
         self.gone.set()
-        self._calls.close(error=MeshError(f"rank {self.rank} went away before answering{self._status()}"))
+        gone = MeshError(f"rank {self.rank} went away before answering{self._status()}")
+        self._calls.close(error=gone)
+        self._samples.close(error=gone)
 
     def _status(self) -> str:
         if self.signal is not None:

@@ -92,10 +92,24 @@ class WatchKind(_Mirror):
     CLOSED = "closed"
 
 
+class StackSource(_Mirror):
+    """Where a rank's stacks came from (`meshdbg stacks`)."""
+
+    AGENT = "agent"
+    SESSION = "session"
+    PY_SPY = "py-spy"
+    NONE = "not answering"
+
+    @classmethod
+    def default(cls) -> "StackSource":
+        return cls.NONE
+
+
 _bind(State, pb.State, "STATE_")
 _bind(StopReason, pb.StopReason, "STOP_REASON_")
 _bind(EndReason, pb.EndReason, "END_REASON_")
 _bind(WatchKind, pb.WatchKind, "WATCH_KIND_")
+_bind(StackSource, pb.StackSource, "STACK_SOURCE_")
 
 
 def wire_value(member: _Mirror | None) -> int:

@@ -20,6 +20,8 @@ from typing import Callable
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import EndReason
 from meshdbg.worker.remote import RemoteSession
+from meshdbg.worker.stacks import answer_sample
+from meshdbg.worker.values import evaluate
 
 SessionOpener = Callable[[], RemoteSession]
 
@@ -130,6 +132,11 @@ class PdbWrapper(pdb.Pdb):
                 matches = self.complete_remote(message.complete)
                 remote.send(pb.WorkerMessage(completions=pb.Completions(
                     request_id=message.complete.request_id, matches=matches)))
+            elif kind == "sample":  # `meshdbg stacks` for a process without an agent stream
+                remote.send(pb.WorkerMessage(stacks=answer_sample(message.sample)))
+            elif kind == "evaluate":  # `meshdbg compare`: pdb's output and state stay untouched
+                remote.send(pb.WorkerMessage(evaluation=evaluate(
+                    message.evaluate, self.curframe, getattr(self, "curframe_locals", None))))
             elif kind is None:
                 sys.stderr.write(f"meshdbg: lost the debugger at {remote.addr}; continuing\n")
                 self._remote = None

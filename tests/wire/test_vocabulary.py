@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from meshdbg.wire.proto import debugger_pb2 as pb
-from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind, wire_value
+from meshdbg.wire.vocabulary import EndReason, StackSource, State, StopReason, WatchKind, wire_value
 
 ROOT = Path(__file__).resolve().parents[2]
 MIRRORS = [(State, pb.State, "STATE_"), (StopReason, pb.StopReason, "STOP_REASON_"),
-           (EndReason, pb.EndReason, "END_REASON_"), (WatchKind, pb.WatchKind, "WATCH_KIND_")]
+           (EndReason, pb.EndReason, "END_REASON_"), (WatchKind, pb.WatchKind, "WATCH_KIND_"),
+           (StackSource, pb.StackSource, "STACK_SOURCE_")]
 
 
 @pytest.mark.parametrize("mirror, proto_enum, prefix", MIRRORS)

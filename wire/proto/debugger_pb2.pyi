@@ -37,6 +37,14 @@ class WatchKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     WATCH_KIND_SYNCED: _ClassVar[WatchKind]
     WATCH_KIND_UPDATED: _ClassVar[WatchKind]
     WATCH_KIND_CLOSED: _ClassVar[WatchKind]
+
+class StackSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    STACK_SOURCE_UNSPECIFIED: _ClassVar[StackSource]
+    STACK_SOURCE_AGENT: _ClassVar[StackSource]
+    STACK_SOURCE_SESSION: _ClassVar[StackSource]
+    STACK_SOURCE_PY_SPY: _ClassVar[StackSource]
+    STACK_SOURCE_NONE: _ClassVar[StackSource]
 STATE_UNSPECIFIED: State
 STATE_STARTING: State
 STATE_RUNNING: State
@@ -56,6 +64,11 @@ WATCH_KIND_OPENED: WatchKind
 WATCH_KIND_SYNCED: WatchKind
 WATCH_KIND_UPDATED: WatchKind
 WATCH_KIND_CLOSED: WatchKind
+STACK_SOURCE_UNSPECIFIED: StackSource
+STACK_SOURCE_AGENT: StackSource
+STACK_SOURCE_SESSION: StackSource
+STACK_SOURCE_PY_SPY: StackSource
+STACK_SOURCE_NONE: StackSource
 
 class Coord(_message.Message):
     __slots__ = ("dim", "index")
@@ -106,6 +119,36 @@ class Frame(_message.Message):
     lineno: int
     def __init__(self, filename: _Optional[str] = ..., function: _Optional[str] = ..., lineno: _Optional[int] = ...) -> None: ...
 
+class ThreadStack(_message.Message):
+    __slots__ = ("thread_id", "thread_name", "main", "frames")
+    THREAD_ID_FIELD_NUMBER: _ClassVar[int]
+    THREAD_NAME_FIELD_NUMBER: _ClassVar[int]
+    MAIN_FIELD_NUMBER: _ClassVar[int]
+    FRAMES_FIELD_NUMBER: _ClassVar[int]
+    thread_id: int
+    thread_name: str
+    main: bool
+    frames: _containers.RepeatedCompositeFieldContainer[Frame]
+    def __init__(self, thread_id: _Optional[int] = ..., thread_name: _Optional[str] = ..., main: _Optional[bool] = ..., frames: _Optional[_Iterable[_Union[Frame, _Mapping]]] = ...) -> None: ...
+
+class SampleRequest(_message.Message):
+    __slots__ = ("request_id", "all_threads")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    ALL_THREADS_FIELD_NUMBER: _ClassVar[int]
+    request_id: int
+    all_threads: bool
+    def __init__(self, request_id: _Optional[int] = ..., all_threads: _Optional[bool] = ...) -> None: ...
+
+class SampledStacks(_message.Message):
+    __slots__ = ("request_id", "threads", "error")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    THREADS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    request_id: int
+    threads: _containers.RepeatedCompositeFieldContainer[ThreadStack]
+    error: str
+    def __init__(self, request_id: _Optional[int] = ..., threads: _Optional[_Iterable[_Union[ThreadStack, _Mapping]]] = ..., error: _Optional[str] = ...) -> None: ...
+
 class CompleteRequest(_message.Message):
     __slots__ = ("request_id", "text", "line", "begidx", "endidx")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
@@ -129,16 +172,20 @@ class Completions(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., matches: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class WorkerMessage(_message.Message):
-    __slots__ = ("hello", "prompt", "completions", "ended")
+    __slots__ = ("hello", "prompt", "completions", "ended", "stacks", "evaluation")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FIELD_NUMBER: _ClassVar[int]
     COMPLETIONS_FIELD_NUMBER: _ClassVar[int]
     ENDED_FIELD_NUMBER: _ClassVar[int]
+    STACKS_FIELD_NUMBER: _ClassVar[int]
+    EVALUATION_FIELD_NUMBER: _ClassVar[int]
     hello: Identity
     prompt: Prompt
     completions: Completions
     ended: Ended
-    def __init__(self, hello: _Optional[_Union[Identity, _Mapping]] = ..., prompt: _Optional[_Union[Prompt, _Mapping]] = ..., completions: _Optional[_Union[Completions, _Mapping]] = ..., ended: _Optional[_Union[Ended, _Mapping]] = ...) -> None: ...
+    stacks: SampledStacks
+    evaluation: Evaluation
+    def __init__(self, hello: _Optional[_Union[Identity, _Mapping]] = ..., prompt: _Optional[_Union[Prompt, _Mapping]] = ..., completions: _Optional[_Union[Completions, _Mapping]] = ..., ended: _Optional[_Union[Ended, _Mapping]] = ..., stacks: _Optional[_Union[SampledStacks, _Mapping]] = ..., evaluation: _Optional[_Union[Evaluation, _Mapping]] = ...) -> None: ...
 
 class Prompt(_message.Message):
     __slots__ = ("output", "prompt", "frame")
@@ -159,16 +206,38 @@ class Ended(_message.Message):
     def __init__(self, output: _Optional[str] = ..., reason: _Optional[_Union[EndReason, str]] = ...) -> None: ...
 
 class ServerMessage(_message.Message):
-    __slots__ = ("welcome", "input", "resume", "complete")
+    __slots__ = ("welcome", "input", "resume", "complete", "sample", "evaluate")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     RESUME_FIELD_NUMBER: _ClassVar[int]
     COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_FIELD_NUMBER: _ClassVar[int]
+    EVALUATE_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     input: Input
     resume: Resume
     complete: CompleteRequest
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., input: _Optional[_Union[Input, _Mapping]] = ..., resume: _Optional[_Union[Resume, _Mapping]] = ..., complete: _Optional[_Union[CompleteRequest, _Mapping]] = ...) -> None: ...
+    sample: SampleRequest
+    evaluate: EvaluateRequest
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., input: _Optional[_Union[Input, _Mapping]] = ..., resume: _Optional[_Union[Resume, _Mapping]] = ..., complete: _Optional[_Union[CompleteRequest, _Mapping]] = ..., sample: _Optional[_Union[SampleRequest, _Mapping]] = ..., evaluate: _Optional[_Union[EvaluateRequest, _Mapping]] = ...) -> None: ...
+
+class EvaluateRequest(_message.Message):
+    __slots__ = ("request_id", "expression")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    EXPRESSION_FIELD_NUMBER: _ClassVar[int]
+    request_id: int
+    expression: str
+    def __init__(self, request_id: _Optional[int] = ..., expression: _Optional[str] = ...) -> None: ...
+
+class Evaluation(_message.Message):
+    __slots__ = ("request_id", "value", "error")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    request_id: int
+    value: str
+    error: str
+    def __init__(self, request_id: _Optional[int] = ..., value: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
 
 class Welcome(_message.Message):
     __slots__ = ("session_id",)
@@ -359,3 +428,57 @@ class InterruptReply(_message.Message):
     RANKS_FIELD_NUMBER: _ClassVar[int]
     ranks: _containers.RepeatedScalarFieldContainer[int]
     def __init__(self, ranks: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class StacksRequest(_message.Message):
+    __slots__ = ("selection", "all_threads")
+    SELECTION_FIELD_NUMBER: _ClassVar[int]
+    ALL_THREADS_FIELD_NUMBER: _ClassVar[int]
+    selection: str
+    all_threads: bool
+    def __init__(self, selection: _Optional[str] = ..., all_threads: _Optional[bool] = ...) -> None: ...
+
+class RankStacks(_message.Message):
+    __slots__ = ("identity", "state", "source", "threads", "error")
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    THREADS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    identity: Identity
+    state: State
+    source: StackSource
+    threads: _containers.RepeatedCompositeFieldContainer[ThreadStack]
+    error: str
+    def __init__(self, identity: _Optional[_Union[Identity, _Mapping]] = ..., state: _Optional[_Union[State, str]] = ..., source: _Optional[_Union[StackSource, str]] = ..., threads: _Optional[_Iterable[_Union[ThreadStack, _Mapping]]] = ..., error: _Optional[str] = ...) -> None: ...
+
+class StacksReply(_message.Message):
+    __slots__ = ("ranks",)
+    RANKS_FIELD_NUMBER: _ClassVar[int]
+    ranks: _containers.RepeatedCompositeFieldContainer[RankStacks]
+    def __init__(self, ranks: _Optional[_Iterable[_Union[RankStacks, _Mapping]]] = ...) -> None: ...
+
+class CompareRequest(_message.Message):
+    __slots__ = ("selection", "expression", "timeout_s")
+    SELECTION_FIELD_NUMBER: _ClassVar[int]
+    EXPRESSION_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
+    selection: str
+    expression: str
+    timeout_s: float
+    def __init__(self, selection: _Optional[str] = ..., expression: _Optional[str] = ..., timeout_s: _Optional[float] = ...) -> None: ...
+
+class CompareResult(_message.Message):
+    __slots__ = ("session", "value", "error")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    session: SessionInfo
+    value: str
+    error: str
+    def __init__(self, session: _Optional[_Union[SessionInfo, _Mapping]] = ..., value: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
+
+class CompareReply(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[CompareResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[CompareResult, _Mapping]]] = ...) -> None: ...

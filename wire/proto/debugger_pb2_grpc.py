@@ -74,6 +74,16 @@ class DebuggerStub:
                 request_serializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.InterruptRequest.SerializeToString,
                 response_deserializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.InterruptReply.FromString,
                 _registered_method=True)
+        self.Stacks = channel.unary_unary(
+                '/meshdbg.v1.Debugger/Stacks',
+                request_serializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.StacksRequest.SerializeToString,
+                response_deserializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.StacksReply.FromString,
+                _registered_method=True)
+        self.Compare = channel.unary_unary(
+                '/meshdbg.v1.Debugger/Compare',
+                request_serializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.CompareRequest.SerializeToString,
+                response_deserializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.CompareReply.FromString,
+                _registered_method=True)
 
 
 class DebuggerServicer:
@@ -131,6 +141,20 @@ class DebuggerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Stacks(self, request, context):
+        """Every selected rank's Python stacks, running, stopped or stuck (see StacksRequest).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Compare(self, request, context):
+        """Evaluate one expression in every selected stopped session's current frame.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DebuggerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -173,6 +197,16 @@ def add_DebuggerServicer_to_server(servicer, server):
                     servicer.Interrupt,
                     request_deserializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.InterruptRequest.FromString,
                     response_serializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.InterruptReply.SerializeToString,
+            ),
+            'Stacks': grpc.unary_unary_rpc_method_handler(
+                    servicer.Stacks,
+                    request_deserializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.StacksRequest.FromString,
+                    response_serializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.StacksReply.SerializeToString,
+            ),
+            'Compare': grpc.unary_unary_rpc_method_handler(
+                    servicer.Compare,
+                    request_deserializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.CompareRequest.FromString,
+                    response_serializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.CompareReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -391,6 +425,60 @@ class Debugger:
             '/meshdbg.v1.Debugger/Interrupt',
             meshdbg_dot_wire_dot_proto_dot_debugger__pb2.InterruptRequest.SerializeToString,
             meshdbg_dot_wire_dot_proto_dot_debugger__pb2.InterruptReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Stacks(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/meshdbg.v1.Debugger/Stacks',
+            meshdbg_dot_wire_dot_proto_dot_debugger__pb2.StacksRequest.SerializeToString,
+            meshdbg_dot_wire_dot_proto_dot_debugger__pb2.StacksReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Compare(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/meshdbg.v1.Debugger/Compare',
+            meshdbg_dot_wire_dot_proto_dot_debugger__pb2.CompareRequest.SerializeToString,
+            meshdbg_dot_wire_dot_proto_dot_debugger__pb2.CompareReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from meshdbg.wire.proto import debugger_pb2 as meshdbg_dot_wire_dot_proto_dot_debugger__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dmeshdbg/wire/proto/mesh.proto\x12\nmeshdbg.v1\x1a!meshdbg/wire/proto/debugger.proto\"\x91\x01\n\x0c\x41gentMessage\x12\'\n\x05hello\x18\x01 \x01(\x0b\x32\x16.meshdbg.v1.AgentHelloH\x00\x12)\n\x06result\x18\x02 \x01(\x0b\x32\x17.meshdbg.v1.ActorResultH\x00\x12%\n\x04\x65xit\x18\x03 \x01(\x0b\x32\x15.meshdbg.v1.AgentExitH\x00\x42\x06\n\x04kind\"F\n\nAgentHello\x12&\n\x08identity\x18\x01 \x01(\x0b\x32\x14.meshdbg.v1.Identity\x12\x10\n\x08launcher\x18\x02 \x01(\t\"\x1e\n\tAgentExit\x12\x11\n\texit_code\x18\x01 \x01(\x05\"\xc4\x01\n\x0c\x41gentCommand\x12+\n\x07welcome\x18\x01 \x01(\x0b\x32\x18.meshdbg.v1.AgentWelcomeH\x00\x12/\n\tinterrupt\x18\x02 \x01(\x0b\x32\x1a.meshdbg.v1.AgentInterruptH\x00\x12\'\n\x05spawn\x18\x03 \x01(\x0b\x32\x16.meshdbg.v1.ActorSpawnH\x00\x12%\n\x04\x63\x61ll\x18\x04 \x01(\x0b\x32\x15.meshdbg.v1.ActorCallH\x00\x42\x06\n\x04kind\"!\n\x0c\x41gentWelcome\x12\x11\n\tworker_id\x18\x01 \x01(\x04\"\x10\n\x0e\x41gentInterrupt\"Q\n\nActorSpawn\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\x04\x12\r\n\x05\x61\x63tor\x18\x02 \x01(\t\x12\x12\n\nclass_path\x18\x03 \x01(\t\x12\x0f\n\x07payload\x18\x04 \x01(\x0c\"L\n\tActorCall\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\x04\x12\r\n\x05\x61\x63tor\x18\x02 \x01(\t\x12\x0e\n\x06method\x18\x03 \x01(\t\x12\x0f\n\x07payload\x18\x04 \x01(\x0c\"W\n\x0b\x41\x63torResult\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\x04\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\x12&\n\x05\x65rror\x18\x03 \x01(\x0b\x32\x17.meshdbg.v1.RemoteError\"?\n\x0bRemoteError\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x11\n\ttraceback\x18\x03 \x01(\t2G\n\x04Mesh\x12?\n\x05\x41gent\x12\x18.meshdbg.v1.AgentMessage\x1a\x18.meshdbg.v1.AgentCommand(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dmeshdbg/wire/proto/mesh.proto\x12\nmeshdbg.v1\x1a!meshdbg/wire/proto/debugger.proto\"\xbe\x01\n\x0c\x41gentMessage\x12\'\n\x05hello\x18\x01 \x01(\x0b\x32\x16.meshdbg.v1.AgentHelloH\x00\x12)\n\x06result\x18\x02 \x01(\x0b\x32\x17.meshdbg.v1.ActorResultH\x00\x12%\n\x04\x65xit\x18\x03 \x01(\x0b\x32\x15.meshdbg.v1.AgentExitH\x00\x12+\n\x06stacks\x18\x04 \x01(\x0b\x32\x19.meshdbg.v1.SampledStacksH\x00\x42\x06\n\x04kind\"F\n\nAgentHello\x12&\n\x08identity\x18\x01 \x01(\x0b\x32\x14.meshdbg.v1.Identity\x12\x10\n\x08launcher\x18\x02 \x01(\t\"\x1e\n\tAgentExit\x12\x11\n\texit_code\x18\x01 \x01(\x05\"\xb0\x02\n\x0c\x41gentCommand\x12+\n\x07welcome\x18\x01 \x01(\x0b\x32\x18.meshdbg.v1.AgentWelcomeH\x00\x12/\n\tinterrupt\x18\x02 \x01(\x0b\x32\x1a.meshdbg.v1.AgentInterruptH\x00\x12\'\n\x05spawn\x18\x03 \x01(\x0b\x32\x16.meshdbg.v1.ActorSpawnH\x00\x12%\n\x04\x63\x61ll\x18\x04 \x01(\x0b\x32\x15.meshdbg.v1.ActorCallH\x00\x12+\n\x06sample\x18\x05 \x01(\x0b\x32\x19.meshdbg.v1.SampleRequestH\x00\x12=\n\x13\x63ollectives_timeout\x18\x06 \x01(\x0b\x32\x1e.meshdbg.v1.CollectivesTimeoutH\x00\x42\x06\n\x04kind\"\'\n\x12\x43ollectivesTimeout\x12\x11\n\ttimeout_s\x18\x01 \x01(\x01\"!\n\x0c\x41gentWelcome\x12\x11\n\tworker_id\x18\x01 \x01(\x04\"\x10\n\x0e\x41gentInterrupt\"Q\n\nActorSpawn\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\x04\x12\r\n\x05\x61\x63tor\x18\x02 \x01(\t\x12\x12\n\nclass_path\x18\x03 \x01(\t\x12\x0f\n\x07payload\x18\x04 \x01(\x0c\"L\n\tActorCall\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\x04\x12\r\n\x05\x61\x63tor\x18\x02 \x01(\t\x12\x0e\n\x06method\x18\x03 \x01(\t\x12\x0f\n\x07payload\x18\x04 \x01(\x0c\"W\n\x0b\x41\x63torResult\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\x04\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\x12&\n\x05\x65rror\x18\x03 \x01(\x0b\x32\x17.meshdbg.v1.RemoteError\"?\n\x0bRemoteError\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x11\n\ttraceback\x18\x03 \x01(\t2G\n\x04Mesh\x12?\n\x05\x41gent\x12\x18.meshdbg.v1.AgentMessage\x1a\x18.meshdbg.v1.AgentCommand(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,25 +33,27 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'meshdbg.wire.proto.mesh_pb2
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_AGENTMESSAGE']._serialized_start=81
-  _globals['_AGENTMESSAGE']._serialized_end=226
-  _globals['_AGENTHELLO']._serialized_start=228
-  _globals['_AGENTHELLO']._serialized_end=298
-  _globals['_AGENTEXIT']._serialized_start=300
-  _globals['_AGENTEXIT']._serialized_end=330
-  _globals['_AGENTCOMMAND']._serialized_start=333
-  _globals['_AGENTCOMMAND']._serialized_end=529
-  _globals['_AGENTWELCOME']._serialized_start=531
-  _globals['_AGENTWELCOME']._serialized_end=564
-  _globals['_AGENTINTERRUPT']._serialized_start=566
-  _globals['_AGENTINTERRUPT']._serialized_end=582
-  _globals['_ACTORSPAWN']._serialized_start=584
-  _globals['_ACTORSPAWN']._serialized_end=665
-  _globals['_ACTORCALL']._serialized_start=667
-  _globals['_ACTORCALL']._serialized_end=743
-  _globals['_ACTORRESULT']._serialized_start=745
-  _globals['_ACTORRESULT']._serialized_end=832
-  _globals['_REMOTEERROR']._serialized_start=834
-  _globals['_REMOTEERROR']._serialized_end=897
-  _globals['_MESH']._serialized_start=899
-  _globals['_MESH']._serialized_end=970
+  _globals['_AGENTMESSAGE']._serialized_end=271
+  _globals['_AGENTHELLO']._serialized_start=273
+  _globals['_AGENTHELLO']._serialized_end=343
+  _globals['_AGENTEXIT']._serialized_start=345
+  _globals['_AGENTEXIT']._serialized_end=375
+  _globals['_AGENTCOMMAND']._serialized_start=378
+  _globals['_AGENTCOMMAND']._serialized_end=682
+  _globals['_COLLECTIVESTIMEOUT']._serialized_start=684
+  _globals['_COLLECTIVESTIMEOUT']._serialized_end=723
+  _globals['_AGENTWELCOME']._serialized_start=725
+  _globals['_AGENTWELCOME']._serialized_end=758
+  _globals['_AGENTINTERRUPT']._serialized_start=760
+  _globals['_AGENTINTERRUPT']._serialized_end=776
+  _globals['_ACTORSPAWN']._serialized_start=778
+  _globals['_ACTORSPAWN']._serialized_end=859
+  _globals['_ACTORCALL']._serialized_start=861
+  _globals['_ACTORCALL']._serialized_end=937
+  _globals['_ACTORRESULT']._serialized_start=939
+  _globals['_ACTORRESULT']._serialized_end=1026
+  _globals['_REMOTEERROR']._serialized_start=1028
+  _globals['_REMOTEERROR']._serialized_end=1091
+  _globals['_MESH']._serialized_start=1093
+  _globals['_MESH']._serialized_end=1164
 # @@protoc_insertion_point(module_scope)

@@ -4,7 +4,10 @@ Opened when the worker starts (meshdbg.worker.mesh.bootstrap), it lets `meshdbg 
 rank as running, stopped or exited, brings actor calls to the worker (queued on `calls` for
 the main thread) and lets the server stop the worker in pdb: an interrupt makes the reader
 thread send INTERRUPT_SIGNAL to the main thread, whose handler opens a remote pdb session in
-the frame it interrupted. Synchronous gRPC on a daemon thread, like the session streams.
+the frame it interrupted. The reader thread also answers stack samples itself (it runs while the
+main thread is busy, blocked or stopped in pdb; only a thread holding the GIL stops it, and then
+the server samples from outside) and sets the process groups' timeouts while a rank is paused
+(meshdbg.worker.collectives). Synchronous gRPC on a daemon thread, like the session streams.
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ from meshdbg.wire.connection import ConnectionInfo
 from meshdbg.wire.proto import mesh_pb2 as mesh_pb
 from meshdbg.wire.proto import mesh_pb2_grpc as mesh_grpc
 from meshdbg.wire.vocabulary import StopReason
+from meshdbg.worker import collectives
 from meshdbg.worker.hook import stop_at
 from meshdbg.worker.identity import WorkerIdentity, session_identity
 from meshdbg.worker.remote import open_stream
+from meshdbg.worker.stacks import OWN_THREAD_PREFIX, answer_sample
 
 INTERRUPT_SIGNAL = signal.SIGUSR2
 CLOSE_TIMEOUT_S = 2.0
@@ -48,14 +53,19 @@ class Agent:
         self._outgoing, self._responses, _ = open_stream(
             connection, lambda channel: mesh_grpc.MeshStub(channel).Agent, mesh_pb.AgentMessage(hello=hello))
         self._main_thread = threading.main_thread().ident
-        self._reader = threading.Thread(target=self._read, name="meshdbg-agent", daemon=True)
+        self._reader = threading.Thread(target=self._read, name=OWN_THREAD_PREFIX + "agent-reader", daemon=True)
         self._reader.start()
 
     def _read(self) -> None:
         try:
             for command in self._responses:
+                kind = command.WhichOneof("kind")
                 if command.HasField("interrupt"):
                     signal.pthread_kill(self._main_thread, INTERRUPT_SIGNAL)
+                elif kind == "sample":
+                    self._outgoing.put(mesh_pb.AgentMessage(stacks=answer_sample(command.sample)))
+                elif kind == "collectives_timeout":
+                    collectives.apply(command.collectives_timeout.timeout_s)
                 else:
                     self.calls.put(command)
         except grpc.RpcError:

@@ -1,0 +1,32 @@
+"""`meshdbg compare [--json] RANKS EXPR`: one expression on every selected stopped rank, grouped by value."""
+
+from __future__ import annotations
+
+import argparse
+
+from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.selection import parse_selection
+from meshdbg.debugger.value_groups import value_groups, value_text
+from meshdbg.debugger.verbs import add_server_argument, print_json
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_server_argument(parser)
+    parser.add_argument("--json", action="store_true", help='an array of {"ranks", "value", "error", "outlier"}, '
+                                                             "largest group first")
+    parser.add_argument("--timeout", type=float, default=0, metavar="S",
+                        help="seconds each rank may take (default 5); a rank slower than that is its own group")
+    parser.add_argument("ranks", help="selection: all, 0,3-5, ranks(1,4), ranks(hosts=1, gpus=0:4)")
+    parser.add_argument("expression", help="a Python expression, evaluated in each rank's current pdb frame")
+
+
+async def main(args: argparse.Namespace) -> int:
+    parse_selection(args.ranks)  # usage errors before touching the network
+    async with await ControlClient.connect(args.addr) as client:
+        results = await client.compare(args.ranks, args.expression, args.timeout)
+    groups = value_groups(results)
+    if args.json:
+        print_json(groups)
+    else:
+        print(value_text(groups))
+    return 1 if any(g["error"] for g in groups) or not groups else 0

@@ -1,0 +1,34 @@
+"""`meshdbg stacks [RANKS] [--threads main|all] [--json]`: where every rank is, as a merged tree."""
+
+from __future__ import annotations
+
+import argparse
+
+from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.selection import parse_selection
+from meshdbg.debugger.stack_tree import stack_groups, stack_tree
+from meshdbg.debugger.verbs import add_server_argument, print_json
+from meshdbg.wire.vocabulary import StackSource, State
+
+MAIN, ALL_THREADS = "main", "all"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_server_argument(parser)
+    parser.add_argument("ranks", nargs="?", default="", help="selection (default: all)")
+    parser.add_argument("--threads", choices=(MAIN, ALL_THREADS), default=MAIN,
+                        help="the main thread only (default), or every thread of the user's")
+    parser.add_argument("--json", action="store_true",
+                        help='an array of groups {"ranks", "thread", "frames", "sources", "states"}')
+
+
+async def main(args: argparse.Namespace) -> int:
+    if args.ranks:
+        parse_selection(args.ranks)  # usage errors before touching the network
+    async with await ControlClient.connect(args.addr) as client:
+        ranks = await client.stacks(args.ranks, all_threads=args.threads == ALL_THREADS)
+    if args.json:
+        print_json(stack_groups(ranks))
+    else:
+        print(stack_tree(ranks))
+    return 1 if any(r.source is StackSource.NONE and r.state is not State.EXITED for r in ranks) else 0
