@@ -41,6 +41,7 @@ VERBS: dict[str, Verb] = {
     "continue": Verb("meshdbg.debugger.verbs.resume", "resume the selected (default: all) stopped ranks"),
     "stacks": Verb("meshdbg.debugger.verbs.stacks", "every selected rank's Python stack, running or stopped, as a merged tree"),
     "compare": Verb("meshdbg.debugger.verbs.compare", "evaluate EXPR on stopped ranks, grouped by equal value"),
+    "interrupt": Verb("meshdbg.debugger.verbs.interrupt", "break the selected ranks into pdb (a running command: at its next line)"),
     "attach": Verb("meshdbg.debugger.verbs.attach", "open the interactive console (optionally in one rank's pdb)"),
     "servers": Verb("meshdbg.debugger.verbs.servers", "the live servers this user can reach"),
     "schedule": Verb("meshdbg.worker.pipelining.cli", "generate, print or dump a pipeline schedule", "run"),

@@ -24,6 +24,7 @@ from meshdbg.debugger.pending import PendingRequests
 from meshdbg.wire.connection import PROTOCOL_VERSION, ConnectionInfo, resolve_connection
 from meshdbg.wire.errors import MeshdbgError, SessionError
 from meshdbg.wire.status import error_from_rpc
+from meshdbg.wire.text import wire_text
 from meshdbg.wire.vocabulary import EndReason, StackSource, State, StopReason, WatchKind
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
@@ -273,7 +274,7 @@ class AttachedSession:
                 raise self._failure or SessionError(f"the session has ended ({self._final.reason})")
             self._reply = asyncio.get_running_loop().create_future()
             with self._client.translating():
-                await self._call.write(pb.AttachRequest(input=pb.Input(line=line)))
+                await self._call.write(pb.AttachRequest(input=pb.Input(line=wire_text(line))))
             return await self._reply
 
     async def complete(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
@@ -281,7 +282,7 @@ class AttachedSession:
         async def send(request_id: int) -> None:
             with self._client.translating():
                 await self._call.write(pb.AttachRequest(complete=pb.CompleteRequest(
-                    request_id=request_id, text=text, line=line, begidx=begidx, endidx=endidx)))
+                    request_id=request_id, text=wire_text(text), line=wire_text(line), begidx=begidx, endidx=endidx)))
 
         return await self._completions.request(send)
 
@@ -336,18 +337,31 @@ class ControlClient:
         return [WorkerView.from_pb(info) for info in reply.workers]
 
     async def interrupt(self, selection: str = "") -> list[int]:
-        """Stop the selected (default: all) running workers in pdb; the ranks asked to stop.
+        """Stop the selected (default: all) ranks in pdb; the ranks asked to stop.
 
-        Each rank's main thread opens a session (reason "interrupt") where it stands.
+        A running rank's main thread opens a session (reason "interrupt") where it stands; a
+        session running a command (`n` over a long loop) stops at its next Python line, as
+        with Ctrl-C in local pdb.
         """
         with self.translating():
             reply = await self.stub.Interrupt(pb.InterruptRequest(selection=selection), metadata=self.connection.metadata())
         return list(reply.ranks)
 
+    async def break_in(self, session_id: int) -> SessionView:
+        """Interrupt the command one session runs; the session, its frame where it runs now.
+
+        The command's reply arrives as usual once the thread stops (at once in Python code;
+        when the call returns if it is blocked in C). SessionError if it runs no command.
+        """
+        with self.translating():
+            reply = await self.stub.Interrupt(pb.InterruptRequest(session_id=session_id),
+                                              metadata=self.connection.metadata())
+        return SessionView.from_pb(reply.sessions[0])
+
     async def cast(self, selection: str, command: str) -> list[CastResult]:
         """Run `command` on every selected session concurrently; results by rank."""
         with self.translating():
-            reply = await self.stub.Cast(pb.CastRequest(selection=selection, command=command),
+            reply = await self.stub.Cast(pb.CastRequest(selection=wire_text(selection), command=wire_text(command)),
                                          metadata=self.connection.metadata())
         return [CastResult(SessionView.from_pb(r.session), r.output, r.error, r.ended) for r in reply.results]
 
@@ -369,10 +383,12 @@ class ControlClient:
                                                               timeout_s=timeout_s), metadata=self.connection.metadata())
         return [CompareView(SessionView.from_pb(r.session), r.value, r.error) for r in reply.results]
 
-    async def resume(self, selection: str = "") -> list[SessionView]:
-        """Clear breakpoints and continue the selected (default: all) stopped sessions."""
+    async def resume(self, selection: str = "", clear_breakpoints: bool = False) -> list[SessionView]:
+        """Continue the selected (default: all) stopped sessions; their breakpoints stay unless
+        `clear_breakpoints`."""
         with self.translating():
-            reply = await self.stub.Continue(pb.ContinueRequest(selection=selection), metadata=self.connection.metadata())
+            reply = await self.stub.Continue(pb.ContinueRequest(selection=selection, clear_breakpoints=clear_breakpoints),
+                                             metadata=self.connection.metadata())
         return [SessionView.from_pb(info) for info in reply.resumed]
 
     def attach(self, rank: int | None = None, name: str = "", session_id: int | None = None) -> AttachedSession:

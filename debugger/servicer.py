@@ -92,6 +92,8 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
                     session.on_stacks(message.stacks)
                 elif kind == "evaluation":
                     session.on_evaluation(message.evaluation)
+                elif kind == "interrupted":
+                    session.on_interrupted(message.interrupted)
                 elif kind == "ended":
                     output, reason = message.ended.output, EndReason.of(message.ended.reason)
                     break
@@ -111,11 +113,27 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         return pb.ListReply(sessions=[session.info() for session in self.registry.sessions()], workers=workers)
 
     async def Interrupt(self, request: pb.InterruptRequest, context: grpc.aio.ServicerContext) -> pb.InterruptReply:
+        """Break into the selected sessions that run a command; stop the selected running ranks."""
         try:
-            ranks = self.workers.interrupt(parse_selection(request.selection) if request.selection else ALL)
+            if request.session_id:
+                sessions, ranks = [self.registry.get(request.session_id)], []
+            else:
+                selection = parse_selection(request.selection) if request.selection else ALL
+                sessions = [s for s in self.registry.sessions() if selection.matches(s.rank, s.coords)]
+                ranks = self.workers.interrupt(selection)
+            busy = [s for s in sessions if s.running_command]
+            if request.session_id and not busy:
+                raise SessionError(f"rank {sessions[0].rank} is not running a command")
         except MeshdbgError as exc:
             await _abort(context, exc)
-        return pb.InterruptReply(ranks=ranks)
+        frames = await asyncio.gather(*(s.interrupt() for s in busy), return_exceptions=True)
+        broken = []
+        for session, frame in zip(busy, frames):
+            info = session.info()
+            if isinstance(frame, pb.Frame):
+                info.frame.CopyFrom(frame)
+            broken.append(info)
+        return pb.InterruptReply(ranks=sorted(set(ranks) | {s.rank for s in busy}), sessions=broken)
 
     async def Stacks(self, request: pb.StacksRequest, context: grpc.aio.ServicerContext) -> pb.StacksReply:
         try:
@@ -154,7 +172,7 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             sessions = self.registry.select(selection)
         except MeshdbgError as exc:
             await _abort(context, exc)
-        outcomes = await asyncio.gather(*(s.resume() for s in sessions), return_exceptions=True)
+        outcomes = await asyncio.gather(*(s.resume(request.clear_breakpoints) for s in sessions), return_exceptions=True)
         resumed = [s.info() for s, outcome in zip(sessions, outcomes) if not isinstance(outcome, BaseException)]
         return pb.ContinueReply(resumed=resumed)
 

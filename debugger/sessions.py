@@ -21,6 +21,7 @@ from meshdbg.wire.coords import identity_coords
 from meshdbg.wire.vocabulary import EndReason, State, WatchKind, wire_value
 
 Writer = Callable[[pb.ServerMessage], Awaitable[None]]
+INTERRUPT_ANSWER_S = 2.0  # a worker answers an interrupt from its stream's reader thread, at once
 
 class Session:
     """One worker thread stopped in pdb, reached through `write`, which sends on its stream."""
@@ -31,6 +32,7 @@ class Session:
         self.state = State.RUNNING  # until the worker's first prompt arrives
         self.frame = pb.Frame()
         self.prompt = ""
+        self.location = ""  # pdb's `> file(line)func()` / `-> source` for where it stands
         self.transcript = ""  # output since the last command, replayed on attach
         self.end_reason: EndReason | None = None
         self.ended = asyncio.Event()
@@ -41,6 +43,7 @@ class Session:
         self._completions: PendingRequests[list[str]] = PendingRequests()
         self._samples: PendingRequests[pb.SampledStacks] = PendingRequests()
         self._evaluations: PendingRequests[pb.Evaluation] = PendingRequests()
+        self._interrupts: PendingRequests[pb.Frame] = PendingRequests()
 
     @property
     def rank(self) -> int:
@@ -54,8 +57,12 @@ class Session:
         return pb.SessionInfo(id=self.id, identity=self.identity, state=self.state.pb, frame=self.frame, prompt=self.prompt)
 
     def replay(self) -> pb.Reply:
-        """What an attaching client sees first: the output since the last command."""
-        return pb.Reply(output=self.transcript, prompt=self.prompt, frame=self.frame, ended=self.state is State.EXITED,
+        """What an attaching client sees first: where pdb stands, then the output since the
+        last command (just that output when it already ends with the position, as a stop's does)."""
+        output = self.transcript
+        if self.location and self.state is State.STOPPED and not output.endswith(self.location + "\n"):
+            output = self.location + "\n" + output
+        return pb.Reply(output=output, prompt=self.prompt, frame=self.frame, ended=self.state is State.EXITED,
                         reason=wire_value(self.end_reason))
 
     # ---- driven by control clients ----------------------------------------------------
@@ -64,7 +71,7 @@ class Session:
         """Run one pdb command and return its output."""
         return await self._send(pb.ServerMessage(input=pb.Input(line=line)))
 
-    async def resume(self, clear_breakpoints: bool = True) -> pb.Reply:
+    async def resume(self, clear_breakpoints: bool = False) -> pb.Reply:
         """Leave pdb and let the worker run."""
         return await self._send(pb.ServerMessage(resume=pb.Resume(clear_breakpoints=clear_breakpoints)))
 
@@ -92,6 +99,18 @@ class Session:
             raise SessionError(f"rank {self.rank} is {self.state}, not stopped at its prompt")
         return await pending.request(lambda request_id: self._write(build(request_id)))
 
+    async def interrupt(self) -> pb.Frame:
+        """Break into the command this session runs, as Ctrl-C in local pdb; where its thread
+        runs now. The command's reply comes as usual, once the thread stops."""
+        if self.state is not State.RUNNING or self._pending is None:
+            raise SessionError(f"rank {self.rank} is not running a command")
+        return await asyncio.wait_for(self._interrupts.request(lambda request_id: self._write(
+            pb.ServerMessage(interrupt=pb.Interrupt(request_id=request_id)))), INTERRUPT_ANSWER_S)
+
+    @property
+    def running_command(self) -> bool:
+        return self.state is State.RUNNING and self._pending is not None
+
     async def _send(self, message: pb.ServerMessage) -> pb.Reply:
         if self._lock.locked():
             raise SessionError(f"rank {self.rank} is busy running another command")
@@ -116,6 +135,7 @@ class Session:
         self.state = State.STOPPED
         self.frame = prompt.frame
         self.prompt = prompt.prompt
+        self.location = prompt.location
         self.transcript = prompt.output
         self._registry.publish(WatchKind.UPDATED, self)
         if self._pending and not self._pending.done():
@@ -129,6 +149,8 @@ class Session:
 
     def on_evaluation(self, evaluation: pb.Evaluation) -> None:
         self._evaluations.answer(evaluation.request_id, evaluation)
+    def on_interrupted(self, interrupted: pb.Interrupted) -> None:
+        self._interrupts.answer(interrupted.request_id, interrupted.frame)
 
     def on_end(self, output: str, reason: EndReason) -> None:
         """The session is over: continued, quit, or the worker went away."""
@@ -143,6 +165,7 @@ class Session:
         gone = SessionError(f"rank {self.rank}'s session ended ({reason})")
         self._samples.close(error=gone)
         self._evaluations.close(error=gone)
+        self._interrupts.close(pb.Frame())
         self.ended.set()
         self._registry.close(self, reason)
 

@@ -18,7 +18,7 @@ from meshdbg.wire.errors import MeshdbgError
 from meshdbg.wire.vocabulary import StopReason
 from meshdbg.worker.context import current_context
 from meshdbg.worker.identity import detect_identity, session_identity
-from meshdbg.worker.pdb_wrapper import PdbWrapper
+from meshdbg.worker.pdb_wrapper import PdbWrapper, active_debugger
 from meshdbg.worker.remote import RemoteSession
 
 
@@ -39,7 +39,22 @@ def _fall_back(frame: FrameType, problem: str) -> None:
 
 
 def stop_at(frame: FrameType, reason: StopReason) -> None:
-    """Stop `frame` in a remote pdb session opened for `reason` (a breakpoint, an interrupt)."""
+    """Stop `frame` in a remote pdb session opened for `reason` (a breakpoint, an interrupt).
+
+    When this thread's pdb is already running a command in a session (`n` onto a
+    `breakpoint()` line, an interrupt during `n` over a long loop), the stop happens in that
+    same session, as local pdb stops in the same terminal. A `breakpoint()` inside a pdb
+    command (`p f()`) is not a new stop: local pdb would not stop there either.
+    """
+    current = active_debugger()
+    if current is not None:
+        if current.stopped:
+            return
+        if reason is StopReason.INTERRUPT:
+            current.break_in(frame)
+        else:
+            current.hand_over(frame, functools.partial(open_session, reason))
+        return
     try:
         remote = open_session(reason)
     except MeshdbgError as exc:

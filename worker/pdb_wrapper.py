@@ -1,15 +1,24 @@
 """`PdbWrapper`: pdb whose input and output travel over a meshdbg session stream.
 
 It overrides only the seams (DESIGN §4): pdb's stdin and stdout, the point where pdb leaves
-(continue and quit end the session instead of killing the worker), and the few commands that
+(continue and quit end the session instead of killing the worker), the frames it may show
+or stop in (meshdbg's own are hidden, see meshdbg.worker.frames), and the few commands that
 would read the worker's own terminal. Stepping, breakpoints and evaluation stay in pdb/bdb.
 Everything pdb writes is buffered and sent together with the next read request, so one
 command costs one round trip.
+
+One session per thread at a time, as local pdb has one terminal: a `breakpoint()` reached
+while this thread's pdb runs a command (`n`, `s`, `r`, `until` onto the line) continues in
+the same session, with a fresh pdb as local `pdb.set_trace()` makes (`hand_over`), so the
+command returns with the new position. An interrupt from the server breaks into the running
+command the way local pdb's SIGINT handler does (`_on_interrupt`).
 """
 
 from __future__ import annotations
 
 import bdb
+import ctypes
+import enum
 import io
 import pdb
 import sys
@@ -18,15 +27,26 @@ from types import FrameType, TracebackType
 from typing import Callable
 
 from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.wire.text import wire_text
 from meshdbg.wire.vocabulary import EndReason
+from meshdbg.worker.frames import innermost_user_frame, is_internal, is_outermost_user_frame
 from meshdbg.worker.remote import RemoteSession
 from meshdbg.worker.stacks import answer_sample
 from meshdbg.worker.values import evaluate
 
 SessionOpener = Callable[[], RemoteSession]
+INTERRUPTED = "\nProgram interrupted. (Use 'cont' to resume)."  # local pdb's SIGINT message
 
 
 _thread_state = threading.local()
+
+
+def active_debugger() -> "PdbWrapper | None":
+    """The calling thread's pdb whose session is open in this process, if any."""
+    debugger = getattr(_thread_state, "debugger", None)
+    if debugger is None or debugger.remote is None or not debugger.remote.owned:
+        return None
+    return debugger
 
 
 class _EndWithThread:
@@ -52,6 +72,27 @@ def _end_with_thread(remote: RemoteSession) -> None:
         _thread_state.watch = _EndWithThread(remote)
 
 
+def _raise_in_thread(thread_id: int, exception: type[BaseException]) -> None:
+    """Make `thread_id` raise `exception` at its next function call or loop iteration.
+
+    (Never withdrawn with NULL: CPython 3.11 then leaves its eval breaker set for good.)
+    """
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exception))
+
+
+def _take_pending_interrupt() -> None:
+    """A Python call, where an interrupt raised into this thread just before lands."""
+
+
+class _Activity(enum.Enum):
+    """What the session's thread is doing, as an interrupt must know it."""
+
+    RUNNING = enum.auto()   # the user's code, traced by this pdb: an interrupt breaks in
+    STOPPING = enum.auto()  # pdb entering or leaving a stop: an interrupt has nothing to do
+    WAITING = enum.auto()   # pdb waits for a line: already stopped
+    COMMAND = enum.auto()   # pdb runs a command (`p slow()`): an interrupt raises KeyboardInterrupt in it
+
+
 class _RemoteStdin:
     """pdb's stdin: each `readline` ships pending output and waits for the next line."""
 
@@ -70,22 +111,56 @@ class PdbWrapper(pdb.Pdb):
         super().__init__(stdin=_RemoteStdin(self), stdout=self._output, nosigint=True, readrc=False)
         self.use_rawinput = False
         self._open_session = open_session
-        self._remote = remote
         self._leaving: EndReason | None = None  # set when pdb is about to let the worker run
+        self._thread_id = threading.get_ident()
+        self._activity = _Activity.RUNNING
+        self._activity_lock = threading.Lock()  # an interrupt (another thread) reads what this one does
+        self._interrupted = False
+        self.remote: RemoteSession | None = None
+        if remote is not None:
+            self._adopt(remote)
 
     # ---- session lifecycle ------------------------------------------------------------
 
+    def _adopt(self, remote: RemoteSession) -> None:
+        """Make `remote` this pdb's session, the calling thread's one."""
+        self.remote = remote
+        remote.on_interrupt = self._on_interrupt
+        _thread_state.debugger = self
+        _end_with_thread(remote)
+
+    def hand_over(self, frame: FrameType, open_session: SessionOpener) -> None:
+        """`breakpoint()` reached while this pdb steps: a fresh pdb (as local `pdb.set_trace()`
+        makes one) takes this session and stops at `frame`; the command that got here gets
+        the new position as its reply."""
+        remote, self.remote = self.remote, None
+        PdbWrapper(open_session, remote).set_trace(frame)
+
+    @property
+    def stopped(self) -> bool:
+        """pdb is stopped here (waiting for a line or running one): a `breakpoint()` reached
+        now comes from a command such as `p f()`."""
+        return self._activity is not _Activity.RUNNING
+
     def interaction(self, frame: FrameType | None, traceback: TracebackType | None) -> None:
-        if self._remote is None:
+        if self.remote is not None and not self.remote.owned:
+            self.remote = None  # a forked child: the parent's session is not ours
+        if self.remote is None:
             try:
-                self._remote = self._open_session()
+                self._adopt(self._open_session())
             except Exception as exc:  # any failure to reach the server must not stop the worker
                 sys.stderr.write(f"meshdbg: cannot open a debug session ({exc}); continuing\n")
                 self.set_continue()
                 return
-        _end_with_thread(self._remote)
         self._leaving = None
-        super().interaction(frame, traceback)
+        self._set_activity(_Activity.STOPPING)
+        if self._interrupted:
+            self._interrupted = False
+            self.message(INTERRUPTED)
+        try:
+            super().interaction(frame, traceback)
+        finally:
+            self._set_activity(_Activity.RUNNING)
         if self._leaving is not None:
             self._end_session(self._leaving)
 
@@ -93,10 +168,18 @@ class PdbWrapper(pdb.Pdb):
         self._leaving = self._leaving or EndReason.CONTINUED
         super().set_continue()
 
+    def postcmd(self, stop: bool, line: str) -> bool:
+        stop = super().postcmd(stop, line)
+        if stop:
+            self._set_activity(_Activity.STOPPING)
+        return stop
+
     def _end_session(self, reason: EndReason) -> None:
-        remote, self._remote = self._remote, None
+        remote, self.remote = self.remote, None
+        if getattr(_thread_state, "debugger", None) is self:
+            _thread_state.debugger = None
         if remote is not None:
-            remote.end(self._take_output(), reason)
+            remote.end(wire_text(self._take_output()), reason)
 
     def _take_output(self) -> str:
         text = self._output.getvalue()
@@ -108,30 +191,41 @@ class PdbWrapper(pdb.Pdb):
         if not self.stack:
             return pb.Frame()
         frame, lineno = self.stack[self.curindex]
-        return pb.Frame(filename=frame.f_code.co_filename, function=frame.f_code.co_name, lineno=lineno)
+        return _wire_frame(frame, lineno)
+
+    def _location(self) -> str:
+        """Where pdb stands, as it prints it on a stop: `> file(line)func()` and `-> source`."""
+        if not self.stack:
+            return ""
+        return "> " + self.format_stack_entry(self.stack[self.curindex], pdb.line_prefix)
 
     def read_remote_line(self) -> str:
         """Send what pdb wrote plus a read request; return the line the server sends back."""
+        self._set_activity(_Activity.WAITING)
         output = self._take_output()
         if output.endswith(self.prompt):
             output = output[: -len(self.prompt)]
-        remote = self._remote
+        remote = self.remote
         if remote is None:
             return "continue\n"
-        remote.send(pb.WorkerMessage(prompt=pb.Prompt(output=output, prompt=self.prompt, frame=self._frame())))
+        remote.send(pb.WorkerMessage(prompt=pb.Prompt(
+            output=wire_text(output), prompt=wire_text(self.prompt), frame=self._frame(),
+            location=wire_text(self._location()))))
         while True:
             message = remote.receive()
             kind = message.WhichOneof("kind") if message is not None else None
             if kind == "input":
+                self._set_activity(_Activity.COMMAND)
                 return message.input.line + "\n"
             if kind == "resume":
                 if message.resume.clear_breakpoints:
                     self.clear_all_breaks()
+                self._set_activity(_Activity.COMMAND)
                 return "continue\n"
             if kind == "complete":
                 matches = self.complete_remote(message.complete)
                 remote.send(pb.WorkerMessage(completions=pb.Completions(
-                    request_id=message.complete.request_id, matches=matches)))
+                    request_id=message.complete.request_id, matches=[wire_text(m) for m in matches])))
             elif kind == "sample":  # `meshdbg stacks` for a process without an agent stream
                 remote.send(pb.WorkerMessage(stacks=answer_sample(message.sample)))
             elif kind == "evaluate":  # `meshdbg compare`: pdb's output and state stay untouched
@@ -139,8 +233,67 @@ class PdbWrapper(pdb.Pdb):
                     message.evaluate, self.curframe, getattr(self, "curframe_locals", None))))
             elif kind is None:
                 sys.stderr.write(f"meshdbg: lost the debugger at {remote.addr}; continuing\n")
-                self._remote = None
+                self.remote = None
                 return "continue\n"
+
+    # ---- interrupts (called on the session's reader thread) ------------------------------
+
+    def _set_activity(self, activity: _Activity) -> None:
+        with self._activity_lock:
+            leaving_command = self._activity is _Activity.COMMAND
+            self._activity = activity
+        if leaving_command:
+            # Still inside pdb's command loop, whose KeyboardInterrupt handler shows it as
+            # local pdb does (`--KeyboardInterrupt--`): a late interrupt cannot reach user code.
+            _take_pending_interrupt()
+
+    def _on_interrupt(self) -> pb.Frame:
+        """Break into what the thread runs, as local pdb's SIGINT does; where it runs now.
+
+        Running the user's code: every frame of the thread is traced again and pdb steps, so
+        it stops at the next Python line (a thread inside a C call stops when the call
+        returns). Running a pdb command: the command gets a KeyboardInterrupt.
+        """
+        with self._activity_lock:
+            frame = sys._current_frames().get(self._thread_id)
+            if self._activity is _Activity.RUNNING and frame is not None:
+                self.break_in(frame)
+            elif self._activity is _Activity.COMMAND:
+                _raise_in_thread(self._thread_id, KeyboardInterrupt)
+        user = innermost_user_frame(frame)
+        return _wire_frame(user, user.f_lineno) if user is not None else pb.Frame()
+
+    def break_in(self, frame: FrameType) -> None:
+        """Stop at the next Python line of `frame` or of any of its callers, saying that the
+        program was interrupted (from the reader thread, or the agent's signal handler)."""
+        self._interrupted = True
+        self.set_step()
+        while frame is not None:
+            frame.f_trace = self.trace_dispatch
+            frame.f_trace_lines = True
+            frame = frame.f_back
+
+    # ---- meshdbg's frames are not the user's ------------------------------------------
+
+    def get_stack(self, f: FrameType | None, t: TracebackType | None) -> tuple[list, int]:
+        """pdb's stack without meshdbg's own outermost frames (the bootstrap, runpy)."""
+        stack, index = super().get_stack(f, t)
+        hidden = 0
+        while hidden < index and is_internal(stack[hidden][0]):
+            hidden += 1
+        return stack[hidden:], index - hidden
+
+    def stop_here(self, frame: FrameType) -> bool:
+        return not is_internal(frame) and super().stop_here(frame)
+
+    def dispatch_return(self, frame: FrameType, arg: object):  # type: ignore[override]
+        trace = super().dispatch_return(frame, arg)
+        if self.stopframe is None and self.remote is not None and is_outermost_user_frame(frame):
+            # Stepping off the end of the user's code on this thread: local pdb would go on
+            # into the interpreter's shutdown or threading's internals; the session ends.
+            self.set_continue()
+            self._end_session(EndReason.THREAD_FINISHED)
+        return trace
 
     # ---- completion -------------------------------------------------------------------
 
@@ -197,3 +350,8 @@ class PdbWrapper(pdb.Pdb):
         Not available in a remote session: use `!statement` or `p expression` instead.
         """
         self.error("interact is not available remotely; use !statement or p expression")
+
+
+def _wire_frame(frame: FrameType, lineno: int) -> pb.Frame:
+    code = frame.f_code
+    return pb.Frame(filename=wire_text(code.co_filename), function=wire_text(code.co_name), lineno=lineno)

@@ -7,6 +7,7 @@ shared by all sessions of the process.
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from typing import Callable, Iterator
@@ -23,6 +24,7 @@ from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 
 CONNECT_TIMEOUT_S = 5.0
+END_TIMEOUT_S = 5.0  # how long an ending session waits for the server to close its stream
 CHANNEL_OPTIONS = [
     ("grpc.keepalive_time_ms", 10_000),
     ("grpc.keepalive_timeout_ms", 5_000),
@@ -104,7 +106,13 @@ def open_stream(connection: ConnectionInfo, method: StreamMethod, first_message:
 
 
 class RemoteSession:
-    """The stream of one session: `send` worker messages, `receive` server messages."""
+    """The stream of one session: `send` worker messages, `receive` server messages.
+
+    A reader thread takes the server's messages off the stream as they come, so an
+    `interrupt` reaches the worker while its pdb thread runs a command (`n` over a long loop):
+    the reader answers it at once through `on_interrupt`, and queues everything else for
+    `receive`. A session belongs to the process that opened it; a forked child opens its own.
+    """
 
     def __init__(self, connection: ConnectionInfo, identity: pb.Identity) -> None:
         """Open the stream and wait for the server's welcome; raises ConnectionFailed."""
@@ -112,29 +120,53 @@ class RemoteSession:
         self._outgoing, self._responses, welcome = open_stream(
             connection, lambda channel: pb_grpc.DebuggerStub(channel).Session, pb.WorkerMessage(hello=identity))
         self.session_id = welcome.welcome.session_id
+        self.pid = os.getpid()
         self.ended = False
+        self.on_interrupt: Callable[[], pb.Frame] = pb.Frame  # set by the pdb that owns the session
+        self._inbox: queue.SimpleQueue[pb.ServerMessage | None] = queue.SimpleQueue()
+        self._reader = threading.Thread(target=self._read, name=f"meshdbg-session-{self.session_id}", daemon=True)
+        self._reader.start()
+
+    @property
+    def owned(self) -> bool:
+        """Still usable here: not ended, and this is the process that opened it (not a fork)."""
+        return not self.ended and self.pid == os.getpid()
+
+    def _read(self) -> None:
+        try:
+            for message in self._responses:
+                if message.HasField("interrupt"):
+                    self._answer_interrupt(message.interrupt.request_id)
+                else:
+                    self._inbox.put(message)
+        except grpc.RpcError:
+            pass  # the server went away: receive() says so with None
+        self._inbox.put(None)
+
+    def _answer_interrupt(self, request_id: int) -> None:
+        try:
+            frame = self.on_interrupt()
+        except Exception:  # a failed break-in must not end the stream; the console's fallback says so
+            frame = pb.Frame()
+        self.send(pb.WorkerMessage(interrupted=pb.Interrupted(request_id=request_id, frame=frame)))
 
     def send(self, message: pb.WorkerMessage) -> None:
         self._outgoing.put(message)
 
     def receive(self) -> pb.ServerMessage | None:
         """The next server message, or None once the stream is gone."""
-        try:
-            return next(self._responses)
-        except (grpc.RpcError, StopIteration):
-            return None
+        message = self._inbox.get()
+        if message is None:
+            self._inbox.put(None)  # every later receive() sees the end too
+        return message
 
     def end(self, output: str, reason: EndReason, wait: bool = True) -> None:
         """Tell the server the session is over (once), half-close, and with `wait` let it
-        finish the stream."""
+        finish the stream (bounded), so no thread of ours is left inside gRPC."""
         if self.ended:
             return
         self.ended = True
         self._outgoing.put(pb.WorkerMessage(ended=pb.Ended(output=output, reason=reason.pb)))
         self._outgoing.put(None)
-        if wait:
-            try:
-                for _ in self._responses:
-                    pass
-            except grpc.RpcError:
-                pass  # the server went away first: nothing left to finish
+        if wait and self._reader is not threading.current_thread():
+            self._reader.join(END_TIMEOUT_S)

@@ -34,13 +34,14 @@ from meshdbg.debugger.console.link import Link
 from meshdbg.debugger.console.validation import CommandValidator
 from meshdbg.debugger.control import ControlClient, PdbReply, SessionView
 from meshdbg.wire.connection import private_dir, private_file
-from meshdbg.wire.errors import ConnectionFailed, MeshdbgError
+from meshdbg.wire.errors import ConnectionFailed, MeshdbgError, SessionError
 from meshdbg.debugger.format import PDB_ERROR_PREFIX, where
 from meshdbg.debugger.selection import AttachTarget
-from meshdbg.wire.vocabulary import EndReason, WatchKind
+from meshdbg.wire.vocabulary import EndReason, State, WatchKind
 
 HISTORY_ENV = "MESHDBG_HISTORY"
 RETRY_S = 2.0  # how often the watcher tries a lost server again
+BREAK_IN_S = 1.0  # how long Ctrl-C waits for a rank running a command to stop before giving the prompt back
 
 
 def history_path() -> Path:
@@ -238,7 +239,24 @@ class Console:
         if self.attachment is None:  # detached meanwhile: nothing left to interrupt
             task.cancel()
             return
-        self._spawn(self._interrupt(self.attachment.session))
+        self._spawn(self._run_quietly(self._break_in(self.attachment, task)))
+
+    async def _break_in(self, attachment: Attachment, task: asyncio.Task[Any]) -> None:
+        """Stop the command at the rank's next Python line; if it cannot within BREAK_IN_S
+        (blocked in C: a sleep, a socket, a collective), say where it is and give the prompt
+        back: the rank comes back to it, with the command's output, once it stops."""
+        try:
+            running = await (await self.link.ensure()).break_in(attachment.session.id)
+        except SessionError:
+            return  # the command finished meanwhile
+        await asyncio.wait([task], timeout=BREAK_IN_S)
+        if task.done():
+            return
+        self.following = attachment.session
+        task.cancel()
+        self.warn(f"{attachment.label} cannot break in yet: it is outside Python code at {where(running)} (a blocking "
+                  f"call, C code or a collective). It stops at its next Python line and comes back here with the "
+                  f"command's output; Ctrl-C on an empty line asks again")
 
     async def _on_ctrl_c(self) -> None:
         """Ctrl-C on an empty line: leave the attached rank, or stop the rank we let run (which
@@ -328,7 +346,7 @@ class Console:
     def _on_event(self, kind: WatchKind, session: SessionView, reason: EndReason | None) -> None:
         note = self.board.apply(kind, session, reason)
         key = (session.name, session.rank)
-        if note and kind is not WatchKind.CLOSED:
+        if kind is not WatchKind.CLOSED and session.state is State.STOPPED:
             if self._is_following(key):
                 self.following = None
                 if self.attachment is None and not self.prompt.default_buffer.text:
@@ -336,7 +354,8 @@ class Console:
                     # when it stops again, unless you have started typing something else.
                     self._spawn(self._run_quietly(self.attach(AttachTarget(rank=session.rank, name=session.name))))
                 else:
-                    note += f" — attach {session.rank} to debug it again"
+                    note = (note or f"{rank_label(session)} stopped at {where(session)}") + \
+                        f" — attach {session.rank} to debug it again"
         if kind is WatchKind.CLOSED and reason is not EndReason.CONTINUED and self._is_following(key):
             self.following = None
         if note:

@@ -25,13 +25,14 @@ from meshdbg.debugger.console.board import Board
 from meshdbg.debugger.console.lines import LineError, check_selection, optional_selection, selection_end, split_line
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.format import grouped_cast_output, resumed_text, session_table
-from meshdbg.debugger.selection import AttachTarget, parse_attach_target, parse_selection
+from meshdbg.debugger.selection import AttachTarget, describe_ranks, parse_attach_target, parse_selection
 from meshdbg.wire.errors import TargetError
 
 __all__ = ["Commands", "ConsoleActions", "LineError", "PDB_COMMANDS", "aliases", "check_line", "command_names",
            "completions_for", "help_overview", "resolve_command"]
 
 PDB_COMMANDS = frozenset(name[3:] for name in dir(pdb.Pdb) if name.startswith("do_"))
+CLEAR_FLAG = "--clear"
 
 
 class ConsoleActions(Protocol):
@@ -160,14 +161,48 @@ class Commands:
     # ---- continue -----------------------------------------------------------------------
 
     async def do_continue(self, arg: str) -> None:
-        """c(ontinue) [selection]
-        Resume the selected (default: every) stopped rank; its breakpoints are cleared.
+        """c(ontinue) [--clear] [selection]
+        Resume the selected (default: every) stopped rank. Its breakpoints stay, as after `c`
+        in local pdb, so it stops at the next one; --clear forgets them first.
         """
-        resumed = await (await self.console.client()).resume(self.parse_continue(arg))
+        selection, clear = self.parse_continue(arg)
+        resumed = await (await self.console.client()).resume(selection, clear_breakpoints=clear)
         self.console.say(resumed_text(resumed))
 
-    parse_continue = staticmethod(optional_selection)
-    complete_continue = staticmethod(_selections)
+    @staticmethod
+    def parse_continue(arg: str) -> tuple[str, bool]:
+        """`[--clear] [selection]` → (selection, whether to forget breakpoints first)."""
+        stripped = arg.strip()
+        clear = stripped.split(maxsplit=1)[:1] == [CLEAR_FLAG]
+        selection = stripped.removeprefix(CLEAR_FLAG).lstrip() if clear else stripped
+        try:
+            return optional_selection(selection), clear
+        except LineError as exc:
+            raise exc.shifted(len(arg) - len(arg.lstrip()) + len(stripped) - len(selection)) from None
+
+    @staticmethod
+    def complete_continue(board: Board, arg: str) -> list[str]:
+        """`--clear` first, then a selection."""
+        return ([CLEAR_FLAG] if not arg.strip() else []) + _selections(board, arg.removeprefix(CLEAR_FLAG).lstrip())
+
+    # ---- interrupt ------------------------------------------------------------------------
+
+    async def do_interrupt(self, arg: str) -> None:
+        """interrupt <selection>
+        Break the selected ranks into pdb: a running rank stops where it is; a rank running a
+        command (n over a long loop) stops at its next line, as Ctrl-C in local pdb.
+        """
+        ranks = await (await self.console.client()).interrupt(self.parse_interrupt(arg))
+        self.console.say(f"interrupting ranks {describe_ranks(ranks)}" if ranks else "no selected rank is running")
+
+    @staticmethod
+    def parse_interrupt(arg: str) -> str:
+        """A selection (required: interrupting every rank by accident stops the whole mesh)."""
+        if not arg.strip():
+            raise LineError("interrupt needs a selection, e.g. interrupt 3 or interrupt all", 0)
+        return optional_selection(arg)
+
+    complete_interrupt = staticmethod(_selections)
 
     # ---- help / quit --------------------------------------------------------------------
 

@@ -1,4 +1,7 @@
-"""`meshdbg continue [RANKS]`: resume the selected (default: all) stopped ranks."""
+"""`meshdbg continue [--clear] [RANKS]`: resume the selected (default: all) stopped ranks.
+
+Their breakpoints (`b`) stay, as after `c` in local pdb; `--clear` forgets them first.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from meshdbg.debugger.verbs import add_server_argument
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_server_argument(parser)
+    parser.add_argument("--clear", action="store_true", help="forget every breakpoint of those ranks first")
     parser.add_argument("ranks", nargs="?", help="selection (default: all)")
 
 
@@ -20,7 +24,7 @@ async def main(args: argparse.Namespace) -> int:
     if args.ranks:
         parse_selection(args.ranks)
     async with await ControlClient.connect(args.addr) as client:
-        resumed = await client.resume(args.ranks or "")
+        resumed = await client.resume(args.ranks or "", clear_breakpoints=args.clear)
     if not resumed:
         print(f"meshdbg: {resumed_text(resumed)}", file=sys.stderr)
         return 1

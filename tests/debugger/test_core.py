@@ -162,11 +162,15 @@ def test_breakpoint_then_continue_stops_again_in_a_new_session(server: Server) -
     assert "total 3" in out
 
 
-def test_server_side_continue_clears_breakpoints(server: Server) -> None:
+def test_server_side_continue_keeps_breakpoints_and_clear_drops_them(server: Server) -> None:
     worker = server.worker("loop.py", 0)
     server.wait_sessions(1)
-    server.run(_drive, [f"b loop.py:{line_of('loop.py', 'target of')}"])
+    target = line_of("loop.py", "target of")
+    server.run(_drive, [f"b loop.py:{target}"])
     assert server.cli("continue").returncode == 0
+    (stop,) = server.wait_sessions(1)  # the breakpoint stays, as after `c` in local pdb
+    assert stop["lineno"] == target
+    assert server.cli("continue", "--clear", "0").returncode == 0
     out, _ = worker.communicate(timeout=20)
     assert worker.returncode == 0 and "total 3" in out
 

@@ -1,5 +1,6 @@
 """meshdbg.wire.vocabulary mirrors the proto enums exactly, and nothing else spells its words
-(a proto field name given to HasField is not a use of the vocabulary)."""
+(a proto field name given to HasField is not a use of the vocabulary, nor is the name of a CLI
+verb or console command in their tables: `interrupt` is a verb as well as a stop reason)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,14 @@ def test_only_a_lost_worker_may_mean_the_rank_died() -> None:
     assert [r for r in EndReason if not r.rank_runs_on] == [EndReason.WORKER_GONE]
 
 
+COMMAND_TABLES = {"VERBS", "ARGUMENT_PARSERS"}  # debugger/cli.py, debugger/console/commands.py
+
+
+def _assigned_name(node: ast.Assign | ast.AnnAssign) -> str:
+    target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+    return target.id if isinstance(target, ast.Name) else ""
+
+
 def test_no_product_code_spells_the_vocabulary() -> None:
     words = {member.value for mirror, _, _ in MIRRORS for member in mirror}
     offenders = []
@@ -46,6 +55,9 @@ def test_no_product_code_spells_the_vocabulary() -> None:
             tree = ast.parse(path.read_text())
             field_names = {id(arg) for call in ast.walk(tree) if isinstance(call, ast.Call)
                            and isinstance(call.func, ast.Attribute) and call.func.attr == "HasField" for arg in call.args}
+            field_names |= {id(key) for node in ast.walk(tree) if isinstance(node, (ast.Assign, ast.AnnAssign))
+                            and isinstance(node.value, ast.Dict) and _assigned_name(node) in COMMAND_TABLES
+                            for key in node.value.keys}
             for node in ast.walk(tree):
                 if id(node) not in field_names and isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in words:
                     offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")

@@ -172,30 +172,42 @@ class Completions(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., matches: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class WorkerMessage(_message.Message):
-    __slots__ = ("hello", "prompt", "completions", "ended", "stacks", "evaluation")
+    __slots__ = ("hello", "prompt", "completions", "ended", "stacks", "evaluation", "interrupted")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FIELD_NUMBER: _ClassVar[int]
     COMPLETIONS_FIELD_NUMBER: _ClassVar[int]
     ENDED_FIELD_NUMBER: _ClassVar[int]
     STACKS_FIELD_NUMBER: _ClassVar[int]
     EVALUATION_FIELD_NUMBER: _ClassVar[int]
+    INTERRUPTED_FIELD_NUMBER: _ClassVar[int]
     hello: Identity
     prompt: Prompt
     completions: Completions
     ended: Ended
     stacks: SampledStacks
     evaluation: Evaluation
-    def __init__(self, hello: _Optional[_Union[Identity, _Mapping]] = ..., prompt: _Optional[_Union[Prompt, _Mapping]] = ..., completions: _Optional[_Union[Completions, _Mapping]] = ..., ended: _Optional[_Union[Ended, _Mapping]] = ..., stacks: _Optional[_Union[SampledStacks, _Mapping]] = ..., evaluation: _Optional[_Union[Evaluation, _Mapping]] = ...) -> None: ...
+    interrupted: Interrupted
+    def __init__(self, hello: _Optional[_Union[Identity, _Mapping]] = ..., prompt: _Optional[_Union[Prompt, _Mapping]] = ..., completions: _Optional[_Union[Completions, _Mapping]] = ..., ended: _Optional[_Union[Ended, _Mapping]] = ..., stacks: _Optional[_Union[SampledStacks, _Mapping]] = ..., evaluation: _Optional[_Union[Evaluation, _Mapping]] = ..., interrupted: _Optional[_Union[Interrupted, _Mapping]] = ...) -> None: ...
 
 class Prompt(_message.Message):
-    __slots__ = ("output", "prompt", "frame")
+    __slots__ = ("output", "prompt", "frame", "location")
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FIELD_NUMBER: _ClassVar[int]
     FRAME_FIELD_NUMBER: _ClassVar[int]
+    LOCATION_FIELD_NUMBER: _ClassVar[int]
     output: str
     prompt: str
     frame: Frame
-    def __init__(self, output: _Optional[str] = ..., prompt: _Optional[str] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ...) -> None: ...
+    location: str
+    def __init__(self, output: _Optional[str] = ..., prompt: _Optional[str] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., location: _Optional[str] = ...) -> None: ...
+
+class Interrupted(_message.Message):
+    __slots__ = ("request_id", "frame")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    FRAME_FIELD_NUMBER: _ClassVar[int]
+    request_id: int
+    frame: Frame
+    def __init__(self, request_id: _Optional[int] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ...) -> None: ...
 
 class Ended(_message.Message):
     __slots__ = ("output", "reason")
@@ -206,20 +218,22 @@ class Ended(_message.Message):
     def __init__(self, output: _Optional[str] = ..., reason: _Optional[_Union[EndReason, str]] = ...) -> None: ...
 
 class ServerMessage(_message.Message):
-    __slots__ = ("welcome", "input", "resume", "complete", "sample", "evaluate")
+    __slots__ = ("welcome", "input", "resume", "complete", "sample", "evaluate", "interrupt")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     RESUME_FIELD_NUMBER: _ClassVar[int]
     COMPLETE_FIELD_NUMBER: _ClassVar[int]
     SAMPLE_FIELD_NUMBER: _ClassVar[int]
     EVALUATE_FIELD_NUMBER: _ClassVar[int]
+    INTERRUPT_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     input: Input
     resume: Resume
     complete: CompleteRequest
     sample: SampleRequest
     evaluate: EvaluateRequest
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., input: _Optional[_Union[Input, _Mapping]] = ..., resume: _Optional[_Union[Resume, _Mapping]] = ..., complete: _Optional[_Union[CompleteRequest, _Mapping]] = ..., sample: _Optional[_Union[SampleRequest, _Mapping]] = ..., evaluate: _Optional[_Union[EvaluateRequest, _Mapping]] = ...) -> None: ...
+    interrupt: Interrupt
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., input: _Optional[_Union[Input, _Mapping]] = ..., resume: _Optional[_Union[Resume, _Mapping]] = ..., complete: _Optional[_Union[CompleteRequest, _Mapping]] = ..., sample: _Optional[_Union[SampleRequest, _Mapping]] = ..., evaluate: _Optional[_Union[EvaluateRequest, _Mapping]] = ..., interrupt: _Optional[_Union[Interrupt, _Mapping]] = ...) -> None: ...
 
 class EvaluateRequest(_message.Message):
     __slots__ = ("request_id", "expression")
@@ -239,6 +253,12 @@ class Evaluation(_message.Message):
     error: str
     def __init__(self, request_id: _Optional[int] = ..., value: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
 
+class Interrupt(_message.Message):
+    __slots__ = ("request_id",)
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    request_id: int
+    def __init__(self, request_id: _Optional[int] = ...) -> None: ...
+
 class Welcome(_message.Message):
     __slots__ = ("session_id",)
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -246,10 +266,12 @@ class Welcome(_message.Message):
     def __init__(self, session_id: _Optional[int] = ...) -> None: ...
 
 class Input(_message.Message):
-    __slots__ = ("line",)
+    __slots__ = ("line", "eof")
     LINE_FIELD_NUMBER: _ClassVar[int]
+    EOF_FIELD_NUMBER: _ClassVar[int]
     line: str
-    def __init__(self, line: _Optional[str] = ...) -> None: ...
+    eof: bool
+    def __init__(self, line: _Optional[str] = ..., eof: _Optional[bool] = ...) -> None: ...
 
 class Resume(_message.Message):
     __slots__ = ("clear_breakpoints",)
@@ -376,10 +398,12 @@ class CastReply(_message.Message):
     def __init__(self, results: _Optional[_Iterable[_Union[CastResult, _Mapping]]] = ...) -> None: ...
 
 class ContinueRequest(_message.Message):
-    __slots__ = ("selection",)
+    __slots__ = ("selection", "clear_breakpoints")
     SELECTION_FIELD_NUMBER: _ClassVar[int]
+    CLEAR_BREAKPOINTS_FIELD_NUMBER: _ClassVar[int]
     selection: str
-    def __init__(self, selection: _Optional[str] = ...) -> None: ...
+    clear_breakpoints: bool
+    def __init__(self, selection: _Optional[str] = ..., clear_breakpoints: _Optional[bool] = ...) -> None: ...
 
 class ContinueReply(_message.Message):
     __slots__ = ("resumed",)
@@ -418,16 +442,20 @@ class WorkerInfo(_message.Message):
     def __init__(self, identity: _Optional[_Union[Identity, _Mapping]] = ..., state: _Optional[_Union[State, str]] = ..., launcher: _Optional[str] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ...) -> None: ...
 
 class InterruptRequest(_message.Message):
-    __slots__ = ("selection",)
+    __slots__ = ("selection", "session_id")
     SELECTION_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     selection: str
-    def __init__(self, selection: _Optional[str] = ...) -> None: ...
+    session_id: int
+    def __init__(self, selection: _Optional[str] = ..., session_id: _Optional[int] = ...) -> None: ...
 
 class InterruptReply(_message.Message):
-    __slots__ = ("ranks",)
+    __slots__ = ("ranks", "sessions")
     RANKS_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
     ranks: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, ranks: _Optional[_Iterable[int]] = ...) -> None: ...
+    sessions: _containers.RepeatedCompositeFieldContainer[SessionInfo]
+    def __init__(self, ranks: _Optional[_Iterable[int]] = ..., sessions: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ...) -> None: ...
 
 class StacksRequest(_message.Message):
     __slots__ = ("selection", "all_threads")

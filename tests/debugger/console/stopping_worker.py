@@ -17,6 +17,15 @@ breakpoint()
 if then == "again":
     second_stop = True
     breakpoint()
+elif then == "loop":  # a loop whose body reaches breakpoint() again (`n` walks onto it)
+    for step in range(3):
+        breakpoint()
+elif then == "long":  # a long Python loop, then a 4 s sleep (Ctrl-C while `n` runs over them)
+    total = 0
+    for k in range(10**10):  # a long Python loop
+        total += k
+    time.sleep(4)  # blocking in C
+    slept = True
 elif then == "spin":
     deadline = time.monotonic() + 50
     while time.monotonic() < deadline:

@@ -26,7 +26,7 @@ def session(rank: int, state: State = State.STOPPED, session_id: int | None = No
 
 
 def test_commands_and_aliases_come_from_the_do_methods() -> None:
-    assert command_names() == ["attach", "cast", "continue", "detach", "help", "list", "quit"]
+    assert command_names() == ["attach", "cast", "continue", "detach", "help", "interrupt", "list", "quit"]
     assert aliases() == {"l": "list", "a": "attach", "c": "continue", "h": "help", "q": "quit"}
 
 

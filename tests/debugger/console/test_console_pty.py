@@ -34,7 +34,7 @@ def test_help_lists_commands_and_shows_docstrings(three_ranks: Mesh) -> None:
     child = three_ranks.console()
     child.expect(TOP)
     run(child, "help", "Console commands", r"a\(ttach\) <rank>", r"cast <selection> <pdb command>", r"q\(uit\)", TOP)
-    run(child, "h continue", re.escape("c(ontinue) [selection]"), "Resume the selected", TOP)
+    run(child, "h continue", re.escape("c(ontinue) [--clear] [selection]"), "Resume the selected", TOP)
 
 
 def test_unknown_command_is_refused_with_a_suggestion(three_ranks: Mesh) -> None:

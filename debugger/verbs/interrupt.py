@@ -1,0 +1,31 @@
+"""`meshdbg interrupt RANKS`: break the selected ranks into pdb.
+
+A running rank stops where it is, in a new session; a session running a command (`n` over a
+long loop) stops at its next Python line, as Ctrl-C does in local pdb.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.selection import describe_ranks, parse_selection
+from meshdbg.debugger.verbs import add_server_argument
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_server_argument(parser)
+    parser.add_argument("ranks", help="selection, e.g. all, 3, 0,3-5, ranks(hosts=1)")
+
+
+async def main(args: argparse.Namespace) -> int:
+    parse_selection(args.ranks)
+    async with await ControlClient.connect(args.addr) as client:
+        ranks = await client.interrupt(args.ranks)
+    if not ranks:
+        print(f"meshdbg: no rank in {args.ranks} is running", file=sys.stderr)
+        return 1
+    plural = "s" if len(ranks) != 1 else ""
+    print(f"interrupting rank{plural} {describe_ranks(ranks)}")
+    return 0

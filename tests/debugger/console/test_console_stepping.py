@@ -1,0 +1,61 @@
+"""The console while pdb runs a command: stepping onto breakpoint(), Ctrl-C, a rank stuck in C."""
+
+from __future__ import annotations
+
+import re
+
+from console_harness import Mesh
+from test_console_pty import TOP, run
+
+PDB = re.escape("(Pdb r0 hosts=0,gpus=0)")
+
+
+def test_stepping_onto_breakpoint_keeps_the_prompt_and_one_session(mesh: Mesh) -> None:
+    mesh.start_worker(0, then="loop")
+    mesh.wait_sessions(stopped={0})
+    child = mesh.console("0")
+    child.expect(PDB)
+    run(child, "n", r"\(20\)<module>\(\)", PDB)
+    run(child, "n", r"-> for step in range", PDB)
+    for _ in range(2):  # onto the breakpoint() line, over it (it stops there again), round the loop
+        run(child, "n", r"-> breakpoint\(\)", PDB)
+        run(child, "n", r"-> for step in range", PDB)
+    run(child, "p step", r"\D1\r+\n", PDB)
+    sessions = mesh.wait_sessions(stopped={0})
+    assert len(sessions) == 1
+    run(child, "detach", TOP)
+    run(child, "list", r"0\s+worker\s+hosts=0,gpus=0\s+stopped", TOP)
+    assert child.logfile_read.getvalue().count("hosts=0,gpus=0  stopped") == 1
+
+
+def test_ctrl_c_during_n_over_a_long_loop_stops_it_and_gives_the_pdb_prompt_back(mesh: Mesh) -> None:
+    mesh.start_worker(0, then="long")
+    mesh.wait_sessions(stopped={0})
+    child = mesh.console("0")
+    child.expect(PDB)
+    child.sendline("until 27")  # over the whole loop
+    mesh.wait_sessions(running={0})
+    child.sendcontrol("c")
+    child.expect("Program interrupted")
+    child.expect(PDB)
+    run(child, "p total > 0", "True", PDB)
+    run(child, "detach", TOP)
+    assert "Traceback" not in child.logfile_read.getvalue()
+
+
+def test_ctrl_c_on_a_rank_blocked_in_c_gives_the_prompt_back_and_it_returns_when_stopped(mesh: Mesh) -> None:
+    mesh.start_worker(0, then="long")
+    mesh.wait_sessions(stopped={0})
+    child = mesh.console("0")
+    child.expect(PDB)
+    run(child, "j 27", PDB)  # past the long loop, onto time.sleep(4)
+    run(child, "p then", "'long'", PDB)
+    child.sendline("n")
+    mesh.wait_sessions(running={0})
+    child.sendcontrol("c")
+    child.expect("cannot break in yet: it is outside Python code at stopping_worker.py:27")
+    child.expect(TOP)
+    run(child, "list", r"0\s+worker\s+hosts=0,gpus=0\s+running", TOP)
+    child.expect("Program interrupted", timeout=10)  # the sleep returned: it comes back here
+    child.expect(PDB)
+    run(child, "p slept", "True|NameError", PDB)

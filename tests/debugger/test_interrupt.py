@@ -1,0 +1,93 @@
+"""Interrupting a rank that runs a pdb command, as Ctrl-C does in local pdb (real workers)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from e2e import SCRIPTS, Server
+from meshdbg.debugger.control import ControlClient
+from meshdbg.wire.vocabulary import State
+from watching import watch_until
+
+SOURCE = (SCRIPTS / "long_command.py").read_text().splitlines()
+LOOP_LINE = next(n for n, text in enumerate(SOURCE, 1) if "total += k" in text)
+SLEEP_LINE = next(n for n, text in enumerate(SOURCE, 1) if "time.sleep" in text)
+
+
+async def _running(client: ControlClient) -> None:
+    await asyncio.wait_for(watch_until(client, {"running": [0]}), 10)
+
+
+def test_interrupting_n_over_a_long_loop_stops_at_its_next_line(server: Server) -> None:
+    server.worker("long_command.py")
+    server.wait_sessions(1)
+
+    async def body(client: ControlClient) -> None:
+        async with client.attach(rank=0) as pdb:
+            step = asyncio.create_task(pdb.send("n"))
+            await _running(client)
+            where = await client.break_in(pdb.session.id)
+            assert where.function == "spin" and where.lineno in (LOOP_LINE, LOOP_LINE - 1)
+            reply = await asyncio.wait_for(step, 5)
+            assert "Program interrupted" in reply.output and "spin()" in reply.output
+            assert reply.function == "spin" and not reply.ended
+            assert (await pdb.send("p total > 0")).output == "True\n"
+            sessions = await client.list()
+            assert [s.id for s in sessions] == [pdb.session.id] and sessions[0].state is State.STOPPED
+
+    server.run(body)
+
+
+def test_a_rank_blocked_in_c_answers_where_it_is_and_stops_when_the_call_returns(server: Server) -> None:
+    server.worker("long_command.py", 0, "", "3")
+    server.wait_sessions(1)
+
+    async def body(client: ControlClient) -> None:
+        async with client.attach(rank=0) as pdb:
+            await pdb.send(f"j {SLEEP_LINE}")
+            step = asyncio.create_task(pdb.send("n"))
+            await _running(client)
+            started = time.monotonic()
+            where = await client.break_in(pdb.session.id)
+            assert (where.function, where.lineno) == ("<module>", SLEEP_LINE)
+            done, _ = await asyncio.wait([step], timeout=1.0)
+            assert not done  # inside time.sleep: it cannot break in yet
+            reply = await asyncio.wait_for(step, 10)
+            assert time.monotonic() - started > 1.5
+            assert "Program interrupted" in reply.output and reply.lineno == SLEEP_LINE + 1
+
+    server.run(body)
+
+
+def test_interrupting_a_pdb_command_raises_keyboardinterrupt_in_it(server: Server) -> None:
+    server.worker("long_command.py")
+    server.wait_sessions(1)
+
+    async def body(client: ControlClient) -> None:
+        async with client.attach(rank=0) as pdb:
+            evaluation = asyncio.create_task(pdb.send("p spin()"))
+            await _running(client)
+            await client.break_in(pdb.session.id)
+            reply = await asyncio.wait_for(evaluation, 5)
+            assert reply.output.strip() == "*** KeyboardInterrupt"
+            assert (await pdb.send("p 1 + 1")).output == "2\n"  # the session goes on
+
+    server.run(body)
+
+
+def test_cli_interrupt_breaks_into_a_pending_command(server: Server) -> None:
+    server.worker("long_command.py")
+    server.wait_sessions(1)
+
+    async def body(client: ControlClient) -> str:
+        async with client.attach(rank=0) as pdb:
+            step = asyncio.create_task(pdb.send("n"))
+            await _running(client)
+            result = await asyncio.to_thread(server.cli, "interrupt", "0")
+            assert result.returncode == 0, result.stderr
+            reply = await asyncio.wait_for(step, 5)
+            assert "Program interrupted" in reply.output
+            return result.stdout
+
+    assert "rank 0" in server.run(body)

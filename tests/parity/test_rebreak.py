@@ -1,0 +1,19 @@
+"""breakpoint() reached while pdb steps continues in the same session, exactly as local pdb."""
+
+from __future__ import annotations
+
+import pytest
+
+from e2e import Server
+from parity import local_transcript, remote_transcript
+
+STEPS = ["n", "n", "n", "n", "n", "where", "n", "c"]
+
+
+@pytest.mark.parametrize("case", ["loop", "generator", "coroutine", "thread"])
+def test_stepping_onto_breakpoint_stays_in_one_session_like_local_pdb(server: Server, case: str) -> None:
+    lines = STEPS[:-1] if case != "coroutine" else STEPS[:4]
+    expected = local_transcript("rebreak.py", lines, case)
+    got, ids = remote_transcript(server, "rebreak.py", lines, case)
+    assert got == expected
+    assert len(set(ids)) == 1

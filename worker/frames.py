@@ -1,0 +1,47 @@
+"""Which frames are meshdbg's own, so that pdb shows and stops in the user's code only.
+
+A worker started by `meshdbg run` runs the user's script under the fork server, the bootstrap
+and runpy; a thread runs it under threading's bootstrap. Local `python script.py` shows none
+of meshdbg's frames, so neither does a remote session: `where` starts at the user's
+outermost frame, stepping never stops in meshdbg's code, and stepping off the end of the
+user's outermost frame ends the session instead of wandering into those internals.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import threading
+from types import CodeType, FrameType
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# meshdbg's machinery; worker/pipelining is a library the user's code calls, so it stays visible
+_OWN = tuple(os.path.join(_PACKAGE, part) for part in ("worker" + os.sep, "wire" + os.sep, "debugger" + os.sep,
+                                                       "__init__.py", "__main__.py"))
+_LIBRARY = os.path.join(_PACKAGE, "worker", "pipelining") + os.sep
+_RUNPY = {runpy.__file__, "<frozen runpy>"}
+# the frames that start a thread and run its target: the user's code ends where they begin
+_THREAD_START: set[CodeType] = {threading.Thread.run.__code__, threading.Thread._bootstrap_inner.__code__,
+                                threading.Thread._bootstrap.__code__}
+
+
+def is_internal(frame: FrameType) -> bool:
+    """A frame of meshdbg's machinery or of runpy (which only meshdbg's bootstrap uses here)."""
+    filename = frame.f_code.co_filename
+    if filename in _RUNPY:
+        return True
+    return filename.startswith(_OWN) and not filename.startswith(_LIBRARY)
+
+
+def is_outermost_user_frame(frame: FrameType) -> bool:
+    """Nothing of the user's runs below `frame`: returning from it ends the user's code on
+    this thread (the module ran to its end, or the thread's target returned)."""
+    caller = frame.f_back
+    return caller is None or is_internal(caller) or caller.f_code in _THREAD_START
+
+
+def innermost_user_frame(frame: FrameType | None) -> FrameType | None:
+    """`frame` or the nearest caller of it that is not meshdbg's."""
+    while frame is not None and is_internal(frame):
+        frame = frame.f_back
+    return frame
