@@ -43,6 +43,7 @@ VERBS: dict[str, Verb] = {
     "compare": Verb("meshdbg.debugger.verbs.compare", "evaluate EXPR on stopped ranks, grouped by equal value"),
     "interrupt": Verb("meshdbg.debugger.verbs.interrupt", "break the selected ranks into pdb (a running command: at its next line)"),
     "attach": Verb("meshdbg.debugger.verbs.attach", "open the interactive console (optionally in one rank's pdb)"),
+    "watch": Verb("meshdbg.debugger.verbs.watch", "stream stops, crashes and exits as they happen"),
     "servers": Verb("meshdbg.debugger.verbs.servers", "the live servers this user can reach"),
     "schedule": Verb("meshdbg.worker.pipelining.cli", "generate, print or dump a pipeline schedule", "run"),
 }

@@ -399,17 +399,28 @@ class ControlClient:
             target = pb.AttachTarget(rank=pb.RankTarget(rank=rank or 0, name=name))
         return AttachedSession(self, target)
 
-    async def watch(self) -> AsyncIterator[tuple[WatchKind, SessionView, EndReason | None]]:
+    async def watch(self, exits: bool = False) -> AsyncIterator[Change]:
         """(kind, session, reason): OPENED for each live session, one SYNCED (with an empty
-        session), then every opened/updated/closed session; `reason` only with CLOSED."""
-        call = self.stub.Watch(pb.WatchRequest(), metadata=self.connection.metadata())
+        session), then every opened/updated/closed session; `reason` only with CLOSED. With
+        `exits`, also (EXITED, worker, None) for every worker process that ends."""
+        call = self.stub.Watch(pb.WatchRequest(exits=exits), metadata=self.connection.metadata())
         try:
             with self.translating():
                 async for event in call:
-                    kind = WatchKind.of(event.kind)
-                    yield kind, SessionView.from_pb(event.session), EndReason.of(event.reason) if kind is WatchKind.CLOSED else None
+                    yield change_of(event)
         finally:
             call.cancel()
+
+
+Change = tuple[WatchKind, "SessionView | WorkerView", "EndReason | None"]
+
+
+def change_of(event: pb.WatchEvent) -> Change:
+    """(kind, session or, for EXITED, worker, end reason for CLOSED) of one watch event."""
+    kind = WatchKind.of(event.kind)
+    if kind is WatchKind.EXITED:
+        return kind, WorkerView.from_pb(event.worker), None
+    return kind, SessionView.from_pb(event.session), EndReason.of(event.reason) if kind is WatchKind.CLOSED else None
 
 
 @contextlib.contextmanager

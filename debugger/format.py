@@ -16,6 +16,18 @@ from meshdbg.debugger.selection import describe_ranks
 PDB_ERROR_PREFIX = "*** "
 
 
+def shown_name(view: SessionView | WorkerView) -> str:
+    """The worker name where it says something: "" for the default worker."""
+    return "" if view.name in ("", "worker") else view.name
+
+
+def rank_label(view: SessionView | WorkerView) -> str:
+    """`rank 2 (hosts=1,gpus=0)`, naming the worker when it is not the default one."""
+    name = shown_name(view)
+    who = f"{name} rank {view.rank}" if name else f"rank {view.rank}"
+    return f"{who} ({view.coords_text})" if view.coords_text else who
+
+
 def where(session: SessionView | WorkerView) -> str:
     if not session.filename:
         return "-"

@@ -36,7 +36,7 @@ class MeshServicer(mesh_grpc.MeshServicer):
         finally:
             pump.cancel()
             if worker.outbox is outbox:
-                worker.on_disconnect()
+                self.workers.disconnected(worker)
 
     @staticmethod
     async def _pump_worker(request_iterator: AsyncIterator[mesh_pb.AgentMessage], worker: Worker,

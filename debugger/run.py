@@ -4,8 +4,10 @@
     meshdbg run --mesh pp=4 -m mypkg.train
 
 With a terminal, the console opens by itself when a rank first stops in pdb and closes back
-to the logs once every rank runs again; without one, each stop prints how to attach. The exit
-status is the first failing rank's (130 after Ctrl-C, which stops the whole mesh).
+to the logs once every rank runs again; quit or Ctrl-D closes it until the next stop, and
+`stop` (or Ctrl-C twice) at its prompt ends the job. Without a terminal, each stop prints how
+to attach. SIGINT and SIGTERM stop the whole mesh. The exit status is the first failing
+rank's (130 when stopped).
 """
 
 from __future__ import annotations
@@ -19,15 +21,18 @@ import signal
 import sys
 from typing import Awaitable, TypeVar
 
-from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.console.job import Job
+from meshdbg.debugger.control import ControlClient, SessionView
+from meshdbg.debugger.news import News
 from meshdbg.wire.errors import UsageError
 from meshdbg.wire.proto import debugger_pb2 as pb
-from meshdbg.wire.coords import format_coords, identity_coords
-from meshdbg.wire.vocabulary import State, StopReason
+from meshdbg.wire.coords import format_coords
+from meshdbg.wire.vocabulary import State, WatchKind
 from meshdbg.debugger.mesh.launcher import MeshLauncher
 from meshdbg.debugger.mesh.shape import DEFAULT_SHAPE, MeshShape
 
 INTERRUPTED = 130
+CONSOLE_CLOSE_S = 2.0  # how long the console may take to close itself when the job ends
 T = TypeVar("T")
 
 
@@ -79,23 +84,23 @@ async def main(args: argparse.Namespace) -> int:
     shape = MeshShape.parse(args.mesh) if args.mesh else MeshShape.of(DEFAULT_SHAPE)
     launcher = MeshLauncher(shape, argv, name=args.name, post_mortem=not args.no_post_mortem,
                             stop_on_failure=not args.keep_going)
-    interrupted = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, interrupted.set)
+    job = Job()
+    catch_signals(job)
     watcher: asyncio.Task[None] | None = None
     try:
         try:
-            ready = await unless_interrupted(start_mesh(launcher), interrupted)
+            ready = await unless_interrupted(start_mesh(launcher), job.stopping)
             print(f"meshdbg: {launcher.size} ranks ready in {ready:.2f} s (mesh {shape}, server "
                   f"{launcher.server.connection.addr})", file=sys.stderr, flush=True)
             interactive = sys.stdin.isatty() and sys.stdout.isatty()
-            watcher = asyncio.create_task(watch_stops(launcher, interactive))
-            status = await unless_interrupted(launcher.wait(), interrupted)
+            watcher = asyncio.create_task(watch_stops(launcher, interactive, job))
+            status = await unless_interrupted(launcher.wait(), job.stopping)
         except Interrupted:
-            print("meshdbg: interrupted; stopping the mesh", file=sys.stderr, flush=True)
+            await close_console(job, watcher)
+            print(f"meshdbg: {job.why}; stopping the mesh", file=sys.stderr, flush=True)
             await launcher.stop()
             return INTERRUPTED
+        await close_console(job, watcher)
         if launcher.first_failure is not None:
             rank, first_status = launcher.first_failure
             consequence = "the other ranks ran on" if args.keep_going else "the mesh was stopped"
@@ -103,9 +108,27 @@ async def main(args: argparse.Namespace) -> int:
                   file=sys.stderr, flush=True)
         return status
     finally:
-        if watcher is not None:
-            watcher.cancel()
+        await close_console(job, watcher)
         await launcher.close()
+
+
+def catch_signals(job: Job) -> None:
+    """SIGINT and SIGTERM stop the job (the console takes SIGINT over while it is open)."""
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, job.stop, "interrupted")
+    loop.add_signal_handler(signal.SIGTERM, job.stop, "terminated")
+
+
+async def close_console(job: Job, watcher: asyncio.Task[None] | None) -> None:
+    """End the job for the console: it closes itself (restoring the terminal); cancel it only
+    if it has not within CONSOLE_CLOSE_S."""
+    job.ended.set()
+    if watcher is None or watcher.done():
+        return
+    done = (await asyncio.wait([watcher], timeout=CONSOLE_CLOSE_S))[0] if job.console_open else set()
+    if not done:
+        watcher.cancel()
+        await asyncio.gather(watcher, return_exceptions=True)
 
 
 class Interrupted(Exception):
@@ -133,33 +156,46 @@ async def start_mesh(launcher: MeshLauncher) -> float:
     return await launcher.wait_ready()
 
 
-async def watch_stops(launcher: MeshLauncher, interactive: bool) -> None:
-    """Open the console at a rank's first stop (terminal), else say how to attach."""
+async def watch_stops(launcher: MeshLauncher, interactive: bool, job: Job) -> None:
+    """Open the console at a rank's stop (terminal), else say how to attach.
+
+    A console closed with quit or Ctrl-D leaves the sessions it saw paused; it opens again at
+    the next new stop, never for one it has already shown.
+    """
     registry = launcher.server.registry
-    announced: set[int] = set()
+    seen: set[int] = set()
     async for event in registry.watch():
-        if event.session.state != State.STOPPED.pb or event.session.id in announced:
+        if event.session.state != State.STOPPED.pb or event.session.id in seen or job.ended.is_set():
             continue
+        if event.session.id not in {s.id for s in registry.sessions()}:
+            continue  # over already (an event queued while a console was open): not a stop to open for
         if interactive:
-            await open_console(launcher, event.session.identity.rank)
-            announced.update(s.id for s in registry.sessions())
+            job.closed_by_user = False
+            await open_console(launcher, event.session.identity.rank, job)
+            catch_signals(job)  # the console had SIGINT; Ctrl-C stops the job again
+            if job.closed_by_user:  # what it left paused stays so; a stop since it went idle opens it again
+                seen.update(s.id for s in registry.sessions())
+            if job.ended.is_set():
+                return
         else:
-            announced.add(event.session.id)
+            seen.add(event.session.id)
             print(stop_notice(event.session), file=sys.stderr, flush=True)
 
 
-async def open_console(launcher: MeshLauncher, rank: int) -> None:
-    """The console over our own server, in the pdb of the rank that stopped, until every rank runs again."""
+async def open_console(launcher: MeshLauncher, rank: int, job: Job) -> None:
+    """The console over our own server, in the pdb of the rank that stopped, until every rank
+    runs again, the console is closed, or the job ends."""
     from meshdbg.debugger.console import run_console
 
-    async with ControlClient(launcher.server.connection) as client:
-        await run_console(client, attach_rank=rank, exit_when_idle=True)
+    job.console_open = True
+    try:
+        async with ControlClient(launcher.server.connection) as client:
+            await run_console(client, attach_rank=rank, exit_when_idle=True, job=job)
+    finally:
+        job.console_open = False
 
 
 def stop_notice(session: pb.SessionInfo) -> str:
-    """One line: which rank stopped where, and the command that attaches to it."""
-    ident, frame, rank = session.identity, session.frame, session.identity.rank
-    where = f"{os.path.basename(frame.filename)}:{frame.lineno}" if frame.filename else "?"
-    coords = format_coords(identity_coords(ident))
-    return (f"meshdbg: rank {rank} ({coords}) stopped in pdb at {where} ({StopReason.of(ident.reason)}); "
-            f"attach with: meshdbg attach {rank}")
+    """One line: which rank stopped where, and the command that attaches to it (as `serve` says it)."""
+    item = News().feed(WatchKind.UPDATED, SessionView.from_pb(session), None)
+    return f"meshdbg: {item.text()}" if item is not None else ""

@@ -225,5 +225,5 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         await write(pb.AttachEvent(reply=pb.Reply(frame=session.frame, ended=True, reason=wire_value(session.end_reason))))
 
     async def Watch(self, request: pb.WatchRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[pb.WatchEvent]:
-        async for event in self.registry.watch():
+        async for event in self.registry.watch(exits=request.exits):
             yield event

@@ -176,7 +176,7 @@ class SessionRegistry:
     def __init__(self) -> None:
         self._sessions: dict[int, Session] = {}
         self._ids = itertools.count(1)
-        self._watchers: set[asyncio.Queue[pb.WatchEvent]] = set()
+        self._watchers: dict[asyncio.Queue[pb.WatchEvent], bool] = {}  # queue → wants worker exits
 
     def open(self, identity: pb.Identity, write: Writer) -> Session:
         """Register a new session whose server-to-worker messages go through `write`."""
@@ -225,14 +225,22 @@ class SessionRegistry:
         for queue in self._watchers:
             queue.put_nowait(event)
 
-    async def watch(self) -> AsyncIterator[pb.WatchEvent]:
-        """An `opened` event per live session, then `synced`, then every change from then on.
+    def publish_exit(self, worker: pb.WorkerInfo) -> None:
+        """A worker process ended: tell the watchers that asked for exits."""
+        event = pb.WatchEvent(kind=WatchKind.EXITED.pb, worker=worker)
+        for queue, exits in self._watchers.items():
+            if exits:
+                queue.put_nowait(event)
+
+    async def watch(self, exits: bool = False) -> AsyncIterator[pb.WatchEvent]:
+        """An `opened` event per live session, then `synced`, then every change from then on
+        (with `exits`, also an `exited` event for every worker process that ends).
 
         Watchers need no separate listing: the replay and the changes come from one
         subscription, so nothing can close unseen between the two.
         """
         queue: asyncio.Queue[pb.WatchEvent] = asyncio.Queue()
-        self._watchers.add(queue)
+        self._watchers[queue] = exits
         try:
             for session in self.sessions():
                 yield pb.WatchEvent(kind=WatchKind.OPENED.pb, session=session.info())
@@ -240,4 +248,4 @@ class SessionRegistry:
             while True:
                 yield await queue.get()
         finally:
-            self._watchers.discard(queue)
+            self._watchers.pop(queue, None)

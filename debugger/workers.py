@@ -23,8 +23,6 @@ from meshdbg.debugger.sessions import Session, SessionRegistry
 from meshdbg.wire.coords import identity_coords
 from meshdbg.wire.vocabulary import State
 
-
-
 class Worker:
     """One worker process: its identity, its agent stream's outbox and its exit status."""
 
@@ -37,6 +35,8 @@ class Worker:
         self.outbox: asyncio.Queue[mesh_pb.AgentCommand | None] | None = None  # while connected
         self.connected = asyncio.Event()
         self.gone = asyncio.Event()  # exited, or its agent stream ended
+        self.end_announced = False  # watchers were told it ended
+        self.reaped_here = False  # launched by this server's launcher, which reports its exit
         self._calls: PendingRequests[mesh_pb.ActorResult] = PendingRequests()
         self._samples: PendingRequests[pb.SampledStacks] = PendingRequests()
 
@@ -116,7 +116,9 @@ class WorkerRegistry:
 
     def launched(self, identity: pb.Identity) -> Worker:
         """A process this server's launcher started: listed as starting until it connects."""
-        return self._add(Worker(next(self._ids), identity, "meshdbg"))
+        worker = self._add(Worker(next(self._ids), identity, "meshdbg"))
+        worker.reaped_here = True
+        return worker
 
     def connect(self, hello: mesh_pb.AgentHello) -> Worker:
         """An agent stream opened: the launched worker with that pid and host, else a new one."""
@@ -142,7 +144,21 @@ class WorkerRegistry:
         if worker is not None:
             worker.exit_code, worker.signal = exit_code, signal
             worker.gone.set()
+            self.ended(worker)
         return worker
+
+    def disconnected(self, worker: Worker) -> None:
+        """A worker's agent stream ended; one started elsewhere has ended with it (one launched
+        here ends when the launcher reaps it, with its status)."""
+        worker.on_disconnect()
+        if not worker.reaped_here:
+            self.ended(worker)
+
+    def ended(self, worker: Worker) -> None:
+        """Announce a worker's end to watchers, once."""
+        if not worker.end_announced:
+            worker.end_announced = True
+            self.sessions.publish_exit(self.info(worker))
 
     def workers(self) -> list[Worker]:
         """Every worker by rank, then name, then pid."""

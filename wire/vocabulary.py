@@ -90,6 +90,7 @@ class WatchKind(_Mirror):
     SYNCED = "synced"
     UPDATED = "updated"
     CLOSED = "closed"
+    EXITED = "exited"  # a worker process ended (a watch that asked for exits)
 
 
 class StackSource(_Mirror):

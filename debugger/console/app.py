@@ -7,51 +7,44 @@ stops, exits and crashes above the line being typed (print_formatted_text goes t
 run_in_terminal while the prompt runs). Each command runs as a task that Ctrl-C cancels, or,
 for a rank busy in pdb, interrupts; the console itself only ends on quit or Ctrl-D. When the
 server goes away the console says so, keeps its prompt, and reconnects (meshdbg.debugger.console.link).
+
+Under `meshdbg run` the console belongs to a Job (meshdbg.debugger.console.job): `stop`, or
+Ctrl-C twice within a few seconds at `meshdbg>`, ends the job; quit and Ctrl-D only close the
+console until the next stop; the job's end (SIGINT and SIGTERM included) closes it through
+prompt_toolkit's own exit, which waits for its cursor-position answers, so none lands in the
+shell as `^[[45;1R`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-from pathlib import Path
+import time
 from typing import Any, Callable, Coroutine
 
 from prompt_toolkit import PromptSession, print_formatted_text
 from prompt_toolkit.application import create_app_session, get_app_session
 from prompt_toolkit.formatted_text import FormattedText, StyleAndTextTuples
-from prompt_toolkit.history import FileHistory, ThreadedHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import ColorDepth, Output
 
 from meshdbg.debugger.console.attachment import Attachment
-from meshdbg.debugger.console.bindings import load_console_bindings
-from meshdbg.debugger.console.board import Board, RankKey, rank_label
+from meshdbg.debugger.console.board import Board, RankKey
 from meshdbg.debugger.console.commands import Commands
 from meshdbg.debugger.console.completion import ConsoleCompleter
 from meshdbg.debugger.console.highlight import STYLE, pdb_fragments
+from meshdbg.debugger.console.job import Job
 from meshdbg.debugger.console.link import Link
+from meshdbg.debugger.console.prompts import make_prompts
 from meshdbg.debugger.console.validation import CommandValidator
-from meshdbg.debugger.control import ControlClient, PdbReply, SessionView
-from meshdbg.wire.connection import private_dir, private_file
-from meshdbg.wire.errors import ConnectionFailed, MeshdbgError, SessionError
-from meshdbg.debugger.format import PDB_ERROR_PREFIX, where
+from meshdbg.debugger.control import ControlClient, PdbReply, SessionView, WorkerView
+from meshdbg.debugger.format import PDB_ERROR_PREFIX, rank_label, where
 from meshdbg.debugger.selection import AttachTarget
+from meshdbg.wire.errors import ConnectionFailed, MeshdbgError, NoMatchError, SessionError
 from meshdbg.wire.vocabulary import EndReason, State, WatchKind
 
-HISTORY_ENV = "MESHDBG_HISTORY"
 RETRY_S = 2.0  # how often the watcher tries a lost server again
 BREAK_IN_S = 1.0  # how long Ctrl-C waits for a rank running a command to stop before giving the prompt back
-
-
-def history_path() -> Path:
-    """`MESHDBG_HISTORY`, else ~/.meshdbg/history; a private file (0600) in a folder created
-    private (0700), since typed lines can hold secrets."""
-    named = os.environ.get(HISTORY_ENV)
-    path = Path(named) if named else private_dir(Path.home() / ".meshdbg") / "history"
-    if not path.parent.exists():
-        private_dir(path.parent)
-    return private_file(path)
 
 
 class _Idle(Exception):
@@ -61,23 +54,24 @@ class _Idle(Exception):
 class Console:
     """The console's state and loop; commands reach it through the ConsoleActions methods."""
 
-    def __init__(self, client: ControlClient, *, exit_when_idle: bool = False) -> None:
+    def __init__(self, client: ControlClient, *, exit_when_idle: bool = False, job: Job | None = None) -> None:
         self.link = Link(client)
         self.board = Board()
         self.commands = Commands(self)
         self.exit_when_idle = exit_when_idle
+        self.job = job
         self.attachment: Attachment | None = None
         self.following: SessionView | None = None  # the rank we let run with `c`: Ctrl-C stops it
         self.synced = False  # the board holds what the server had when we (re)connected
         self._command: Callable[[], None] | None = None  # what Ctrl-C does to the running command
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._last_ctrl_c = float("-inf")  # when Ctrl-C last explained how to stop the job
         output = get_app_session().output
         self.color = (ColorDepth.from_env() or output.get_default_color_depth()) != ColorDepth.DEPTH_1_BIT
-        self.prompt = PromptSession(
-            message=self._message, bottom_toolbar=self._toolbar, style=STYLE,
-            completer=ConsoleCompleter(self.board, lambda: self.attachment), complete_while_typing=False,
-            validator=CommandValidator(lambda: self.attachment is None), validate_while_typing=False,
-            history=ThreadedHistory(FileHistory(str(history_path()))), key_bindings=load_console_bindings())
+        self.console_prompt, self.pdb_prompt = make_prompts(
+            self._message, self._toolbar, ConsoleCompleter(self.board, lambda: self.attachment),
+            CommandValidator(lambda: self.attachment is None))
+        self._active: PromptSession[str] = self.console_prompt  # the prompt shown (or last shown)
 
     # ---- ConsoleActions: what commands use ------------------------------------------
 
@@ -93,6 +87,39 @@ class Console:
 
     def live_count(self) -> int:
         return len(self.board.live)
+
+    def farewell(self) -> str:
+        count = self.live_count()
+        paused = f"{count} session{'s' if count != 1 else ''}"
+        if self.job is None:
+            return f"bye; {paused} left as they are"
+        self.job.closed_by_user = True
+        return (f"console closed until the next stop; {paused} stay paused, the job runs on "
+                f"(Ctrl-C here stops it; meshdbg attach opens a console from another terminal)")
+
+    async def stop_job(self) -> bool:
+        """`stop`: end the `meshdbg run` job, once confirmed if ranks still run; True if stopping."""
+        if self.job is None:
+            self.say("stop ends a `meshdbg run` job; this console is attached to a server whose ranks "
+                     "belong to their own launcher (stop them there)")
+            return False
+        running = self.board.running()
+        if running:
+            question = f"{running} rank{'s' if running != 1 else ''} still running; stop the whole job? [y/N] "
+            if not await self.confirm(question):
+                self.say("not stopped")
+                return False
+        self.job.stop("stopped from the console")
+        self.announce("stopping the job…")
+        return True
+
+    async def confirm(self, question: str) -> bool:
+        """Ask a yes/no question on a prompt of its own; only y or yes is yes."""
+        try:
+            answer = await PromptSession[str]().prompt_async(question, handle_sigint=False)
+        except (EOFError, KeyboardInterrupt):
+            return False
+        return answer.strip().lower() in ("y", "yes")
 
     async def attach(self, target: AttachTarget) -> None:
         client = await self.link.ensure()
@@ -133,12 +160,21 @@ class Console:
         return " │ ".join(parts)
 
     def _refresh(self) -> None:
-        self.prompt.app.invalidate()
-        if self._should_leave() and self.prompt.app.is_running and not self.prompt.app.future.done():
-            self.prompt.app.exit(exception=_Idle)
+        app = self._active.app
+        app.invalidate()
+        if self._should_leave() and app.is_running and not app.future.done():
+            app.exit(exception=_Idle)
 
     def _should_leave(self) -> bool:
+        if self.job is not None and self.job.ended.is_set():
+            return True
         return self.exit_when_idle and self.synced and self.board.idle and self.attachment is None
+
+    async def _leave_when_the_job_ends(self, job: Job) -> None:
+        await job.ended.wait()
+        if self._command is not None:
+            self._command()  # the job is over: stop waiting for its ranks
+        self._refresh()
 
     # ---- the loop ---------------------------------------------------------------------
 
@@ -151,17 +187,22 @@ class Console:
         except (ValueError, RuntimeError, NotImplementedError):  # not the main thread
             previous = None
         self._spawn(self._watch())
+        if self.job is not None:
+            self._spawn(self._leave_when_the_job_ends(self.job))
         try:
             if attach_rank is not None:
-                await self._run(self.attach(AttachTarget(rank=attach_rank)))
+                await self._run(self._attach_at_start(attach_rank))
             while not self._should_leave():
+                self._active = self.pdb_prompt if self.attachment is not None else self.console_prompt
                 try:
-                    line = await self.prompt.prompt_async(handle_sigint=False)
+                    line = await self._active.prompt_async(handle_sigint=False)
                 except KeyboardInterrupt:
-                    await self._run(self._on_ctrl_c())
+                    if await self._run(self._on_ctrl_c()):
+                        break
                     continue
                 except EOFError:
                     if self.attachment is None:
+                        self.say(self.farewell())
                         return 0
                     await self.detach()
                     continue
@@ -173,11 +214,20 @@ class Console:
         finally:
             for task in self._tasks:
                 task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
             await self.detach(quiet=True)
             await self.link.close()
             if previous is not None:
                 loop.remove_signal_handler(signal.SIGINT)
                 signal.signal(signal.SIGINT, previous)
+
+    async def _attach_at_start(self, rank: int) -> None:
+        """Open in the rank's pdb; under `meshdbg run`, a rank already running on is no error."""
+        try:
+            await self.attach(AttachTarget(rank=rank))
+        except NoMatchError:
+            if self.job is None:
+                raise
 
     async def _line(self, line: str) -> bool:
         """One typed line: a console command, or (attached) a pdb command for that rank."""
@@ -258,15 +308,25 @@ class Console:
                   f"call, C code or a collective). It stops at its next Python line and comes back here with the "
                   f"command's output; Ctrl-C on an empty line asks again")
 
-    async def _on_ctrl_c(self) -> None:
+    async def _on_ctrl_c(self) -> bool:
         """Ctrl-C on an empty line: leave the attached rank, or stop the rank we let run (which
-        then comes back here, as `following` brings it back at its next stop)."""
+        then comes back here, as `following` brings it back at its next stop); under `meshdbg
+        run`, say how to end the job, and end it at a second Ctrl-C soon after. True: leave."""
         if self.attachment is not None:
             await self.detach()
         elif self.following is not None:
             await self._interrupt(self.following)
-        else:
+        elif self.job is None:
             self.say("(quit or Ctrl-D leaves the console; sessions stay as they are)")
+        elif time.monotonic() - self._last_ctrl_c <= SECOND_CTRL_C_S:
+            self.job.stop("stopped by Ctrl-C at meshdbg>")
+            self.announce("stopping the job…")
+            return True
+        else:
+            self._last_ctrl_c = time.monotonic()
+            self.say(f"Ctrl-C again within {SECOND_CTRL_C_S:.0f} s stops the whole job (so does `stop`); "
+                     f"quit or Ctrl-D closes the console until the next stop")
+        return False
 
     async def _interrupt(self, session: SessionView) -> None:
         ranks = await (await self.link.ensure()).interrupt(str(session.rank))
@@ -320,10 +380,11 @@ class Console:
                 client = await self.link.ensure()
                 self.board.reset()
                 self.synced = False
-                async for kind, session, reason in client.watch():
+                async for kind, session, reason in client.watch(exits=True):
                     if self.synced:
                         self._on_event(kind, session, reason)
                     elif kind is WatchKind.SYNCED:
+                        self.board.know_workers(await client.workers())
                         self.synced = True
                         if dropped:
                             dropped = False
@@ -343,13 +404,16 @@ class Console:
             except TimeoutError:
                 pass
 
-    def _on_event(self, kind: WatchKind, session: SessionView, reason: EndReason | None) -> None:
+    def _on_event(self, kind: WatchKind, session: SessionView | WorkerView, reason: EndReason | None) -> None:
         note = self.board.apply(kind, session, reason)
         key = (session.name, session.rank)
-        if kind is not WatchKind.CLOSED and session.state is State.STOPPED:
+        if kind is WatchKind.EXITED:
             if self._is_following(key):
                 self.following = None
-                if self.attachment is None and not self.prompt.default_buffer.text:
+        elif kind is not WatchKind.CLOSED and session.state is State.STOPPED:
+            if self._is_following(key):
+                self.following = None
+                if self.attachment is None and not self._active.default_buffer.text:
                     # As local pdb after `c`: the rank you let run comes back to your prompt
                     # when it stops again, unless you have started typing something else.
                     self._spawn(self._run_quietly(self.attach(AttachTarget(rank=session.rank, name=session.name))))
@@ -366,9 +430,12 @@ class Console:
         return self.following is not None and (self.following.name, self.following.rank) == key
 
     async def _run_quietly(self, work: Coroutine[Any, Any, Any]) -> None:
-        """A background step whose failure is a one-line message, never a traceback."""
+        """A background step whose failure is a one-line message, never a traceback; a rank
+        gone again before we got to it is no failure (its end is announced on its own)."""
         try:
             await work
+        except NoMatchError:
+            pass
         except MeshdbgError as exc:
             self._report(exc)
 
@@ -380,12 +447,13 @@ class Console:
 
 
 async def run_console(client: ControlClient, *, attach_rank: int | None = None, exit_when_idle: bool = False,
-                      input: Input | None = None, output: Output | None = None) -> int:
+                      job: Job | None = None, input: Input | None = None, output: Output | None = None) -> int:
     """Run the interactive console on `client` until quit; returns an exit code.
 
     `attach_rank` opens it attached to that rank; `exit_when_idle` returns once no session is
-    open any more (`meshdbg run` goes back to its logs then). `input`/`output` replace the
-    terminal, so tests can drive it (prompt_toolkit's create_pipe_input, DummyOutput).
+    open any more (`meshdbg run` goes back to its logs then); `job` is the `meshdbg run` job it
+    can stop. `input`/`output` replace the terminal, so tests can drive it (prompt_toolkit's
+    create_pipe_input, DummyOutput).
     """
     with create_app_session(input=input, output=output):
-        return await Console(client, exit_when_idle=exit_when_idle).run(attach_rank)
+        return await Console(client, exit_when_idle=exit_when_idle, job=job).run(attach_rank)

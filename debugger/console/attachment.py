@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 
 from meshdbg.debugger.control import AttachedSession, ControlClient, PdbReply, SessionView
-from meshdbg.debugger.console.board import rank_label, shown_name
+from meshdbg.debugger.format import rank_label, shown_name
 from meshdbg.debugger.selection import AttachTarget
 
-COMPLETER_DELIMS = " \t\n`~!@#$%^&*()-=+[{]}\\|;:'\",<>/?"  # readline's, which pdb is used to
+# pdb's own word boundaries (Pdb.__init__ sets them for readline): no `/`, `.` or `-`, so
+# `b examples/toy<Tab>` reaches pdb's location completer whole and gets `examples/toy_worker.py:`.
+COMPLETER_DELIMS = " \t\n`@#$%^&*()=+[{]}\\|;:'\",<>?"
 
 
 class Attachment:

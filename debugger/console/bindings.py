@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from prompt_toolkit.filters import is_searching
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding.bindings.search import accept_search_and_accept_input
 
 
 def load_console_bindings() -> KeyBindings:
-    """Ctrl-C clears a typed line; on an empty line it goes to the console.
+    """Ctrl-C clears a typed line; on an empty line it goes to the console. Enter in a Ctrl-R
+    search runs the line found, as in bash and readline (prompt_toolkit would only end the search).
 
     The console then decides what an interrupt means where you are: leave the attached rank,
-    or stop a rank you let run. Ctrl-C never ends the console (quit or Ctrl-D does).
+    stop a rank you let run, or (under `meshdbg run`) explain how to end the job.
     """
     bindings = KeyBindings()
 
@@ -21,4 +24,5 @@ def load_console_bindings() -> KeyBindings:
         else:
             event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
 
+    bindings.add("enter", filter=is_searching)(accept_search_and_accept_input)
     return bindings

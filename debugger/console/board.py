@@ -1,8 +1,10 @@
 """What the console knows about the mesh, kept current from `ControlClient.watch()`.
 
-Live sessions by id, and for each (name, rank) whose last session closed, whether it went on
-running (continued, quit) or exited. It turns watch events into the announcements printed
-above the prompt and the counts of the bottom toolbar. Pure logic: no I/O, no prompt_toolkit.
+Live sessions by id; for each (name, rank) whose last session closed, whether it went on
+running (continued, quit) or exited; and every worker process the server knows (its agent
+streams: every rank of a `meshdbg run`, and bootstrap workers under `serve`), with its exit
+status. It turns watch events into the announcements printed above the prompt and the counts
+of the bottom toolbar, over every rank, not only those that stopped. Pure logic: no I/O.
 """
 
 from __future__ import annotations
@@ -10,23 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from meshdbg.debugger.control import SessionView
-from meshdbg.debugger.format import where
+from meshdbg.debugger.control import SessionView, WorkerView
+from meshdbg.debugger.format import exit_text, rank_label, where
 from meshdbg.wire.vocabulary import EndReason, State, WatchKind
 
 RankKey = tuple[str, int]
-
-
-def shown_name(session: SessionView) -> str:
-    """The session's worker name where it says something: "" for the default worker."""
-    return "" if session.name in ("", "worker") else session.name
-
-
-def rank_label(session: SessionView) -> str:
-    """`rank 2 (hosts=1,gpus=0)`, naming the worker when it is not the default one."""
-    name = shown_name(session)
-    who = f"{name} rank {session.rank}" if name else f"rank {session.rank}"
-    return f"{who} ({session.coords_text})" if session.coords_text else who
 
 
 @dataclass
@@ -34,12 +24,14 @@ class Board:
     """Sessions and ranks as last reported by the server."""
 
     live: dict[int, SessionView] = field(default_factory=dict)
-    gone: dict[RankKey, State] = field(default_factory=dict)  # rank → RUNNING or EXITED
+    gone: dict[RankKey, State] = field(default_factory=dict)  # rank → RUNNING or EXITED, since its session
+    workers: dict[RankKey, WorkerView] = field(default_factory=dict)  # every worker process the server knows
     announced: set[int] = field(default_factory=set)  # session ids whose stop was announced
+    exits_told: set[RankKey] = field(default_factory=set)  # ranks whose exit was announced
 
     def reset(self, sessions: Iterable[SessionView] = ()) -> None:
         """Start over (a new server knows nothing of the old one's ranks) from these sessions."""
-        self.live, self.gone, self.announced = {}, {}, set()
+        self.live, self.gone, self.workers, self.announced, self.exits_told = {}, {}, {}, set(), set()
         for session in sessions:
             self.know(session)
 
@@ -48,35 +40,70 @@ class Board:
         self.live[session.id] = session
         self.announced.add(session.id)
 
-    def apply(self, kind: WatchKind, session: SessionView, reason: EndReason | None) -> str | None:
+    def know_workers(self, workers: Iterable[WorkerView]) -> None:
+        """The server's worker processes (its agent streams), as `list --all` has them."""
+        self.workers = {(w.name, w.rank): w for w in workers}
+
+    def apply(self, kind: WatchKind, view: SessionView | WorkerView, reason: EndReason | None) -> str | None:
         """Take one watch event; return the announcement it deserves, if any."""
-        key = (session.name, session.rank)
+        key = (view.name, view.rank)
+        if kind is WatchKind.EXITED and isinstance(view, WorkerView):
+            self.workers[key] = view
+            self.gone.pop(key, None)
+            if key in self.exits_told:
+                return None
+            self.exits_told.add(key)
+            return f"{rank_label(view)} exited ({exit_text(view)})"
         if kind is WatchKind.CLOSED:
-            self.live.pop(session.id, None)
+            self.live.pop(view.id, None)
             if reason is not None and reason.rank_runs_on:
                 self.gone[key] = State.RUNNING
                 return None
             self.gone[key] = State.EXITED
-            return f"{rank_label(session)} exited: {reason or 'its session closed'}"
-        self.live[session.id] = session
+            self.exits_told.add(key)
+            return f"{rank_label(view)} exited: {reason or 'its session closed'}"
+        self.live[view.id] = view
         self.gone.pop(key, None)
-        if session.state is State.STOPPED and session.id not in self.announced:
-            self.announced.add(session.id)
-            return f"{rank_label(session)} stopped at {where(session)} ({session.reason})"
+        self.exits_told.discard(key)
+        if view.state is State.STOPPED and view.id not in self.announced:
+            self.announced.add(view.id)
+            return f"{rank_label(view)} stopped at {where(view)} ({view.reason})"
         return None
 
-    def counts(self) -> dict[State, int]:
-        """Stopped and running sessions, plus ranks running on or exited since their session."""
-        totals = {State.STOPPED: 0, State.RUNNING: 0, State.EXITED: 0}
+    def rank_states(self) -> dict[RankKey, State]:
+        """Each known rank's state: a live session says stopped or running; else what its session's
+        end said, unless its process has exited since; else what its worker process is doing."""
+        states = {key: State.EXITED if w.state is State.EXITED else State.RUNNING for key, w in self.workers.items()}
+        for key, state in self.gone.items():
+            if states.get(key) is not State.EXITED:
+                states[key] = state
         for session in self.live.values():
-            totals[State.STOPPED if session.state is State.STOPPED else State.RUNNING] += 1
-        for state in self.gone.values():
+            key = (session.name, session.rank)
+            if session.state is State.STOPPED or states.get(key) is not State.STOPPED:
+                states[key] = State.STOPPED if session.state is State.STOPPED else State.RUNNING
+        return states
+
+    def counts(self) -> dict[State, int]:
+        """Stopped, running and exited ranks."""
+        totals = {State.STOPPED: 0, State.RUNNING: 0, State.EXITED: 0}
+        for state in self.rank_states().values():
             totals[state] += 1
         return totals
 
     def summary(self) -> str:
-        totals = self.counts()
-        return " · ".join(f"{count} {state}" for state, count in totals.items())
+        """`1 stopped · 2 running · 1 exited (r3: 1)`: the toolbar's counts, failed exits named."""
+        text = " · ".join(f"{count} {state}" for state, count in self.counts().items())
+        failed = [f"r{w.rank}: {exit_text(w)}" for key, w in sorted(self.workers.items(), key=lambda kw: kw[1].rank)
+                  if w.state is State.EXITED and exit_text(w) != "0" and key not in self._live_keys()]
+        if failed:
+            text += f" ({', '.join(failed[:3])}{', …' if len(failed) > 3 else ''})"
+        return text
+
+    def _live_keys(self) -> set[RankKey]:
+        return {(s.name, s.rank) for s in self.live.values()}
+
+    def running(self) -> int:
+        return self.counts()[State.RUNNING]
 
     def ranks(self) -> list[int]:
         return sorted({s.rank for s in self.live.values()})

@@ -53,6 +53,12 @@ class ConsoleActions(Protocol):
     def live_count(self) -> int:
         """How many sessions are live right now."""
 
+    def farewell(self) -> str:
+        """What quit says: what happens to the sessions (and the job) once the console closes."""
+
+    async def stop_job(self) -> bool:
+        """End the `meshdbg run` job (confirmed first if ranks still run); True if it is stopping."""
+
 
 def _selections(board: Board, arg: str) -> list[str]:
     """What may come next in a selection: `all`, `ranks(`, ranks, and `dim=` inside `ranks(`."""
@@ -224,10 +230,19 @@ class Commands:
     async def do_quit(self, arg: str) -> bool:
         """q(uit)
         Leave the console; every session stays paused (meshdbg attach comes back to them).
+        Under meshdbg run the job runs on and the console opens again at the next stop.
         """
-        count = self.console.live_count()
-        self.console.say(f"bye; {count} session{'s' if count != 1 else ''} left as they are")
+        self.console.say(self.console.farewell())
         return True
+
+    # ---- stop ---------------------------------------------------------------------------
+
+    async def do_stop(self, arg: str) -> bool:
+        """stop
+        End the meshdbg run job: every rank is stopped, the launcher exits. Asks first when
+        ranks are still running. (Ctrl-C twice at meshdbg> does the same without asking.)
+        """
+        return await self.console.stop_job()
 
     do_l = do_list
     do_a = do_attach

@@ -1,4 +1,4 @@
-"""The prompt's Validator: a malformed console line is refused at Enter, the cursor on the problem.
+"""The prompt's Validator: a malformed console line is refused at Enter, the error shown with its column.
 
 It runs the same parser as the commands (`check_line`, which calls the command's own
 `parse_<name>`), so what it accepts is what runs. Lines typed while attached go to pdb unchecked.
@@ -16,7 +16,7 @@ from meshdbg.debugger.console.lines import LineError
 
 
 class CommandValidator(Validator):
-    """Unknown commands (with a suggestion) and bad selections, pointed at; while `active()`."""
+    """Unknown commands (with a suggestion) and bad selections, their column named; while `active()`."""
 
     def __init__(self, active: Callable[[], bool]) -> None:
         self.active = active
@@ -27,4 +27,6 @@ class CommandValidator(Validator):
         try:
             check_line(document.text)
         except LineError as exc:
-            raise ValidationError(cursor_position=exc.position, message=exc.problem) from None
+            # The cursor stays at the end, where the person was typing; the message says where.
+            raise ValidationError(cursor_position=len(document.text),
+                                  message=f"{exc.problem} (at column {exc.position + 1})") from None

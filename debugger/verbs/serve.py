@@ -1,16 +1,27 @@
-"""`meshdbg serve`: a DebugClient alone, for workers started by another launcher."""
+"""`meshdbg serve`: a DebugClient alone, for workers started by another launcher.
+
+Its first line of output (stdout) is its address. Then, on stderr, one line per rank that stops
+in pdb, crashes or exits (meshdbg.debugger.news), so a torchrun or SLURM job that goes quiet
+says why; `--quiet` leaves those out.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import queue
 import signal
 import sys
+import threading
+
+from meshdbg.debugger.control import change_of
+from meshdbg.debugger.news import News
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default: loopback only)")
     parser.add_argument("--port", type=int, default=0, help="port to bind (default 0: a free one, printed)")
+    parser.add_argument("--quiet", action="store_true", help="do not announce stops, crashes and exits")
 
 
 async def main(args: argparse.Namespace) -> int:
@@ -19,14 +30,38 @@ async def main(args: argparse.Namespace) -> int:
     server = DebugClient(host=args.host, port=args.port)
     connection = await server.start()
     print(connection.addr, flush=True)
-    print(f"meshdbg: serving on {connection.addr}; clients find it through the connection file or "
-          f"MESHDBG_ADDR + MESHDBG_TOKEN. Ctrl-C stops.", file=sys.stderr, flush=True)
+    print(f"meshdbg: serving on {connection.addr}; clients find it through its connection file "
+          f"{server.connection_file} or MESHDBG_ADDR + MESHDBG_TOKEN. Ctrl-C stops.", file=sys.stderr, flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
+    announcer = None if args.quiet else asyncio.create_task(announce(server))
     try:
         await stop.wait()
     finally:
+        if announcer is not None:
+            announcer.cancel()
         await server.stop()
     return 0
+
+
+async def announce(server: "DebugClient") -> None:  # noqa: F821 (imported when serving)
+    """Print the news of the server's own registry on stderr, through a thread, so a stderr
+    nobody reads never blocks the server."""
+    lines: queue.SimpleQueue[str] = queue.SimpleQueue()
+    threading.Thread(target=_write_lines, args=(lines,), daemon=True, name="meshdbg-announce").start()
+    news = News()
+    async for event in server.registry.watch(exits=True):
+        item = news.feed(*change_of(event))
+        if item is not None:
+            lines.put(f"meshdbg: {item.text()}")
+
+
+def _write_lines(lines: "queue.SimpleQueue[str]") -> None:
+    while True:
+        line = lines.get()
+        try:
+            print(line, file=sys.stderr, flush=True)
+        except (OSError, ValueError):
+            return

@@ -37,6 +37,7 @@ class WatchKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     WATCH_KIND_SYNCED: _ClassVar[WatchKind]
     WATCH_KIND_UPDATED: _ClassVar[WatchKind]
     WATCH_KIND_CLOSED: _ClassVar[WatchKind]
+    WATCH_KIND_EXITED: _ClassVar[WatchKind]
 
 class StackSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -64,6 +65,7 @@ WATCH_KIND_OPENED: WatchKind
 WATCH_KIND_SYNCED: WatchKind
 WATCH_KIND_UPDATED: WatchKind
 WATCH_KIND_CLOSED: WatchKind
+WATCH_KIND_EXITED: WatchKind
 STACK_SOURCE_UNSPECIFIED: StackSource
 STACK_SOURCE_AGENT: StackSource
 STACK_SOURCE_SESSION: StackSource
@@ -412,18 +414,22 @@ class ContinueReply(_message.Message):
     def __init__(self, resumed: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("exits",)
+    EXITS_FIELD_NUMBER: _ClassVar[int]
+    exits: bool
+    def __init__(self, exits: _Optional[bool] = ...) -> None: ...
 
 class WatchEvent(_message.Message):
-    __slots__ = ("kind", "session", "reason")
+    __slots__ = ("kind", "session", "reason", "worker")
     KIND_FIELD_NUMBER: _ClassVar[int]
     SESSION_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    WORKER_FIELD_NUMBER: _ClassVar[int]
     kind: WatchKind
     session: SessionInfo
     reason: EndReason
-    def __init__(self, kind: _Optional[_Union[WatchKind, str]] = ..., session: _Optional[_Union[SessionInfo, _Mapping]] = ..., reason: _Optional[_Union[EndReason, str]] = ...) -> None: ...
+    worker: WorkerInfo
+    def __init__(self, kind: _Optional[_Union[WatchKind, str]] = ..., session: _Optional[_Union[SessionInfo, _Mapping]] = ..., reason: _Optional[_Union[EndReason, str]] = ..., worker: _Optional[_Union[WorkerInfo, _Mapping]] = ...) -> None: ...
 
 class WorkerInfo(_message.Message):
     __slots__ = ("identity", "state", "launcher", "exit_code", "signal", "frame")

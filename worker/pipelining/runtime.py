@@ -22,10 +22,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-import torch
-import torch.distributed as dist
-from torch.autograd.graph import GradientEdge, Node, get_gradient_edge
-from torch.autograd.variable import Variable
+try:
+    import torch
+    import torch.distributed as dist
+    from torch.autograd.graph import GradientEdge, Node, get_gradient_edge
+    from torch.autograd.variable import Variable
+except ImportError as exc:  # the scheduler works without torch; running a schedule needs it
+    raise ImportError("the pipeline runtime needs torch: pip install 'meshdbg[torch]'") from exc
 
 from meshdbg.worker.context import debug_context
 from meshdbg.worker.pipelining.ir import Action, ActionType, Schedule, parts

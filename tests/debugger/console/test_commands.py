@@ -26,7 +26,7 @@ def session(rank: int, state: State = State.STOPPED, session_id: int | None = No
 
 
 def test_commands_and_aliases_come_from_the_do_methods() -> None:
-    assert command_names() == ["attach", "cast", "continue", "detach", "help", "interrupt", "list", "quit"]
+    assert command_names() == ["attach", "cast", "continue", "detach", "help", "interrupt", "list", "quit", "stop"]
     assert aliases() == {"l": "list", "a": "attach", "c": "continue", "h": "help", "q": "quit"}
 
 
@@ -85,12 +85,13 @@ def test_help_overview_gives_every_command_its_usage_line() -> None:
         assert f"  {usage}\n" in overview
 
 
-def test_validator_puts_the_cursor_on_the_problem_only_at_the_top_prompt() -> None:
+def test_validator_keeps_the_cursor_at_the_end_and_names_the_column_only_at_the_top_prompt() -> None:
     attached = False
     validator = CommandValidator(lambda: not attached)
     with pytest.raises(ValidationError) as caught:
         validator.validate(Document("cast ranks(1,,2) p x"))
-    assert caught.value.cursor_position == 13
+    assert caught.value.cursor_position == len("cast ranks(1,,2) p x")  # typing goes on at the end
+    assert caught.value.message.startswith("expected an integer") and caught.value.message.endswith("(at column 14)")
     attached = True
     validator.validate(Document("n"))  # a pdb line: not the console's to judge
 

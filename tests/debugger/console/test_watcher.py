@@ -25,11 +25,14 @@ class ScriptedClient:
         self.events = events
         self.played = asyncio.Event()
 
-    async def watch(self) -> AsyncIterator[tuple[WatchKind, SessionView, EndReason | None]]:
+    async def watch(self, exits: bool = False) -> AsyncIterator[tuple[WatchKind, SessionView, EndReason | None]]:
         for event in self.events:
             yield event
         self.played.set()
         await asyncio.Event().wait()
+
+    async def workers(self) -> list:
+        return []  # no agent streams: the board counts ranks from their sessions
 
 
 def test_replayed_sessions_are_known_and_synced_puts_nothing_on_the_board(

@@ -114,7 +114,7 @@ def test_list_all_states_and_interrupt(tmp_path: Path) -> None:
         code, out, err = run.finish()
         assert code in (3, 128 + signal.SIGKILL), err  # the first failing rank's status (rank 0 or 1)
         assert "[r2 procs=2] rank 2 continued" in out and "[r3 procs=3] rank 3 done" in out
-        assert "meshdbg: rank 2 (procs=2) stopped in pdb at states.py" in err and "meshdbg attach 2" in err
+        assert "meshdbg: rank 2 (procs=2) stopped at states.py" in err and "meshdbg attach 2" in err
     finally:
         run.kill()
 

@@ -1,0 +1,63 @@
+"""Watch events as news: one item per stop, crash and exit, for `meshdbg watch` and `serve`.
+
+A session is news once, when it is first seen stopped (a post-mortem stop is a crash); a
+worker is news when it exits. Each item prints as one line for people
+(`rank 2 (hosts=0,gpus=2) stopped at train.py:40 step; meshdbg attach 2`) or one JSON object
+for scripts. Pure: no gRPC, no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from meshdbg.debugger.control import SessionView, WorkerView
+from meshdbg.debugger.format import exit_text, rank_label, where
+from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind
+
+
+class NewsKind(StrEnum):
+    """What happened to a rank."""
+
+    STOPPED = State.STOPPED.value
+    CRASHED = "crashed"  # stopped post-mortem
+    EXITED = State.EXITED.value
+
+
+@dataclass(frozen=True)
+class Item:
+    """One piece of news about one rank."""
+
+    kind: NewsKind
+    view: SessionView | WorkerView
+
+    def text(self) -> str:
+        attach = f"meshdbg attach {self.view.rank}"
+        if self.kind is NewsKind.STOPPED:
+            return f"{rank_label(self.view)} stopped at {where(self.view)} ({self.view.reason}); {attach}"
+        if self.kind is NewsKind.CRASHED:
+            return f"{rank_label(self.view)} crashed: post-mortem at {where(self.view)}; {attach}"
+        status = exit_text(self.view)
+        return f"{rank_label(self.view)} exited ({'status ' + status if status.isdigit() else status})"
+
+    def to_json(self) -> dict[str, object]:
+        fields = {key: value for key, value in self.view.to_json().items() if key != "id"}
+        return {"event": str(self.kind), **fields}
+
+
+class News:
+    """Turns a watch stream into items, each stop announced once."""
+
+    def __init__(self) -> None:
+        self._told: set[int] = set()  # session ids whose stop was news
+
+    def feed(self, kind: WatchKind, view: SessionView | WorkerView, reason: EndReason | None) -> Item | None:
+        if kind is WatchKind.EXITED and isinstance(view, WorkerView):
+            return Item(NewsKind.EXITED, view)
+        if kind is WatchKind.CLOSED and isinstance(view, SessionView):
+            self._told.discard(view.id)
+            return None
+        if not isinstance(view, SessionView) or view.state is not State.STOPPED or view.id in self._told:
+            return None
+        self._told.add(view.id)
+        return Item(NewsKind.CRASHED if view.reason == StopReason.POST_MORTEM else NewsKind.STOPPED, view)
