@@ -60,6 +60,12 @@ def exit_text(worker: WorkerView) -> str:
     return "-" if worker.exit_code is None else str(worker.exit_code)
 
 
+def exit_note(worker: WorkerView) -> str:
+    """`rank 3 (gpus=3) exited (status 1)`, or `... exited (SIGKILL)`: how a worker ended, in a line."""
+    status = exit_text(worker)
+    return f"{rank_label(worker)} exited ({'status ' + status if status.lstrip('-').isdigit() else status})"
+
+
 def worker_table(workers: Sequence[WorkerView]) -> str:
     """`list --all`: every worker, stopped in pdb or not, with its exit status once exited."""
     if not workers:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from meshdbg.debugger.control import SessionView, WorkerView
-from meshdbg.debugger.format import exit_text, rank_label, where
+from meshdbg.debugger.format import exit_note, rank_label, where
 from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind
 
 
@@ -37,8 +37,7 @@ class Item:
             return f"{rank_label(self.view)} stopped at {where(self.view)} ({self.view.reason}); {attach}"
         if self.kind is NewsKind.CRASHED:
             return f"{rank_label(self.view)} crashed: post-mortem at {where(self.view)}; {attach}"
-        status = exit_text(self.view)
-        return f"{rank_label(self.view)} exited ({'status ' + status if status.isdigit() else status})"
+        return exit_note(self.view)
 
     def to_json(self) -> dict[str, object]:
         fields = {key: value for key, value in self.view.to_json().items() if key != "id"}

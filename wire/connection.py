@@ -114,7 +114,7 @@ def private_file(path: Path) -> Path:
 
 
 def pid_alive(pid: int) -> bool:
-    """Whether a process with this pid exists (a zombie counts as gone soon enough)."""
+    """Whether a process with this pid runs (a zombie, exited but not yet reaped, does not)."""
     if pid <= 0:
         return False
     try:
@@ -123,7 +123,11 @@ def pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat") as stat_file:
+            return stat_file.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True  # no /proc here: the signal said it exists
 
 
 # ---- servers: publish and withdraw --------------------------------------------------------

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from meshdbg.debugger.control import SessionView, WorkerView
-from meshdbg.debugger.format import exit_text, rank_label, where
+from meshdbg.debugger.format import exit_note, exit_text, rank_label, where
 from meshdbg.wire.vocabulary import EndReason, State, WatchKind
 
 RankKey = tuple[str, int]
@@ -53,7 +53,7 @@ class Board:
             if key in self.exits_told:
                 return None
             self.exits_told.add(key)
-            return f"{rank_label(view)} exited ({exit_text(view)})"
+            return exit_note(view)
         if kind is WatchKind.CLOSED:
             self.live.pop(view.id, None)
             if reason is not None and reason.rank_runs_on:

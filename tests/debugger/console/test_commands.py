@@ -13,7 +13,7 @@ from meshdbg.debugger.console.commands import Commands, LineError, aliases, chec
 from meshdbg.debugger.console.completion import ConsoleCompleter
 from meshdbg.debugger.console.highlight import pdb_fragments
 from meshdbg.debugger.console.validation import CommandValidator
-from meshdbg.debugger.control import SessionView
+from meshdbg.debugger.control import SessionView, WorkerView
 from meshdbg.debugger.selection import AttachTarget
 from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind
 
@@ -140,3 +140,25 @@ def test_every_parse_and_complete_method_belongs_to_a_command() -> None:
     """A command's parts sit beside its do_ method: no parser or completer for a missing command."""
     parts = [name.split("_", 1) for name in vars(Commands) if name.startswith(("parse_", "complete_"))]
     assert parts and all(command in command_names() for _, command in parts)
+
+
+def worker(rank: int, state: State = State.RUNNING, exit_code: int | None = None) -> WorkerView:
+    return WorkerView(name="worker", rank=rank, coords={"hosts": rank // 2, "gpus": rank % 2}, hostname="h",
+                      pid=100 + rank, state=state, reason="", filename="", function="", lineno=0, exit_code=exit_code,
+                      signal=None, launcher="meshdbg")
+
+
+def test_toolbar_counts_every_rank_of_the_mesh_with_exit_statuses() -> None:
+    board = Board()
+    board.reset([session(0)])
+    board.know_workers([worker(0, State.STOPPED), worker(1), worker(2), worker(3)])
+    assert board.summary() == "1 stopped · 3 running · 0 exited"  # ranks that never stopped count too
+    assert board.apply(WatchKind.EXITED, worker(3, State.EXITED, exit_code=1), None) == \
+        "rank 3 (hosts=1,gpus=1) exited (status 1)"
+    assert board.apply(WatchKind.CLOSED, session(0, state=State.EXITED), EndReason.CONTINUED) is None
+    assert board.summary() == "0 stopped · 3 running · 1 exited (r3: 1)"
+    board.apply(WatchKind.EXITED, worker(0, State.EXITED, exit_code=0), None)  # continued, then exited
+    assert board.counts() == {"stopped": 0, "running": 2, "exited": 2}
+    board.reset()  # a console opened again later sees what the server keeps
+    board.know_workers([worker(0, State.EXITED, 0), worker(1), worker(2), worker(3, State.EXITED, 1)])
+    assert board.summary() == "0 stopped · 2 running · 2 exited (r3: 1)"

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import pexpect
-from console_harness import Mesh
+from console_harness import WAIT_S, Mesh
 
 TOP = "meshdbg>"
 CTRL_D = "\x04"
@@ -182,3 +184,30 @@ def test_plain_flag_keeps_line_mode(three_ranks: Mesh) -> None:
     run(child, "p loss_scale", r"0\.5", re.escape("(Pdb)"))
     run(child, "detach")
     child.expect(pexpect.EOF)
+
+
+def test_plain_attach_ends_at_once_when_its_worker_dies(mesh: Mesh) -> None:
+    worker = mesh.start_worker(0)
+    mesh.wait_sessions(stopped={0})
+    child = mesh.console("--plain", "0")
+    child.expect(re.escape("(Pdb)"))
+    worker.kill()
+    child.expect("meshdbg: session ended \\(the worker went away\\)", timeout=3)  # no line typed
+    child.expect(pexpect.EOF, timeout=3)
+
+
+def test_plain_attach_follows_the_rank_across_continue_while_stdin_has_lines(mesh: Mesh) -> None:
+    mesh.start_worker(0, then="again")
+    mesh.wait_sessions(stopped={0})
+    script = "p loss_scale\nc\np second_stop\nc\n"
+    result = subprocess.run([sys.executable, "-m", "meshdbg", "attach", "--plain", "0"], env=mesh.env, input=script,
+                            capture_output=True, text=True, timeout=WAIT_S)
+    assert result.returncode == 0, result.stderr
+    assert "0.5" in result.stdout and "waiting for its next stop" in result.stdout
+    assert "True" in result.stdout  # read at the second breakpoint
+    assert "Traceback" not in result.stderr
+    mesh.start_worker(1)  # stops once, then exits
+    mesh.wait_sessions(stopped={1})
+    result = subprocess.run([sys.executable, "-m", "meshdbg", "attach", "--plain", "1"], env=mesh.env,
+                            input="c\np 1\n", capture_output=True, text=True, timeout=WAIT_S)
+    assert result.returncode == 0 and "rank 1 (hosts=0,gpus=1) exited; nothing more to attach to" in result.stdout

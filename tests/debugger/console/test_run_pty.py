@@ -1,0 +1,192 @@
+"""`meshdbg run` in a pseudo-terminal, as a person drives it: start, stop, step, end the job.
+
+Every wait is pexpect's expect on what the person would see (or the process's end).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+HERE = Path(__file__).parent
+JOB = HERE / "run_job.py"
+WAIT_S = 20.0
+TOP = re.escape("meshdbg>")
+RANK0 = re.escape("(Pdb r0 hosts=0,gpus=0)")
+NOISE = ("Traceback", "CancelledError", "no session for", "\x1b[45;1R")
+
+
+@pytest.fixture
+def env(tmp_path: Path, private_runtime_dir: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("MESHDBG_")}
+    env.update(MESHDBG_RUNTIME_DIR=str(private_runtime_dir), MESHDBG_HISTORY=str(tmp_path / "history"),
+               NO_COLOR="1", TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1", PYTHONUNBUFFERED="1")
+    return env
+
+
+def start(env: dict[str, str], *job_args: str) -> pexpect.spawn:
+    child = pexpect.spawn(sys.executable, ["-m", "meshdbg", "run", "--mesh", "hosts=2,gpus=2", str(JOB), *job_args],
+                          env=env, encoding="utf-8", timeout=WAIT_S, dimensions=(40, 160))
+    child.logfile_read = io.StringIO()
+    return child
+
+
+def finish(child: pexpect.spawn) -> tuple[int, str]:
+    """Wait for the launcher to exit; (its status, everything it printed), checked for noise."""
+    child.expect(pexpect.EOF)
+    child.close()
+    text = child.logfile_read.getvalue()
+    for noise in NOISE:
+        assert noise not in text, text
+    return child.exitstatus, text
+
+
+def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "meshdbg", *args], env=env, capture_output=True, text=True,
+                          timeout=WAIT_S)
+
+
+def test_start_step_stop_and_end_the_job(env: dict[str, str]) -> None:
+    child = start(env)
+    try:
+        child.expect("attached to rank 0 \\(hosts=0,gpus=0\\)")
+        child.expect(RANK0)
+        child.sendline("n")
+        child.expect(RANK0)
+        child.sendline("p number, result")
+        child.expect(r"\(0, 0\)")
+        child.expect(RANK0)
+        child.sendcontrol("d")
+        child.expect("detached from rank 0")
+        child.expect(TOP)
+        child.sendline("stop")
+        child.expect("3 ranks still running; stop the whole job\\? \\[y/N\\]")
+        child.sendline("n")
+        child.expect("not stopped")
+        child.expect(TOP)
+        child.sendline("stop")
+        child.expect("stop the whole job")
+        child.sendline("y")
+        status, text = finish(child)
+    finally:
+        child.close(force=True)
+    assert status == 130
+    assert "stopping the job" in text and "meshdbg: stopped from the console; stopping the mesh" in text
+
+
+def test_ctrl_c_at_the_prompt_explains_then_a_second_one_stops_the_job(env: dict[str, str]) -> None:
+    child = start(env)
+    try:
+        child.expect(RANK0)
+        child.sendcontrol("d")
+        child.expect(TOP)
+        child.sendcontrol("c")
+        child.expect("Ctrl-C again within 3 s stops the whole job")
+        child.expect(TOP)
+        child.sendcontrol("c")
+        status, text = finish(child)
+    finally:
+        child.close(force=True)
+    assert status == 130 and "stopped by Ctrl-C at meshdbg>" in text
+
+
+def test_quit_closes_the_console_until_the_next_stop_and_the_job_ends_quietly(env: dict[str, str]) -> None:
+    child = start(env, "0")  # ranks 1-3 finish at once: only rank 0 is left
+    try:
+        child.expect(RANK0)
+        child.sendcontrol("d")
+        child.expect(TOP)
+        child.sendline("quit")
+        child.expect("console closed until the next stop; 1 session stay")
+        resumed = cli(env, "continue", "0")  # another terminal lets rank 0 run to its next stop
+        assert resumed.returncode == 0, resumed.stderr
+        child.expect("attached to rank 0")  # the console is back, at the new stop
+        child.expect(RANK0)
+        child.sendline("c")  # rank 0 ends; the job is over
+        status, text = finish(child)
+    finally:
+        child.close(force=True)
+    assert status == 0
+    assert text.count("attached to rank 0") == 2  # opened twice: at the start and at the next stop, no loop
+    assert "rank 0 done 10" in text
+
+
+@pytest.mark.parametrize("signum, why", [(signal.SIGTERM, "terminated"), (signal.SIGINT, "interrupted")])
+def test_a_signal_to_the_launcher_closes_the_console_and_stops_the_mesh(env: dict[str, str], signum: int,
+                                                                       why: str) -> None:
+    child = start(env)
+    try:
+        child.expect(RANK0)
+        if signum == signal.SIGINT:  # with the console closed, Ctrl-C is the launcher's
+            child.sendcontrol("d")
+            child.expect(TOP)
+            child.sendline("quit")
+            child.expect("console closed")
+        os.kill(child.pid, signum)
+        status, text = finish(child)
+    finally:
+        child.close(force=True)
+    assert status == 130 and f"meshdbg: {why}; stopping the mesh" in text
+
+
+def test_an_invalid_line_keeps_the_cursor_at_its_end_and_histories_are_apart(env: dict[str, str]) -> None:
+    child = start(env)
+    try:
+        child.expect(RANK0)
+        child.sendline("p 6*7")
+        child.expect("42")
+        child.expect(RANK0)
+        child.sendcontrol("d")
+        child.expect(TOP)
+        child.sendline("nn")
+        child.expect("unknown command 'nn'")
+        child.send("\x15")  # Ctrl-U clears what is left of the refused line before the cursor: all of it
+        child.sendline("list")
+        child.expect("RANK")
+        child.expect(TOP)
+        child.send("\x1b[A")  # up-arrow at meshdbg>: the last console command, not the pdb line
+        child.expect("list")
+        child.sendcontrol("c")  # clears the line
+        child.sendcontrol("r")
+        child.send("lis")
+        child.expect("reverse-i-search")
+        child.send("\r")  # one Enter runs the line found
+        child.expect("RANK")
+        child.expect(TOP)
+        child.sendline("stop")
+        child.expect("stop the whole job")
+        child.sendline("y")
+        finish(child)
+    finally:
+        child.close(force=True)
+    history = Path(env["MESHDBG_HISTORY"])
+    assert "list" in history.read_text() and "p 6*7" not in history.read_text()
+    assert "p 6*7" in Path(str(history) + "-pdb").read_text()
+    assert oct(history.stat().st_mode & 0o777) == "0o600"
+
+
+def test_tab_completes_a_file_path_and_line_for_break(env: dict[str, str], tmp_path: Path) -> None:
+    child = start(env)
+    try:
+        child.expect(RANK0)
+        relative = os.path.relpath(JOB, os.getcwd())
+        child.send(f"b {relative[:-6]}\t")
+        child.expect(re.escape("job.py:"))  # the renderer writes only what Tab added
+        child.sendcontrol("c")
+        child.sendcontrol("d")
+        child.expect(TOP)
+        child.sendline("stop")
+        child.expect("stop the whole job")
+        child.sendline("y")
+        finish(child)
+    finally:
+        child.close(force=True)
