@@ -6,7 +6,6 @@ Every wait is pexpect's expect on what the person would see (or the process's en
 from __future__ import annotations
 
 import io
-import json
 import os
 import re
 import signal
