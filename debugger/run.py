@@ -17,7 +17,6 @@ import asyncio
 import importlib.machinery
 import importlib.util
 import os
-import signal
 import sys
 from typing import Awaitable, TypeVar
 
@@ -85,7 +84,7 @@ async def main(args: argparse.Namespace) -> int:
     launcher = MeshLauncher(shape, argv, name=args.name, post_mortem=not args.no_post_mortem,
                             stop_on_failure=not args.keep_going)
     job = Job()
-    catch_signals(job)
+    job.take_signals()
     watcher: asyncio.Task[None] | None = None
     try:
         try:
@@ -110,13 +109,6 @@ async def main(args: argparse.Namespace) -> int:
     finally:
         await close_console(job, watcher)
         await launcher.close()
-
-
-def catch_signals(job: Job) -> None:
-    """SIGINT and SIGTERM stop the job (the console takes SIGINT over while it is open)."""
-    loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGINT, job.stop, "interrupted")
-    loop.add_signal_handler(signal.SIGTERM, job.stop, "terminated")
 
 
 async def close_console(job: Job, watcher: asyncio.Task[None] | None) -> None:
@@ -171,8 +163,7 @@ async def watch_stops(launcher: MeshLauncher, interactive: bool, job: Job) -> No
             continue  # over already (an event queued while a console was open): not a stop to open for
         if interactive:
             job.closed_by_user = False
-            await open_console(launcher, event.session.identity.rank, job)
-            catch_signals(job)  # the console had SIGINT; Ctrl-C stops the job again
+            await open_console(launcher, event.session.identity.rank, job)  # gives SIGINT back to the job
             if job.closed_by_user:  # what it left paused stays so; a stop since it went idle opens it again
                 seen.update(s.id for s in registry.sessions())
             if job.ended.is_set():

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import time
 from typing import Any, Callable, Coroutine
 
 from prompt_toolkit import PromptSession, print_formatted_text
@@ -64,8 +63,8 @@ class Console:
         self.following: SessionView | None = None  # the rank we let run with `c`: Ctrl-C stops it
         self.synced = False  # the board holds what the server had when we (re)connected
         self._command: Callable[[], None] | None = None  # what Ctrl-C does to the running command
+        self._running: asyncio.Task[Any] | None = None  # the running command
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._last_ctrl_c = float("-inf")  # when Ctrl-C last explained how to stop the job
         output = get_app_session().output
         self.color = (ColorDepth.from_env() or output.get_default_color_depth()) != ColorDepth.DEPTH_1_BIT
         self.console_prompt, self.pdb_prompt = make_prompts(
@@ -91,11 +90,7 @@ class Console:
     def farewell(self) -> str:
         count = self.live_count()
         paused = f"{count} session{'s' if count != 1 else ''}"
-        if self.job is None:
-            return f"bye; {paused} left as they are"
-        self.job.closed_by_user = True
-        return (f"console closed until the next stop; {paused} stay paused, the job runs on "
-                f"(Ctrl-C here stops it; meshdbg attach opens a console from another terminal)")
+        return f"bye; {paused} left as they are" if self.job is None else self.job.farewell(paused)
 
     async def stop_job(self) -> bool:
         """`stop`: end the `meshdbg run` job, once confirmed if ranks still run; True if stopping."""
@@ -172,8 +167,8 @@ class Console:
 
     async def _leave_when_the_job_ends(self, job: Job) -> None:
         await job.ended.wait()
-        if self._command is not None:
-            self._command()  # the job is over: stop waiting for its ranks
+        if self._running is not None:
+            self._running.cancel()  # the job is over: stop waiting for its ranks
         self._refresh()
 
     # ---- the loop ---------------------------------------------------------------------
@@ -217,7 +212,9 @@ class Console:
             await asyncio.gather(*self._tasks, return_exceptions=True)
             await self.detach(quiet=True)
             await self.link.close()
-            if previous is not None:
+            if self.job is not None:
+                self.job.take_signals()  # no moment when Ctrl-C would reach nobody
+            elif previous is not None:
                 loop.remove_signal_handler(signal.SIGINT)
                 signal.signal(signal.SIGINT, previous)
 
@@ -251,10 +248,11 @@ class Console:
         """Run one command as a task Ctrl-C can reach; report its errors in one line."""
         task = asyncio.ensure_future(work)
         self._command = (lambda: self._interrupt_attached(task)) if attached else (lambda: self._cancel(task))
+        self._running = task
         try:
             await asyncio.wait([task])
         finally:
-            self._command = None
+            self._command = self._running = None
             task.cancel()
         if task.cancelled():
             return False
@@ -277,7 +275,12 @@ class Console:
     # ---- Ctrl-C -----------------------------------------------------------------------
 
     def _on_sigint(self) -> None:
-        if self._command is not None:
+        """SIGINT while no prompt reads keys: it reaches the running command, or, once the
+        console is closing (or between commands) under `meshdbg run`, the job, as it would
+        a moment later."""
+        if self.job is not None and (self._command is None or self.job.closed_by_user):
+            self.job.stop("interrupted")
+        elif self._command is not None:
             self._command()
 
     def _cancel(self, task: asyncio.Task[Any]) -> None:
@@ -318,14 +321,11 @@ class Console:
             await self._interrupt(self.following)
         elif self.job is None:
             self.say("(quit or Ctrl-D leaves the console; sessions stay as they are)")
-        elif time.monotonic() - self._last_ctrl_c <= SECOND_CTRL_C_S:
-            self.job.stop("stopped by Ctrl-C at meshdbg>")
+        elif (explanation := self.job.ctrl_c()) is not None:
+            self.say(explanation)
+        else:
             self.announce("stopping the job…")
             return True
-        else:
-            self._last_ctrl_c = time.monotonic()
-            self.say(f"Ctrl-C again within {SECOND_CTRL_C_S:.0f} s stops the whole job (so does `stop`); "
-                     f"quit or Ctrl-D closes the console until the next stop")
         return False
 
     async def _interrupt(self, session: SessionView) -> None:

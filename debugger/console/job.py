@@ -1,14 +1,19 @@
 """The `meshdbg run` job a console belongs to: what lets the console end it.
 
 The launcher owns the mesh; the console only asks. `stop(why)` sets `stopping`, which
-`meshdbg run` waits on beside SIGINT and SIGTERM, and `ended` is set by the launcher once the
-job is over, which closes the console (the terminal restored) wherever it is.
+`meshdbg run` waits on, and `ended` is set by the launcher once the job is over, which closes
+the console (the terminal restored) wherever it is. SIGINT and SIGTERM stop the job
+(`take_signals`), except while a console is open: it takes SIGINT over and gives it back.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
+import time
 from dataclasses import dataclass, field
+
+SECOND_CTRL_C_S = 3.0  # a second Ctrl-C at meshdbg> this soon after the first stops the job
 
 
 @dataclass
@@ -20,8 +25,32 @@ class Job:
     why: str = ""
     console_open: bool = False  # a console is on the terminal (the launcher lets it close itself)
     closed_by_user: bool = False  # the last console was closed with quit or Ctrl-D, not left idle
+    _last_ctrl_c: float = float("-inf")
 
     def stop(self, why: str) -> None:
         """Ask the launcher to stop every rank (the first reason given is the one reported)."""
         self.why = self.why or why
         self.stopping.set()
+
+    def take_signals(self) -> None:
+        """SIGINT and SIGTERM stop the job (from the running loop; replaces a console's SIGINT)."""
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, self.stop, "interrupted")
+        loop.add_signal_handler(signal.SIGTERM, self.stop, "terminated")
+
+    def ctrl_c(self) -> str | None:
+        """Ctrl-C on an empty `meshdbg>`: the first explains (the text returned), a second one
+        within SECOND_CTRL_C_S stops the job (None)."""
+        now = time.monotonic()
+        if now - self._last_ctrl_c <= SECOND_CTRL_C_S:
+            self.stop("stopped by Ctrl-C at meshdbg>")
+            return None
+        self._last_ctrl_c = now
+        return (f"Ctrl-C again within {SECOND_CTRL_C_S:.0f} s stops the whole job (so does `stop`); "
+                f"quit or Ctrl-D closes the console until the next stop")
+
+    def farewell(self, paused: str) -> str:
+        """What closing the console says; the launcher opens it again at the next new stop only."""
+        self.closed_by_user = True
+        return (f"console closed until the next stop; {paused} stay paused, the job runs on "
+                f"(Ctrl-C here stops it; meshdbg attach opens a console from another terminal)")
