@@ -115,3 +115,17 @@ def test_private_file_tightens_a_loose_history(tmp_path: Path) -> None:
     loose.chmod(0o644)
     assert stat.S_IMODE(private_file(loose).stat().st_mode) == 0o600
     assert loose.read_text() == "p password\n"
+
+
+def test_a_run_beside_a_serve_leaves_the_serves_file_alone(env: dict[str, str], tmp_path: Path,
+                                                           private_runtime_dir: Path) -> None:
+    process, serve_addr = serve(env)
+    try:
+        script = tmp_path / "quick.py"
+        script.write_text("print('ran')\n")
+        run = cli(env, "run", "--mesh", "procs=2", str(script))
+        assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+        assert [s.info.addr for s in live_servers()] == [serve_addr]  # run removed its own file only
+        assert cli(env, "list").returncode == 0  # and clients still find the serve
+    finally:
+        stop(process)
