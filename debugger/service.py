@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import grpc
 
 from meshdbg.debugger.auth import TokenInterceptor
+from meshdbg.debugger.collectives import guard_collectives, pause_timeout_from_env
 from meshdbg.wire.connection import ConnectionInfo, new_token, remove_connection_file, write_connection_file
 from meshdbg.wire.errors import UsageError
 from meshdbg.debugger.mesh_servicer import MeshServicer
@@ -48,7 +50,9 @@ class DebugClient:
         self.what = what
         self.connection: ConnectionInfo | None = None
         self.connection_file: Path | None = None
+        self.pause_timeout_s = pause_timeout_from_env()  # pause-safe collectives (meshdbg.debugger.collectives)
         self._server: grpc.aio.Server | None = None
+        self._guard: asyncio.Task[None] | None = None
 
     async def start(self) -> ConnectionInfo:
         """Start serving; returns the address and token clients need."""
@@ -63,6 +67,7 @@ class DebugClient:
                              f"or the port is taken") from exc
         await server.start()
         self._server = server
+        self._guard = asyncio.create_task(guard_collectives(self.registry, self.workers, self.pause_timeout_s))
         self.connection = ConnectionInfo(f"{host}:{port}", self.token)
         if self.publish:
             try:
@@ -84,4 +89,6 @@ class DebugClient:
             remove_connection_file(self.connection_file, self.connection)
             self.connection_file = None
         server, self._server = self._server, None
+        if self._guard is not None:
+            self._guard.cancel()
         await server.stop(grace)

@@ -113,6 +113,7 @@ class WorkerRegistry:
         self._workers: dict[int, Worker] = {}
         self._by_pid: dict[int, list[Worker]] = {}  # oldest first (pids of other hosts may clash)
         self._ids = itertools.count(1)
+        self._collectives_timeout = 0.0  # while a rank is paused: what every worker's process groups get
 
     def launched(self, identity: pb.Identity) -> Worker:
         """A process this server's launcher started: listed as starting until it connects."""
@@ -131,6 +132,8 @@ class WorkerRegistry:
             worker.identity, worker.launcher = ident, hello.launcher or worker.launcher
         worker.outbox = asyncio.Queue()
         worker.connected.set()
+        if self._collectives_timeout:
+            worker.send(_collectives(self._collectives_timeout))
         return worker
 
     def _add(self, worker: Worker) -> Worker:
@@ -187,12 +190,27 @@ class WorkerRegistry:
         return pb.WorkerInfo(identity=identity, state=state.pb, launcher=worker.launcher, exit_code=worker.exit_code,
                              signal=worker.signal, frame=session.frame if session is not None else None)
 
+    def set_collectives_timeout(self, seconds: float) -> None:
+        """Tell every connected worker (and each one that connects later) to give its
+        torch.distributed process groups this timeout; 0 restores their own (see
+        meshdbg.debugger.collectives). Sent only when it changes."""
+        if seconds == self._collectives_timeout:
+            return
+        self._collectives_timeout = seconds
+        for worker in self._workers.values():
+            if worker.outbox is not None:
+                worker.send(_collectives(seconds))
+
     def interrupt(self, selection: Selection) -> list[int]:
         """Ask every selected running worker to stop in pdb; the ranks asked."""
         chosen = [w for w in self.select(selection) if self.state(w) is State.RUNNING]
         for worker in chosen:
             worker.send(mesh_pb.AgentCommand(interrupt=mesh_pb.AgentInterrupt()))
         return [w.rank for w in chosen]
+
+
+def _collectives(seconds: float) -> mesh_pb.AgentCommand:
+    return mesh_pb.AgentCommand(collectives_timeout=mesh_pb.CollectivesTimeout(timeout_s=seconds))
 
 
 def _state(worker: Worker, session: Session | None) -> State:

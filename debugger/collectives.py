@@ -1,0 +1,50 @@
+"""Pause-safe collectives, the server's half: while any rank is paused in pdb, every worker's
+torch.distributed process groups get a long timeout; when none is, their own timeouts return.
+
+The guard follows the session registry's watch stream (every session is a rank paused in
+pdb, including while it runs one command) and tells the workers through their agent streams
+(WorkerRegistry.set_collectives_timeout, which also tells a worker that connects during a
+pause). The worker's half is meshdbg.worker.collectives. The timeout while paused is
+MESHDBG_PAUSE_TIMEOUT seconds on the server (default 3600, as torch.distributed.breakpoint;
+0 turns the guard off).
+"""
+
+from __future__ import annotations
+
+import os
+
+from meshdbg.debugger.sessions import SessionRegistry
+from meshdbg.debugger.workers import WorkerRegistry
+from meshdbg.wire.errors import UsageError
+from meshdbg.wire.vocabulary import WatchKind
+
+PAUSE_TIMEOUT_ENV = "MESHDBG_PAUSE_TIMEOUT"
+DEFAULT_PAUSE_TIMEOUT_S = 3600.0
+
+
+def pause_timeout_from_env() -> float:
+    """MESHDBG_PAUSE_TIMEOUT in seconds (default 3600; 0: leave the timeouts alone)."""
+    text = os.environ.get(PAUSE_TIMEOUT_ENV, "")
+    try:
+        seconds = float(text) if text else DEFAULT_PAUSE_TIMEOUT_S
+    except ValueError:
+        raise UsageError(f"{PAUSE_TIMEOUT_ENV}={text!r} is not a number of seconds") from None
+    if seconds < 0:
+        raise UsageError(f"{PAUSE_TIMEOUT_ENV}={text!r} must be 0 (off) or more")
+    return seconds
+
+
+async def guard_collectives(sessions: SessionRegistry, workers: WorkerRegistry, timeout_s: float) -> None:
+    """Run until cancelled: extend while a session is open, restore when the last one closes."""
+    if timeout_s <= 0:
+        return
+    paused: set[int] = set()
+    async for event in sessions.watch():
+        kind = WatchKind.of(event.kind)
+        if kind is WatchKind.OPENED:
+            paused.add(event.session.id)
+        elif kind is WatchKind.CLOSED:
+            paused.discard(event.session.id)
+        else:
+            continue
+        workers.set_collectives_timeout(timeout_s if paused else 0.0)

@@ -1,0 +1,47 @@
+"""Pause-safe collectives: a gloo job survives one rank paused in pdb for longer than its
+process group's timeout, while its peer waits in all_reduce; the timeouts come back after."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from e2e import wait_for
+from mesh_helpers import start_run
+from watching import wait_sessions
+
+PG_TIMEOUT_S = 2.0  # the script's init_process_group timeout
+
+
+def in_all_reduce(run) -> dict | None:
+    """Rank 0's stack group, once its innermost frames are in all_reduce."""
+    groups = json.loads(run.cli("stacks", "--json").stdout or "[]")
+    for group in groups:
+        if 0 in group["ranks"] and any(f["function"].endswith("all_reduce") for f in group["frames"]):
+            return group
+    return None
+
+
+@pytest.mark.torch
+def test_a_pause_longer_than_the_timeout_does_not_kill_the_waiting_peer(tmp_path: Path) -> None:
+    run = start_run(tmp_path, "--mesh", "gpus=2", "pause_allreduce.py")
+    try:
+        run.wait_workers(lambda by_rank: len(by_rank) == 2, "two ranks", timeout=30)
+        wait_sessions(run.env, {"stopped": [1]}, timeout=30)
+        group = wait_for(lambda: in_all_reduce(run), 20, "rank 0 waiting in all_reduce")
+        assert group["states"] == {"running": [0]}  # waiting in C with the GIL released: its agent answers
+        paused_at = time.monotonic()
+        while time.monotonic() - paused_at < 2 * PG_TIMEOUT_S:  # the pause itself: twice the timeout
+            assert run.process.poll() is None, run.finish()
+            time.sleep(0.2)
+        assert in_all_reduce(run) is not None  # still waiting, not dead of the timeout
+        assert run.cli("continue").returncode == 0
+        code, out, err = run.finish(timeout=30)
+        assert code == 0, err
+        for rank in (0, 1):
+            assert f"rank {rank} sum 3" in out and f"rank {rank} timeout restored" in out
+    finally:
+        run.kill()
