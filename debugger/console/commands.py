@@ -26,11 +26,14 @@ from meshdbg.debugger.console.lines import LineError, check_selection, optional_
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.format import grouped_cast_output, resumed_text, session_table
 from meshdbg.debugger.selection import AttachTarget, describe_ranks, parse_attach_target, parse_selection
+from meshdbg.debugger.stack_tree import stack_tree
+from meshdbg.debugger.value_groups import value_groups, value_text
 from meshdbg.wire.errors import TargetError
 
 __all__ = ["Commands", "ConsoleActions", "LineError", "PDB_COMMANDS", "aliases", "check_line", "command_names",
            "completions_for", "help_overview", "resolve_command"]
 
+THREADS_FLAG, THREADS_MAIN, THREADS_ALL = "--threads", "main", "all"
 PDB_COMMANDS = frozenset(name[3:] for name in dir(pdb.Pdb) if name.startswith("do_"))
 CLEAR_FLAG = "--clear"
 
@@ -163,6 +166,63 @@ class Commands:
         if len(arg) <= end:
             return _selections(board, arg)
         return PDB_COMMANDS if " " not in arg[end:].lstrip() else []
+
+    # ---- stacks / compare -----------------------------------------------------------------
+
+    async def do_stacks(self, arg: str) -> None:
+        """stacks [selection] [--threads all]
+        Where every selected (default: every) rank is now, running, stopped or stuck: their
+        Python stacks merged into one tree, each branch labelled with its ranks, the odd ones
+        out marked. A rank stuck in C is sampled from outside with py-spy.
+        """
+        selection, all_threads = self.parse_stacks(arg)
+        self.console.say(stack_tree(await (await self.console.client()).stacks(selection, all_threads)))
+
+    @staticmethod
+    def parse_stacks(arg: str) -> tuple[str, bool]:
+        """`[selection] [--threads main|all]` → (selection, every thread?)."""
+        text, flag, threads = arg.partition(THREADS_FLAG)
+        if flag and threads.strip() not in (THREADS_MAIN, THREADS_ALL):
+            raise LineError(f"{THREADS_FLAG} takes {THREADS_MAIN} or {THREADS_ALL}", len(text) + len(flag))
+        return optional_selection(text), threads.strip() == THREADS_ALL
+
+    @staticmethod
+    def complete_stacks(board: Board, arg: str) -> Iterable[str]:
+        """A selection, then `--threads`, then main or all."""
+        if arg.rstrip().endswith(THREADS_FLAG):
+            return [THREADS_MAIN, THREADS_ALL]
+        return _selections(board, arg) + [THREADS_FLAG]
+
+    async def do_compare(self, arg: str) -> None:
+        """compare <selection> <expression>
+        Evaluate a Python expression in every selected stopped rank's current frame and group
+        the ranks by equal value, largest group first, outliers marked. Tensors and arrays are
+        compared by a summary (shape, dtype, min/max/mean, NaN/inf counts, a checksum).
+        """
+        selection, expression = self.parse_compare(arg)
+        results = await (await self.console.client()).compare(selection, expression)
+        self.console.say(value_text(value_groups(results)))
+
+    @staticmethod
+    def parse_compare(arg: str) -> tuple[str, str]:
+        """`<selection> <expression>` → (selection, expression)."""
+        if not arg.strip():
+            raise LineError("compare needs a selection and an expression, e.g. compare all loss", 0)
+        end = selection_end(arg)
+        selection, expression = arg[:end], arg[end:].strip()
+        check_selection(selection)
+        if not expression:
+            raise LineError(f"compare needs an expression after the selection, e.g. compare {selection} loss", len(arg))
+        return selection, expression
+
+    @staticmethod
+    def complete_compare(board: Board, arg: str) -> Iterable[str]:
+        """A selection (the expression is the user's)."""
+        try:
+            end = selection_end(arg)
+        except LineError:
+            return _selections(board, arg)
+        return _selections(board, arg) if len(arg) <= end else []
 
     # ---- continue -----------------------------------------------------------------------
 

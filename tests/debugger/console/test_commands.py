@@ -26,7 +26,8 @@ def session(rank: int, state: State = State.STOPPED, session_id: int | None = No
 
 
 def test_commands_and_aliases_come_from_the_do_methods() -> None:
-    assert command_names() == ["attach", "cast", "continue", "detach", "help", "interrupt", "list", "quit", "stop"]
+    assert command_names() == ["attach", "cast", "compare", "continue", "detach", "help", "interrupt", "list", "quit",
+                               "stacks", "stop"]
     assert aliases() == {"l": "list", "a": "attach", "c": "continue", "h": "help", "q": "quit"}
 
 
@@ -37,6 +38,8 @@ def test_commands_and_aliases_come_from_the_do_methods() -> None:
     ("cast ranks(hosts=1, gpus=0:4) p loss", ("cast", "ranks(hosts=1, gpus=0:4) p loss")),
     ("c 0,3-5", ("continue", "0,3-5")),
     ("help cast", ("help", "cast")),
+    ("stacks ranks(pp=1) --threads all", ("stacks", "ranks(pp=1) --threads all")),
+    ("compare all loss.item()", ("compare", "all loss.item()")),
 ])
 def test_check_line_resolves_aliases(line: str, parsed: tuple[str, str]) -> None:
     assert check_line(line) == parsed
@@ -56,6 +59,10 @@ def test_check_line_resolves_aliases(line: str, parsed: tuple[str, str]) -> None
     ("attach ²", 7, "attach needs a rank"),  # a digit to str.isdigit, not to int()
     ("attach 99999999999", 7, "attach needs a rank"),  # beyond an int32 rank
     ("attach #x", 7, "attach needs a rank"),
+    ("stacks --threads some", 16, "--threads takes main or all"),
+    ("stacks ranks(1,,2)", 15, "expected an integer"),
+    ("compare all", 11, "needs an expression"),
+    ("compare", 7, "needs a selection and an expression"),
 ])
 def test_check_line_points_at_the_problem(line: str, position: int, problem: str) -> None:
     with pytest.raises(LineError) as caught:
@@ -103,7 +110,7 @@ def completions(board: Board, text: str) -> list[str]:
 def test_console_completion_offers_commands_ranks_names_and_dims() -> None:
     board = Board()
     board.reset([session(0), session(1), session(3, name="trainer", session_id=9)])
-    assert completions(board, "co") == ["continue"]
+    assert completions(board, "co") == ["compare", "continue"] and completions(board, "con") == ["continue"]
     assert completions(board, "attach ") == ["0", "1", "3", "trainer", "worker"]
     assert completions(board, "attach trainer ") == ["3"]
     assert completions(board, "cast r") == ["ranks("]
@@ -162,3 +169,14 @@ def test_toolbar_counts_every_rank_of_the_mesh_with_exit_statuses() -> None:
     board.reset()  # a console opened again later sees what the server keeps
     board.know_workers([worker(0, State.EXITED, 0), worker(1), worker(2), worker(3, State.EXITED, 1)])
     assert board.summary() == "0 stopped · 2 running · 2 exited (r3: 1)"
+
+
+def test_stacks_and_compare_split_their_arguments() -> None:
+    assert Commands.parse_stacks("") == ("", False)
+    assert Commands.parse_stacks("ranks(1) --threads all") == ("ranks(1)", True)
+    assert Commands.parse_stacks("--threads main") == ("", False)
+    assert Commands.parse_compare("ranks(hosts=1) grads.norm()") == ("ranks(hosts=1)", "grads.norm()")
+    board = Board()
+    assert Commands.complete_stacks(board, "all --threads") == ["main", "all"]
+    assert "--threads" in Commands.complete_stacks(board, "")
+    assert Commands.complete_compare(board, "all lo") == []
