@@ -7,6 +7,8 @@ the logic (states, calls, interrupts) lives there.
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
 from typing import AsyncIterator
 
 import grpc
@@ -30,7 +32,8 @@ class MeshServicer(mesh_grpc.MeshServicer):
         outbox = worker.outbox  # this stream's, even if the worker connects again
         pump = asyncio.create_task(self._pump_worker(request_iterator, worker, outbox))
         try:
-            yield mesh_pb.AgentCommand(welcome=mesh_pb.AgentWelcome(worker_id=worker.id))
+            yield mesh_pb.AgentCommand(welcome=mesh_pb.AgentWelcome(worker_id=worker.id, server_pid=os.getpid(),
+                                                                    server_host=socket.gethostname()))
             while (command := await outbox.get()) is not None:
                 yield command
         finally:

@@ -98,13 +98,12 @@ def sample_stacks(all_threads: bool) -> list[pb.ThreadStack]:
     """This process's stacks: the main thread's, or every user thread's (main first)."""
     main = threading.main_thread()
     by_ident = {thread.ident: thread for thread in threading.enumerate()}
-    current = threading.get_ident()
     threads = []
     for ident, frame in sys._current_frames().items():
         is_main = ident == main.ident
         thread = by_ident.get(ident)
         name = thread.name if thread is not None else f"Thread {ident}"
-        if ident == current or not shown(name, is_main, all_threads):
+        if not shown(name, is_main, all_threads):  # (the agent thread sampling is meshdbg's own)
             continue
         native_id = (thread.native_id if thread is not None else None) or ident
         threads.append((native_id, name, is_main, frames_of(frame)))

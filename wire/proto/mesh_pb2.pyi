@@ -55,10 +55,14 @@ class CollectivesTimeout(_message.Message):
     def __init__(self, timeout_s: _Optional[float] = ...) -> None: ...
 
 class AgentWelcome(_message.Message):
-    __slots__ = ("worker_id",)
+    __slots__ = ("worker_id", "server_pid", "server_host")
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    SERVER_PID_FIELD_NUMBER: _ClassVar[int]
+    SERVER_HOST_FIELD_NUMBER: _ClassVar[int]
     worker_id: int
-    def __init__(self, worker_id: _Optional[int] = ...) -> None: ...
+    server_pid: int
+    server_host: str
+    def __init__(self, worker_id: _Optional[int] = ..., server_pid: _Optional[int] = ..., server_host: _Optional[str] = ...) -> None: ...
 
 class AgentInterrupt(_message.Message):
     __slots__ = ()

@@ -12,8 +12,11 @@ the server samples from outside) and sets the process groups' timeouts while a r
 
 from __future__ import annotations
 
+import ctypes
 import queue
 import signal
+import socket
+import sys
 import threading
 from types import FrameType
 
@@ -31,6 +34,15 @@ from meshdbg.worker.stacks import OWN_THREAD_PREFIX, answer_sample
 
 INTERRUPT_SIGNAL = signal.SIGUSR2
 CLOSE_TIMEOUT_S = 2.0
+PR_SET_PTRACER = 0x59616D61  # Yama: let this pid and its descendants ptrace us
+
+
+def allow_sampling_by(welcome: mesh_pb.AgentWelcome) -> None:
+    """Let the server on this host (and the py-spy it runs) read this process's memory, as
+    Yama's ptrace_scope 1 otherwise forbids to a process that is not an ancestor. Does nothing
+    elsewhere (another host, no Yama, not Linux)."""
+    if sys.platform.startswith("linux") and welcome.server_pid and welcome.server_host == socket.gethostname():
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PTRACER, welcome.server_pid, 0, 0, 0)
 
 
 def _on_interrupt(signum: int, frame: FrameType | None) -> None:
@@ -50,8 +62,9 @@ class Agent:
         """Open the stream and wait for the welcome; raises ConnectionFailed when unreachable."""
         self.calls: queue.SimpleQueue[mesh_pb.AgentCommand | None] = queue.SimpleQueue()
         hello = mesh_pb.AgentHello(identity=session_identity(identity, None), launcher=identity.launcher)
-        self._outgoing, self._responses, _ = open_stream(
+        self._outgoing, self._responses, first = open_stream(
             connection, lambda channel: mesh_grpc.MeshStub(channel).Agent, mesh_pb.AgentMessage(hello=hello))
+        allow_sampling_by(first.welcome)
         self._main_thread = threading.main_thread().ident
         self._reader = threading.Thread(target=self._read, name=OWN_THREAD_PREFIX + "agent-reader", daemon=True)
         self._reader.start()
