@@ -27,7 +27,11 @@ _THREAD_START: set[CodeType] = {threading.Thread.run.__code__, threading.Thread.
 
 def is_internal(frame: FrameType) -> bool:
     """A frame of meshdbg's machinery or of runpy (which only meshdbg's bootstrap uses here)."""
-    filename = frame.f_code.co_filename
+    return is_internal_file(frame.f_code.co_filename)
+
+
+def is_internal_file(filename: str) -> bool:
+    """is_internal for a frame known by its file only (a py-spy sample, `meshdbg stacks`)."""
     if filename in _RUNPY:
         return True
     return filename.startswith(_OWN) and not filename.startswith(_LIBRARY)

@@ -11,8 +11,8 @@ both sources hide the same things:
 - meshdbg's own threads (the agent reader, named `meshdbg-...`) and gRPC's (the channel
   threads of the session and agent streams), which show nothing of the user's.
 
-The pipeline runtime (meshdbg.worker.pipelining) is a library the user's code calls, so its
-frames stay, like torch's.
+Which files are meshdbg's is meshdbg.worker.frames' rule, the one pdb's `where` and stepping
+follow (the pipeline runtime is a library the user's code calls: its frames stay).
 """
 
 from __future__ import annotations
@@ -24,23 +24,12 @@ from types import FrameType
 from typing import Sequence
 
 from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.worker.frames import is_internal_file
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the meshdbg package
-_OWN_DIRS = tuple(os.path.join(ROOT, part) + os.sep for part in ("wire", "worker", "debugger"))
-_NOT_OWN_DIRS = (os.path.join(ROOT, "worker", "pipelining") + os.sep,)
-_OWN_FILES = frozenset({os.path.join(ROOT, "__init__.py"), os.path.join(ROOT, "__main__.py")})
-_LEADING = frozenset({"runpy.py", "<frozen runpy>"})  # what runs a script before the user's first frame
 _DEBUGGER_ENTRY = frozenset({"bdb.py", "pdb.py", "cmd.py"})  # how the trace function enters pdb
 OWN_THREAD_PREFIX = "meshdbg-"
 
 FrameTuple = tuple[str, str, int]  # filename, function, lineno
-
-
-def is_own(filename: str) -> bool:
-    """Whether a frame's file is meshdbg's debugging machinery (not the pipeline library)."""
-    if filename in _OWN_FILES:
-        return True
-    return filename.startswith(_OWN_DIRS) and not filename.startswith(_NOT_OWN_DIRS)
 
 
 def _base(filename: str) -> str:
@@ -50,9 +39,9 @@ def _base(filename: str) -> str:
 def user_frames(frames: Sequence[FrameTuple]) -> list[FrameTuple]:
     """The frames a user should see, outermost first (see the module docstring)."""
     start = 0
-    while start < len(frames) and (is_own(frames[start][0]) or _base(frames[start][0]) in _LEADING):
+    while start < len(frames) and is_internal_file(frames[start][0]):
         start += 1
-    end = next((i for i in range(start, len(frames)) if is_own(frames[i][0])), len(frames))
+    end = next((i for i in range(start, len(frames)) if is_internal_file(frames[i][0])), len(frames))
     while end > start and _base(frames[end - 1][0]) in _DEBUGGER_ENTRY:
         end -= 1
     return list(frames[start:end])

@@ -8,8 +8,9 @@ from meshdbg.debugger.control import CompareView, RankStacksView, SessionView, T
 from meshdbg.debugger.stack_tree import stack_groups, stack_tree
 from meshdbg.debugger.value_groups import value_groups, value_text
 from meshdbg.wire.vocabulary import StackSource, State
-from meshdbg.worker.stacks import ROOT, user_frames
+from meshdbg.worker.stacks import user_frames
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(user_frames.__code__.co_filename)))
 OWN = os.path.join(ROOT, "worker", "hook.py")
 BOOT = os.path.join(ROOT, "worker", "mesh", "bootstrap.py")
 PIPE = os.path.join(ROOT, "worker", "pipelining", "runtime.py")

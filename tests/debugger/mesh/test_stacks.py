@@ -9,7 +9,7 @@ from pathlib import Path
 
 from e2e import wait_for
 from mesh_helpers import Run, all_in, start_run
-from meshdbg.worker.stacks import is_own
+from meshdbg.worker.frames import is_internal_file
 from watching import wait_sessions
 
 LEAVES = {0: "wait_for_peer", 1: "load_batch", 2: "spin", 3: "match_forever", 4: "stop_here", 5: "wait_for_peer"}
@@ -45,7 +45,7 @@ def test_stacks_of_every_rank_running_stopped_or_stuck(tmp_path: Path) -> None:
         assert set(by_rank[0]["ranks"]) == {0, 5}  # the same stack: one group
         for group in groups:
             assert group["frames"][0]["function"] == "<module>"  # no bootstrap, runpy, pdb or meshdbg frames
-            assert not any(is_own(f["filename"]) or f["filename"].endswith(("bdb.py", "pdb.py")) for f in group["frames"])
+            assert not any(is_internal_file(f["filename"]) or f["filename"].endswith(("bdb.py", "pdb.py")) for f in group["frames"])
         start = time.monotonic()
         text = run.cli("stacks")
         assert time.monotonic() - start < 2.5, "stacks took too long"  # includes starting the CLI
