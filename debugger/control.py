@@ -24,7 +24,7 @@ from meshdbg.debugger.pending import PendingRequests
 from meshdbg.wire.connection import PROTOCOL_VERSION, ConnectionInfo, resolve_connection
 from meshdbg.wire.errors import MeshdbgError, SessionError
 from meshdbg.wire.status import error_from_rpc
-from meshdbg.wire.text import wire_text
+from meshdbg.wire.text import MAX_REPLY_BYTES, wire_text
 from meshdbg.wire.vocabulary import EndReason, StackSource, State, StopReason, WatchKind
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
@@ -267,14 +267,15 @@ class AttachedSession:
             self._reply.set_result(self._final)
         self._completions.close([])
 
-    async def send(self, line: str) -> PdbReply:
-        """Run one pdb command in the attached session and return pdb's reply."""
+    async def send(self, line: str, eof: bool = False) -> PdbReply:
+        """Run one pdb command in the attached session and return pdb's reply; `eof` ends
+        the input of what reads it instead (Ctrl-D in `interact`, a `commands` block)."""
         async with self._send_lock:
             if self.ended:
                 raise self._failure or SessionError(f"the session has ended ({self._final.reason})")
             self._reply = asyncio.get_running_loop().create_future()
             with self._client.translating():
-                await self._call.write(pb.AttachRequest(input=pb.Input(line=wire_text(line))))
+                await self._call.write(pb.AttachRequest(input=pb.Input(line=_line_text(line), eof=eof)))
             return await self._reply
 
     async def complete(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
@@ -361,7 +362,7 @@ class ControlClient:
     async def cast(self, selection: str, command: str) -> list[CastResult]:
         """Run `command` on every selected session concurrently; results by rank."""
         with self.translating():
-            reply = await self.stub.Cast(pb.CastRequest(selection=wire_text(selection), command=wire_text(command)),
+            reply = await self.stub.Cast(pb.CastRequest(selection=wire_text(selection), command=_line_text(command)),
                                          metadata=self.connection.metadata())
         return [CastResult(SessionView.from_pb(r.session), r.output, r.error, r.ended) for r in reply.results]
 
@@ -421,6 +422,15 @@ def change_of(event: pb.WatchEvent) -> Change:
     if kind is WatchKind.EXITED:
         return kind, WorkerView.from_pb(event.worker), None
     return kind, SessionView.from_pb(event.session), EndReason.of(event.reason) if kind is WatchKind.CLOSED else None
+
+
+def _line_text(line: str) -> str:
+    """A typed line as wire text; SessionError for one too long to send (gRPC's message limit)."""
+    text = wire_text(line)
+    if len(text.encode("utf-8")) > MAX_REPLY_BYTES:
+        raise SessionError(f"a line of {len(text.encode('utf-8')) / 2**20:.1f} MiB is too long to send "
+                           f"(at most {MAX_REPLY_BYTES // 2**20} MiB)")
+    return text
 
 
 @contextlib.contextmanager

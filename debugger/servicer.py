@@ -193,7 +193,7 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             async for request in request_iterator:
                 kind = request.WhichOneof("kind")
                 if kind == "input":
-                    reply = await self._attached_command(session, request.input.line)
+                    reply = await self._attached_command(session, request.input)
                     await write(pb.AttachEvent(reply=reply))
                     if reply.ended:
                         break
@@ -210,10 +210,10 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         return self.registry.by_rank(target.rank.rank, target.rank.name)
 
     @staticmethod
-    async def _attached_command(session: Session, line: str) -> pb.Reply:
+    async def _attached_command(session: Session, line: pb.Input) -> pb.Reply:
         """pdb's reply to one line, or the reason it could not run, as a reply."""
         try:
-            return await session.execute(line)
+            return await session.execute(line.line, eof=line.eof)
         except SessionError as exc:
             return pb.Reply(output=f"*** {exc}\n", prompt=session.prompt, frame=session.frame,
                             ended=session.state is State.EXITED, reason=wire_value(session.end_reason))

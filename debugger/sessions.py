@@ -67,9 +67,9 @@ class Session:
 
     # ---- driven by control clients ----------------------------------------------------
 
-    async def execute(self, line: str) -> pb.Reply:
-        """Run one pdb command and return its output."""
-        return await self._send(pb.ServerMessage(input=pb.Input(line=line)))
+    async def execute(self, line: str, eof: bool = False) -> pb.Reply:
+        """Run one pdb command and return its output (`eof`: end pdb's input instead, as Ctrl-D)."""
+        return await self._send(pb.ServerMessage(input=pb.Input(line=line, eof=eof)))
 
     async def resume(self, clear_breakpoints: bool = False) -> pb.Reply:
         """Leave pdb and let the worker run."""

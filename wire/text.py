@@ -16,3 +16,17 @@ def wire_text(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
+
+
+MAX_REPLY_BYTES = 3 * 1024 * 1024  # under gRPC's 4 MB message limit, with room for the rest
+
+
+def fit_reply(text: str, limit: int = MAX_REPLY_BYTES) -> str:
+    """`text` as wire text, cut to `limit` UTF-8 bytes (with a note saying so) when longer:
+    a reply over gRPC's message limit would end the session instead of showing anything."""
+    text = wire_text(text)
+    size = len(text.encode("utf-8"))
+    if size <= limit:
+        return text
+    kept = text.encode("utf-8")[:limit].decode("utf-8", "ignore")
+    return kept + f"\n*** meshdbg: output cut at {limit // (1024 * 1024)} MiB of {size / (1024 * 1024):.1f} MiB\n"

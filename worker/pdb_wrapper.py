@@ -17,6 +17,7 @@ command the way local pdb's SIGINT handler does (`_on_interrupt`).
 from __future__ import annotations
 
 import bdb
+import code
 import ctypes
 import enum
 import io
@@ -27,7 +28,7 @@ from types import FrameType, TracebackType
 from typing import Callable
 
 from meshdbg.wire.proto import debugger_pb2 as pb
-from meshdbg.wire.text import wire_text
+from meshdbg.wire.text import fit_reply, wire_text
 from meshdbg.wire.vocabulary import EndReason
 from meshdbg.worker.frames import innermost_user_frame, is_internal, is_outermost_user_frame
 from meshdbg.worker.remote import RemoteSession
@@ -102,12 +103,27 @@ class _RemoteStdin:
     def readline(self) -> str:
         return self._owner.read_remote_line()
 
+    def close(self) -> None:
+        """(`exit()` in `interact` closes sys.stdin, which is this then: nothing to close.)"""
+
+
+class _Output(io.StringIO):
+    """pdb's stdout: a buffer that remembers its last write, which is the prompt when pdb
+    reads a line (cmd.Cmd writes it in one piece, then reads): `(Pdb) `, `(com) `, the
+    recursive debugger's `((Pdb)) `, 3.13's `...` continuation, `interact`'s `>>> `."""
+
+    last_write = ""
+
+    def write(self, text: str) -> int:
+        self.last_write = text
+        return super().write(text)
+
 
 class PdbWrapper(pdb.Pdb):
     """A pdb.Pdb whose console is a remote client of the DebugClient."""
 
     def __init__(self, open_session: SessionOpener, remote: RemoteSession | None = None) -> None:
-        self._output = io.StringIO()
+        self._output = _Output()
         super().__init__(stdin=_RemoteStdin(self), stdout=self._output, nosigint=True, readrc=False)
         self.use_rawinput = False
         self._open_session = open_session
@@ -142,7 +158,9 @@ class PdbWrapper(pdb.Pdb):
         now comes from a command such as `p f()`."""
         return self._activity is not _Activity.RUNNING
 
-    def interaction(self, frame: FrameType | None, traceback: TracebackType | None) -> None:
+    def _ensure_session(self) -> bool:
+        """This pdb has a session of its own in this process, opened now if need be; False
+        (said on stderr) when none can be opened, and the worker goes on."""
         if self.remote is not None and not self.remote.owned:
             self.remote = None  # a forked child: the parent's session is not ours
         if self.remote is None:
@@ -150,9 +168,13 @@ class PdbWrapper(pdb.Pdb):
                 self._adopt(self._open_session())
             except Exception as exc:  # any failure to reach the server must not stop the worker
                 sys.stderr.write(f"meshdbg: cannot open a debug session ({exc}); continuing\n")
-                self.set_continue()
-                return
-        self._leaving = None
+                return False
+        return True
+
+    def interaction(self, frame: FrameType | None, traceback: TracebackType | None) -> None:
+        if not self._ensure_session():
+            self.set_continue()
+            return
         self._set_activity(_Activity.STOPPING)
         if self._interrupted:
             self._interrupted = False
@@ -161,8 +183,29 @@ class PdbWrapper(pdb.Pdb):
             super().interaction(frame, traceback)
         finally:
             self._set_activity(_Activity.RUNNING)
+
+    def cmdloop(self, intro: str | None = None) -> None:
+        """pdb's command loop, for a stop or a breakpoint's `commands` block; when it lets the
+        worker run (`c`, `q`), the session ends."""
+        if not self.commands_defining:
+            self._leaving = None
+        super().cmdloop(intro)
+        if self.commands_defining:  # `commands` reads its block with a loop of its own
+            return
+        self._set_activity(_Activity.RUNNING)
         if self._leaving is not None:
             self._end_session(self._leaving)
+
+    def bp_commands(self, frame: FrameType) -> bool | None:
+        """Run a breakpoint's `commands`; what a block that resumes (no prompt) printed goes
+        to the rank's output, since no one waits at a prompt for it."""
+        stop = super().bp_commands(frame)
+        if not stop and self.remote is None:
+            text = self._take_output()
+            if text:
+                sys.stdout.write(text)
+                sys.stdout.flush()
+        return stop
 
     def set_continue(self) -> None:
         self._leaving = self._leaving or EndReason.CONTINUED
@@ -176,10 +219,11 @@ class PdbWrapper(pdb.Pdb):
 
     def _end_session(self, reason: EndReason) -> None:
         remote, self.remote = self.remote, None
+        self._leaving = None
         if getattr(_thread_state, "debugger", None) is self:
             _thread_state.debugger = None
         if remote is not None:
-            remote.end(wire_text(self._take_output()), reason)
+            remote.end(fit_reply(self._take_output()), reason)
 
     def _take_output(self) -> str:
         text = self._output.getvalue()
@@ -202,21 +246,24 @@ class PdbWrapper(pdb.Pdb):
     def read_remote_line(self) -> str:
         """Send what pdb wrote plus a read request; return the line the server sends back."""
         self._set_activity(_Activity.WAITING)
+        prompt = self._output.last_write
         output = self._take_output()
-        if output.endswith(self.prompt):
-            output = output[: -len(self.prompt)]
-        remote = self.remote
-        if remote is None:
+        if prompt and not prompt.endswith("\n") and output.endswith(prompt):
+            output = output[: -len(prompt)]
+        else:
+            prompt = self.prompt
+        if not self._ensure_session():
             return "continue\n"
+        remote = self.remote
         remote.send(pb.WorkerMessage(prompt=pb.Prompt(
-            output=wire_text(output), prompt=wire_text(self.prompt), frame=self._frame(),
+            output=fit_reply(output), prompt=wire_text(prompt), frame=self._frame(),
             location=wire_text(self._location()))))
         while True:
             message = remote.receive()
             kind = message.WhichOneof("kind") if message is not None else None
             if kind == "input":
                 self._set_activity(_Activity.COMMAND)
-                return message.input.line + "\n"
+                return "" if message.input.eof else message.input.line + "\n"
             if kind == "resume":
                 if message.resume.clear_breakpoints:
                     self.clear_all_breaks()
@@ -233,7 +280,7 @@ class PdbWrapper(pdb.Pdb):
                     message.evaluate, self.curframe, getattr(self, "curframe_locals", None))))
             elif kind is None:
                 sys.stderr.write(f"meshdbg: lost the debugger at {remote.addr}; continuing\n")
-                self.remote = None
+                self._end_session(EndReason.WORKER_GONE)
                 return "continue\n"
 
     # ---- interrupts (called on the session's reader thread) ------------------------------
@@ -346,10 +393,56 @@ class PdbWrapper(pdb.Pdb):
     do_cl = do_clear
 
     def do_interact(self, arg: str) -> None:
-        """interact
-        Not available in a remote session: use `!statement` or `p expression` instead.
-        """
-        self.error("interact is not available remotely; use !statement or p expression")
+        ns = {**self.curframe.f_globals, **self.curframe_locals}
+        banner, exitmsg = _INTERACT_BANNERS
+        _RemoteConsole(self, ns).interact(banner=banner, exitmsg=exitmsg)
+
+    do_interact.__doc__ = pdb.Pdb.do_interact.__doc__
+
+    def help_pdb(self) -> None:
+        """pdb's overview (local pdb starts Python's interactive help here, which would read
+        the worker's own terminal)."""
+        self.message((pdb.__doc__ or "").strip())
+
+
+# What local pdb prints around `interact` (3.13 reworded it and made exit() leave it only).
+_INTERACT_BANNERS = (("*pdb interact start*", "*exit from pdb interact command*") if sys.version_info >= (3, 13)
+                     else ("*interactive*", "now exiting InteractiveConsole..."))
+
+
+class _RemoteConsole(code.InteractiveConsole):
+    """`interact` over the session: lines come from the remote prompt (`>>> `, `... `), output
+    goes to pdb's; Ctrl-D (an empty read) or `exit()` comes back to pdb."""
+
+    def __init__(self, debugger: PdbWrapper, namespace: dict) -> None:
+        super().__init__(namespace)
+        self._debugger = debugger
+        self._exited = False
+
+    def raw_input(self, prompt: str = "") -> str:
+        if self._exited:
+            raise EOFError
+        self.write(prompt)
+        line = self._debugger.read_remote_line()
+        if not line:
+            raise EOFError
+        return line.rstrip("\n")
+
+    def write(self, data: str) -> None:
+        self._debugger.stdout.write(data)
+
+    def runcode(self, code: object) -> None:
+        saved = sys.stdin, sys.stdout, sys.stderr, sys.displayhook
+        sys.stdin, sys.stdout, sys.stderr = self._debugger.stdin, self._debugger.stdout, self._debugger.stdout
+        sys.displayhook = sys.__displayhook__
+        try:
+            exec(code, self.locals)
+        except SystemExit:
+            self._exited = True
+        except BaseException:
+            self.showtraceback()
+        finally:
+            sys.stdin, sys.stdout, sys.stderr, sys.displayhook = saved
 
 
 def _wire_frame(frame: FrameType, lineno: int) -> pb.Frame:

@@ -199,6 +199,9 @@ class Console:
                     if self.attachment is None:
                         self.say(self.farewell())
                         return 0
+                    if not self.attachment.at_pdb_prompt:  # `interact`, `commands`: Ctrl-D ends their input
+                        await self._run(self._line("", eof=True), attached=True)
+                        continue
                     await self.detach()
                     continue
                 except _Idle:
@@ -226,7 +229,7 @@ class Console:
             if self.job is None:
                 raise
 
-    async def _line(self, line: str) -> bool:
+    async def _line(self, line: str, eof: bool = False) -> bool:
         """One typed line: a console command, or (attached) a pdb command for that rank."""
         attachment = self.attachment
         if attachment is None:
@@ -235,7 +238,7 @@ class Console:
             await self.detach()
             return False
         try:
-            reply = await attachment.send(line)
+            reply = await attachment.send(line, eof=eof)
         except asyncio.CancelledError:
             await self.detach(quiet=True)
             raise

@@ -15,6 +15,7 @@ from meshdbg.debugger.selection import AttachTarget
 # pdb's own word boundaries (Pdb.__init__ sets them for readline): no `/`, `.` or `-`, so
 # `b examples/toy<Tab>` reaches pdb's location completer whole and gets `examples/toy_worker.py:`.
 COMPLETER_DELIMS = " \t\n`@#$%^&*()=+[{]}\\|;:'\",<>?"
+PDB_PROMPT, PDB_WORD = "(Pdb) ", "Pdb"
 
 
 class Attachment:
@@ -22,6 +23,7 @@ class Attachment:
 
     def __init__(self, attached: AttachedSession) -> None:
         self.attached = attached
+        self.pdb_prompt = attached.replay.prompt if attached.replay else ""  # what the remote pdb prompts with
         self.busy = False  # a line is on its way; its reply, not the end watcher, reports the end
         self.end_watcher: asyncio.Task[None] | None = None  # the console's wait for the session's end
 
@@ -42,17 +44,27 @@ class Attachment:
 
     @property
     def prompt(self) -> str:
-        """`(Pdb r2 hosts=1,gpus=0) `: where the next line goes."""
+        """`(Pdb r2 hosts=1,gpus=0) `: where the next line goes; pdb's other prompts as pdb
+        shows them, naming the rank where pdb names itself (`((Pdb r2 ...)) ` in `debug`)."""
         where = f" {self.session.coords_text}" if self.session.coords_text else ""
         name = f"{shown_name(self.session)} " if shown_name(self.session) else ""
-        return f"(Pdb {name}r{self.session.rank}{where}) "
+        if not self.at_pdb_prompt:
+            return self.pdb_prompt
+        return (self.pdb_prompt or PDB_PROMPT).replace(PDB_WORD, f"{PDB_WORD} {name}r{self.session.rank}{where}", 1)
 
-    async def send(self, line: str) -> PdbReply:
+    @property
+    def at_pdb_prompt(self) -> bool:
+        """pdb itself reads the next line (not `interact`, a `commands` block or a continuation)."""
+        return not self.pdb_prompt or PDB_WORD in self.pdb_prompt
+
+    async def send(self, line: str, eof: bool = False) -> PdbReply:
         self.busy = True
         try:
-            return await self.attached.send(line)
+            reply = await self.attached.send(line, eof=eof)
         finally:
             self.busy = False
+        self.pdb_prompt = reply.prompt or self.pdb_prompt
+        return reply
 
     async def complete(self, line: str, cursor: int) -> tuple[str, list[str]]:
         """(the word being completed, what the remote pdb offers for it in its frame)."""

@@ -24,7 +24,7 @@ from meshdbg.wire.connection import ConnectionInfo
 from watching import watch_until
 
 SCRIPTS = Path(__file__).parent / "scripts"
-PROMPT = re.compile(r"^(\((?:Pdb|com)\) |\(\(Pdb\)\) |\.\.\. {0,3})", re.M)
+
 ADDRESS = re.compile(r"0x[0-9a-f]{6,}")
 REPLY_S = 20.0
 
@@ -33,38 +33,50 @@ def normalise(text: str) -> str:
     return ADDRESS.sub("0x…", text)
 
 
-def local_transcript(script: str, lines: list[str], *args: str) -> list[str]:
-    """What local pdb printed: before the first prompt, then after each line typed."""
+def local_transcript(script: str, lines: list[str], *args: str) -> str:
+    """Everything local pdb printed on stdout, prompts included, for these lines on its stdin."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MESHDBG_", "PYTHONBREAKPOINT"))}
     done = subprocess.run([sys.executable, str(SCRIPTS / script), *args], input="".join(f"{line}\n" for line in lines),
-                          capture_output=True, text=True, timeout=30, env=dict(env, PYTHONUNBUFFERED="1"))
-    chunks = re.split(r"\(Pdb\) ", done.stdout)
-    return [normalise(chunk) for chunk in chunks[: len(lines) + 1]]
+                          capture_output=True, encoding="utf-8", errors="surrogateescape", timeout=60,
+                          env=dict(env, PYTHONUNBUFFERED="1"))
+    return normalise(done.stdout)
 
 
-def remote_transcript(server: Server, script: str, lines: list[str], *args: str) -> tuple[list[str], list[int]]:
-    """What meshdbg showed (the first stop, then each reply), and the session ids that answered."""
+def remote_transcript(server: Server, script: str, lines: list[str], *args: str) -> tuple[str, list[int]]:
+    """The same through meshdbg: the first stop, then each line's prompt and reply; and the
+    session ids that answered, line by line."""
     worker = server.worker(str(SCRIPTS / script), 0, "", *args)
     try:
         server.wait_sessions(1)
-        return asyncio.run(_drive(server, lines))
+        return asyncio.run(_drive(server, lines, worker))
     finally:
         stop_process(worker)
 
 
-async def _drive(server: Server, lines: list[str]) -> tuple[list[str], list[int]]:
-    chunks, ids = [], []
+async def _next_stop(client: ControlClient, worker: subprocess.Popen) -> bool:
+    """Wait for the worker's next stop (True), or for it to exit (False)."""
+    stop = asyncio.ensure_future(watch_until(client, {"stopped": [0]}))
+    exit = asyncio.ensure_future(asyncio.to_thread(worker.wait, REPLY_S))
+    done, _ = await asyncio.wait([stop, exit], timeout=REPLY_S, return_when=asyncio.FIRST_COMPLETED)
+    stop.cancel()
+    return stop in done and not stop.cancelled()
+
+
+async def _drive(server: Server, lines: list[str], worker: subprocess.Popen) -> tuple[str, list[int]]:
+    text, ids = "", []
     async with ControlClient(ConnectionInfo(server.addr, server.env["MESHDBG_TOKEN"])) as client:
         async with contextlib.AsyncExitStack() as stack:
             pdb = await stack.enter_async_context(client.attach(rank=0))
-            chunks.append(pdb.replay.output)
-            ids.append(pdb.session.id)
+            text, prompt = pdb.replay.output, pdb.replay.prompt
             for line in lines:
-                if pdb.ended:  # after `c`: the next stop is a new session
-                    await asyncio.wait_for(watch_until(client, {"stopped": [0]}), REPLY_S)
+                if pdb.ended:  # after `c`: the next stop is a new session, unless the script ended
+                    if not await _next_stop(client, worker):
+                        break
                     pdb = await stack.enter_async_context(client.attach(rank=0))
-                    chunks[-1] += pdb.replay.output
+                    text, prompt = text + pdb.replay.output, pdb.replay.prompt
                 reply = await asyncio.wait_for(pdb.send(line), REPLY_S)
-                chunks.append(reply.output)
+                text += prompt + reply.output
+                prompt = "" if reply.ended else reply.prompt
                 ids.append(pdb.session.id)
-    return [normalise(chunk) for chunk in chunks], ids
+            text += prompt
+    return normalise(text), ids

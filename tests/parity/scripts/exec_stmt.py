@@ -1,0 +1,4 @@
+"""pdb parity: exec stmt."""
+value = 10
+breakpoint()
+after = value

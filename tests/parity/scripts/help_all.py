@@ -1,0 +1,3 @@
+"""pdb parity: help all."""
+breakpoint()
+x = 1

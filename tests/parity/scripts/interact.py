@@ -1,0 +1,4 @@
+"""pdb parity: interact."""
+value = 5
+breakpoint()
+after = value

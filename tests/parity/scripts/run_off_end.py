@@ -1,0 +1,3 @@
+"""pdb parity: run off end."""
+breakpoint()
+x = 1

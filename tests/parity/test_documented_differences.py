@@ -1,0 +1,168 @@
+"""The differences from local pdb that README documents ("pdb remotely"), each pinned down.
+
+Every one exists so that a remote session never hangs or kills a rank; local pdb is run
+beside meshdbg where the contrast is the point.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from e2e import Server
+from meshdbg.debugger.control import ControlClient
+from meshdbg.wire.errors import SessionError
+from meshdbg.wire.vocabulary import EndReason
+from parity import SCRIPTS, local_transcript
+
+
+async def _step_to_return(pdb) -> None:
+    """`n` until pdb shows `--Return--` (3.13 stops on the breakpoint() line itself, so one more)."""
+    for _ in range(3):
+        if "--Return--" in (await pdb.send("n")).output:
+            return
+    raise AssertionError("no --Return-- within 3 steps")
+
+
+def _start(server: Server, script: str) -> None:
+    server.worker(str(SCRIPTS / script))
+    server.wait_sessions(1)
+
+
+def test_stepping_off_the_end_ends_the_session_instead_of_entering_threading(server: Server) -> None:
+    # (local pdb goes on into threading._shutdown when threading was imported, as it is under pytest)
+    _start(server, "run_off_end.py")
+
+    async def body(client: ControlClient) -> None:
+        async with client.attach(rank=0) as pdb:
+            await _step_to_return(pdb)
+            last = await pdb.send("n")
+            assert last.ended and last.reason is EndReason.THREAD_FINISHED
+            assert "threading" not in last.output
+        assert await client.list() == []
+
+    server.run(body)
+
+
+def test_a_thread_stepping_off_its_target_ends_its_session_and_the_rank_runs_on(server: Server) -> None:
+    _start(server, "thread_body.py")
+
+    async def body(client: ControlClient) -> None:
+        async with client.attach(rank=0) as pdb:
+            await _step_to_return(pdb)
+            last = await pdb.send("n")
+            assert last.ended and last.reason is EndReason.THREAD_FINISHED and last.reason.rank_runs_on
+            assert "threading.py" not in last.output
+            where = await client.list()
+            assert where == []
+
+    server.run(body)
+
+
+def test_clear_without_arguments_does_not_ask(server: Server) -> None:
+    assert "Clear all breaks?" in local_transcript("breakpoints.py", ["b 3", "cl", "y", "c"])
+    _start(server, "breakpoints.py")
+
+    async def body(client: ControlClient) -> None:
+        async with client.attach(rank=0) as pdb:
+            await pdb.send("b 3")
+            assert (await pdb.send("cl")).output.startswith("Deleted breakpoint 1")
+            await pdb.send("c")
+
+    server.run(body)
+
+
+def test_quit_ends_the_session_and_the_rank_goes_on(server: Server) -> None:
+    _start(server, "step_basic.py")
+
+    async def body(client: ControlClient) -> None:
+        async with client.attach(rank=0) as pdb:
+            reply = await pdb.send("q")
+            assert reply.ended and reply.reason is EndReason.QUIT and "session ended" in reply.output
+
+    server.run(body)
+
+
+def test_interact_is_a_remote_console_ended_by_ctrl_d_or_exit(server: Server) -> None:
+    _start(server, "interact.py")
+
+    async def body(client: ControlClient) -> None:
+        async with client.attach(rank=0) as pdb:
+            opened = await pdb.send("interact")
+            assert opened.prompt == ">>> " and "interact" in opened.output
+            assert (await pdb.send("value * 2")).output == "10\n"
+            assert (await pdb.send("print('from the rank')")).output == "from the rank\n"
+            assert (await pdb.send("for k in range(2):")).prompt == "... "
+            assert (await pdb.send("    print(k)")).prompt == "... "
+            assert (await pdb.send("")).output == "0\n1\n"
+            assert "ZeroDivisionError" in (await pdb.send("1/0")).output
+            back = await pdb.send("", eof=True)  # Ctrl-D
+            assert back.prompt == "(Pdb) " and "exit" in back.output
+            await pdb.send("interact")
+            back = await pdb.send("exit()")
+            assert back.prompt == "(Pdb) " and not back.ended
+            assert (await pdb.send("p value")).output == "5\n"
+            await pdb.send("c")
+
+    server.run(body)
+
+
+def test_a_silent_commands_block_still_shows_where_on_coming_back(server: Server) -> None:
+    """A new stop after `c` is a new session; attaching to it shows where it stands first."""
+    _start(server, "commands_silent.py")
+
+    async def body(client: ControlClient) -> str:
+        async with client.attach(rank=0) as pdb:
+            for line in ["b 3", "commands 1", "silent", "p 'quiet', n", "end"]:
+                await pdb.send(line)
+            await pdb.send("c")
+        await asyncio.sleep(0)
+        (session,) = [s for s in await _stopped(client)]
+        async with client.attach(session_id=session.id) as again:
+            text = again.replay.output
+            await again.send("cl 1")
+            await again.send("c")
+        return text
+
+    text = server.run(body)
+    assert text.startswith("> ") and "('quiet', 0)" in text
+
+
+async def _stopped(client: ControlClient) -> list:
+    from watching import watch_until
+    return await asyncio.wait_for(watch_until(client, {"stopped": [0]}), 15)
+
+
+def test_text_that_is_not_utf8_is_escaped_instead_of_killing_the_rank(server: Server) -> None:
+    local = local_transcript("surrogates.py", ["!print(bad)", "c"])
+    assert "\udcff" in local or "UnicodeEncodeError" in local  # the raw byte, or an error, by locale
+    _start(server, "surrogates.py")
+
+    async def body(client: ControlClient) -> None:
+        async with client.attach(rank=0) as pdb:
+            assert (await pdb.send("!print(bad)")).output == "\\udcff\n"
+            assert (await pdb.send("p bad")).output == "'\\udcff'\n"
+            assert (await pdb.send("!print('\\x00\\x1b[2J\\x07ok')")).output == "\x00\x1b[2J\x07ok\n"
+            assert (await pdb.send("p 'typed \udcfe'")).output == "'typed \\udcfe'\n"
+            big = await pdb.send("p 'x' * 10_000_000")  # one 10 MB line: cut, the session goes on
+            assert not big.ended and big.output.endswith("*** meshdbg: output cut at 3 MiB of 9.5 MiB\n")
+            typed = await pdb.send("p len('" + "y" * 1_000_000 + "')")  # a 1 MB typed line
+            assert typed.output == "1000000\n"
+            with pytest.raises(SessionError, match="too long to send"):
+                await pdb.send("p '" + "z" * 10_000_000 + "'")
+            assert (await pdb.send("p 1 + 1")).output == "2\n"  # the rank is alive
+            await pdb.send("c")
+
+    server.run(body)
+
+
+def test_help_pdb_shows_the_overview_instead_of_pythons_interactive_help(server: Server) -> None:
+    _start(server, "help_all.py")
+
+    async def body(client: ControlClient) -> None:
+        async with client.attach(rank=0) as pdb:
+            assert "The Python Debugger Pdb" in (await pdb.send("help pdb")).output
+            await pdb.send("c")
+
+    server.run(body)

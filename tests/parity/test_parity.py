@@ -1,0 +1,66 @@
+"""The pdb-parity suite: each script, the same pdb lines, local pdb and meshdbg print the same.
+
+Local pdb on the Python running the tests is the oracle (`python SCRIPT < lines`); .ci/run
+runs this suite on every CPython 3.11+ the machine has. The differences that remain are the
+documented ones (README, "pdb remotely"), checked in test_documented_differences.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from e2e import Server
+from parity import SCRIPTS, local_transcript, remote_transcript
+
+
+def line(script: str, text: str) -> int:
+    """The number of the first line of `script` containing `text`."""
+    return next(n for n, source in enumerate((SCRIPTS / script).read_text().splitlines(), 1) if text in source)
+
+
+CASES: dict[str, list[str]] = {
+    "step_basic.py": ["s", "s", "p a, b", "n", "p total", "r", "n", "p y", "c"],
+    "step_into.py": ["s", "s", "s", "where", "r", "n", "n", "p result", "c"],
+    "return_cmd.py": ["s", "r", "retval", "n", "c"],
+    "until_loop.py": ["n", "n", "n", "until", "until", "p total", "c"],
+    "jump.py": ["n", f"j {line('jump.py', 'c = 3')}", "n", "p 'b' in dir()", "c"],
+    "breakpoints.py": [f"b {line('breakpoints.py', 'square = n')}", "b", "c", "p n", "c", "p n", "cl 1", "c"],
+    "condition.py": [f"b {line('condition.py', 'half =')}, n == 3", "c", "p n", "condition 1", "c", "p n", "cl 1", "c"],
+    "tbreak.py": [f"tbreak {line('tbreak.py', 'return n + 1')}", "c", "p n", "b", "c"],
+    "disable_enable.py": [f"b {line('disable_enable.py', 'return n - 1')}", "disable 1", "b", "enable 1", "c", "p n",
+                          "cl 1", "c"],
+    "ignore.py": [f"b {line('ignore.py', 'return n * 3')}", "ignore 1 2", "c", "p n", "cl 1", "c"],
+    "commands_block.py": [f"b {line('commands_block.py', 'seen = n')}", "commands 1", "p 'visiting', n", "end", "c",
+                          "p n", "c", "cl 1", "c"],
+    "display.py": ["display counter", "n", "n", "n", "display", "undisplay counter", "n", "c"],
+    "where_up_down.py": ["where", "up", "p __name__", "up", "down", "down", "down", "bt", "c"],
+    "list_cmds.py": ["l", "l", "ll", "l 2, 4", "longlist", "c"],
+    "args_retval.py": ["args", "a", "n", "retval", "rv", "c"],
+    "print_cmds.py": ["p text", "pp data", "p len(data)", "whatis text", "p $missing", "p undefined_name", "c"],
+    "exec_stmt.py": ["!value = 99", "p value", "value", "!import math", "p math.sqrt(16)", "n", "p after", "c"],
+    "alias.py": ["alias show p items", "show", "alias", "n", "show", "unalias show", "show", "c"],
+    "exception_step.py": ["s", "s", "s", "s", "s", "n", "n", "p caught", "c"],
+    "generator.py": ["s", "s", "s", "n", "n", "r", "c"],
+    "coroutine.py": ["n", "s", "n", "n", "c"],
+    "recursion.py": ["where", "up", "p n", "up", "p n", "down", "c"],
+    "closure.py": ["s", "s", "p k", "p x", "r", "c"],
+    "methods.py": ["s", "s", "p self.count", "n", "n", "p by", "c"],
+    "unicode.py": ["p word", "p emoji", "pp [word, emoji]", "n", "p joined", "c"],
+    "big_output.py": ["p n if 'n' in dir() else len(rows)", "pp rows[:50]", "p '\\n'.join(rows)", "c"],
+    "help_all.py": ["help", "help n", "help break", "help commands", "help interact", "help debug", "help whatis",
+                    "help exec", "c"],
+    "debug_recursive.py": ["debug helper(5)", "s", "n", "p w if 'w' in dir() else None", "c", "p r if 'r' in dir() else 0",
+                           "c"],
+    "thread_body.py": ["p local_value", "n", "p doubled", "c"],
+    "source_whatis.py": ["source documented", "whatis documented", "p documented.__doc__", "c"],
+    "breakpoint_in_command.py": ["p f()", "n", "p x", "c"],
+    "rebreak_loop.py": ["n", "n", "n", "n", "p i", "n", "n", "p i", "c", "p i", "c"],
+}
+
+
+@pytest.mark.parametrize("script", sorted(CASES))
+def test_meshdbg_prints_what_local_pdb_prints(server: Server, script: str) -> None:
+    lines = CASES[script]
+    expected = local_transcript(script, lines)
+    got, _ = remote_transcript(server, script, lines)
+    assert got == expected
