@@ -211,3 +211,15 @@ def test_plain_attach_follows_the_rank_across_continue_while_stdin_has_lines(mes
     result = subprocess.run([sys.executable, "-m", "meshdbg", "attach", "--plain", "1"], env=mesh.env,
                             input="c\np 1\n", capture_output=True, text=True, timeout=WAIT_S)
     assert result.returncode == 0 and "rank 1 (hosts=0,gpus=1) exited; nothing more to attach to" in result.stdout
+
+
+def test_stacks_and_compare_in_the_console(three_ranks: Mesh) -> None:
+    child = three_ranks.console()
+    child.expect(TOP)
+    run(child, "stacks", re.escape("thread MainThread: ranks 0-2 (3)"),
+        r"<module>\s+\S*stopping_worker\.py:\d+\s+\[stopped in pdb; from session\]", TOP)
+    run(child, "compare all shared_note", re.escape("ranks 0-2 (3): 'the same on every rank'"), TOP)
+    run(child, "compare ranks(hosts=0) loss_scale", r"rank 0: 0\.5\s+rank 1: 1\.0", TOP)
+    run(child, "compare all missing_name", re.escape("ranks 0-2 (3): error: NameError: name 'missing_name' is not defined"), TOP)
+    run(child, "quit", "bye; 3 sessions left as they are")
+    child.expect(pexpect.EOF)
