@@ -21,7 +21,9 @@ from typing import AsyncIterator, Iterator
 import grpc
 
 from meshdbg.debugger.pending import PendingRequests
+from meshdbg.wire.chunks import check_line
 from meshdbg.wire.connection import PROTOCOL_VERSION, ConnectionInfo, resolve_connection
+from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
 from meshdbg.wire.errors import MeshdbgError, SessionError
 from meshdbg.wire.status import error_from_rpc
 from meshdbg.wire.text import MAX_REPLY_BYTES, wire_text
@@ -31,6 +33,8 @@ from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 from meshdbg.wire.coords import format_coords, identity_coords
 
 CONNECT_TIMEOUT_S = 3.0
+# Listings of any length; a hung server is noticed in ~4 s (meshdbg.wire.keepalive).
+CHANNEL_OPTIONS = [("grpc.max_receive_message_length", -1), *CLIENT_KEEPALIVE]
 
 
 class _MeshView:
@@ -209,6 +213,7 @@ class AttachedSession:
         self._reply: asyncio.Future[PdbReply] | None = None
         self._completions: PendingRequests[list[str]] = PendingRequests()
         self._send_lock = asyncio.Lock()
+        self._output: list[str] = []  # chunks of the output of the reply under way
         self._ended = asyncio.Event()
         self._final: PdbReply | None = None
         self._failure: MeshdbgError | None = None
@@ -246,7 +251,12 @@ class AttachedSession:
         try:
             with self._client.translating():
                 while (event := await self._call.read()) is not grpc.aio.EOF:
-                    if event.HasField("reply"):
+                    if event.HasField("output"):
+                        self._output.append(event.output.text)
+                    elif event.HasField("reply"):
+                        if self._output:
+                            event.reply.output = "".join(self._output) + event.reply.output
+                            self._output = []
                         reply = PdbReply.from_pb(event.reply)
                         if self._reply is not None and not self._reply.done():
                             self._reply.set_result(reply)
@@ -273,6 +283,7 @@ class AttachedSession:
         async with self._send_lock:
             if self.ended:
                 raise self._failure or SessionError(f"the session has ended ({self._final.reason})")
+            line = check_line(line)
             self._reply = asyncio.get_running_loop().create_future()
             with self._client.translating():
                 await self._call.write(pb.AttachRequest(input=pb.Input(line=_line_text(line), eof=eof)))
@@ -298,7 +309,7 @@ class ControlClient:
 
     def __init__(self, connection: ConnectionInfo) -> None:
         self.connection = connection
-        self.channel = grpc.aio.insecure_channel(connection.addr)
+        self.channel = grpc.aio.insecure_channel(connection.addr, options=CHANNEL_OPTIONS)
         self.stub = pb_grpc.DebuggerStub(self.channel)
 
     @classmethod
@@ -360,11 +371,24 @@ class ControlClient:
         return SessionView.from_pb(reply.sessions[0])
 
     async def cast(self, selection: str, command: str) -> list[CastResult]:
-        """Run `command` on every selected session concurrently; results by rank."""
+        """Run `command` on every selected session concurrently; results by rank.
+
+        Each rank's output arrives in chunks as it is written, so no output is too large.
+        """
+        command = check_line(command)
+        outputs: dict[int, list[str]] = {}
+        results: list[CastResult] = []
+        call = self.stub.Cast(pb.CastRequest(selection=wire_text(selection), command=command),
+                              metadata=self.connection.metadata())
         with self.translating():
-            reply = await self.stub.Cast(pb.CastRequest(selection=wire_text(selection), command=_line_text(command)),
-                                         metadata=self.connection.metadata())
-        return [CastResult(SessionView.from_pb(r.session), r.output, r.error, r.ended) for r in reply.results]
+            async for event in call:
+                if event.HasField("output"):
+                    outputs.setdefault(event.session_id, []).append(event.output.text)
+                    continue
+                r = event.result
+                output = "".join(outputs.pop(event.session_id, [])) + r.output
+                results.append(CastResult(SessionView.from_pb(r.session), output, r.error, r.ended))
+        return sorted(results, key=lambda r: (r.session.rank, r.session.name, r.session.thread_id, r.session.id))
 
     async def stacks(self, selection: str = "", all_threads: bool = False) -> list[RankStacksView]:
         """The Python stacks of the selected (default: all) ranks, running, stopped or stuck; by rank.

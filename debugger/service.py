@@ -11,6 +11,7 @@ from meshdbg.debugger.auth import TokenInterceptor
 from meshdbg.debugger.collectives import guard_collectives, pause_timeout_from_env
 from meshdbg.wire.connection import ConnectionInfo, new_token, remove_connection_file, write_connection_file
 from meshdbg.wire.errors import UsageError
+from meshdbg.wire.keepalive import SERVER_KEEPALIVE
 from meshdbg.debugger.mesh_servicer import MeshServicer
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 from meshdbg.wire.proto import mesh_pb2_grpc as mesh_grpc
@@ -18,15 +19,10 @@ from meshdbg.debugger.servicer import DebuggerServicer
 from meshdbg.debugger.sessions import SessionRegistry
 from meshdbg.debugger.workers import WorkerRegistry
 
-# Workers keep their streams open for a long time; detect dead peers without traffic. And
-# never share a port with another server (gRPC sets SO_REUSEPORT by default).
-SERVER_OPTIONS = [
-    ("grpc.so_reuseport", 0),
-    ("grpc.keepalive_time_ms", 10_000),
-    ("grpc.keepalive_timeout_ms", 5_000),
-    ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
-    ("grpc.keepalive_permit_without_calls", 1),
-]
+# Workers keep their streams open for a long time; notice dead and hung peers in seconds
+# (meshdbg.wire.keepalive). And never share a port with another server (gRPC sets
+# SO_REUSEPORT by default).
+SERVER_OPTIONS = [("grpc.so_reuseport", 0), *SERVER_KEEPALIVE]
 
 
 class DebugClient:

@@ -14,11 +14,13 @@ from google.protobuf.message import Message
 import grpc
 
 from meshdbg.wire.connection import PROTOCOL_VERSION
-from meshdbg.wire.errors import MeshdbgError, SessionError
+from meshdbg.wire.chunks import check_line
+from meshdbg.wire.errors import MeshdbgError, SessionError, UsageError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 from meshdbg.debugger.evaluation import evaluate_all
 from meshdbg.debugger.sampling import collect_stacks
+from meshdbg.debugger.liveness import gone_reason
 from meshdbg.debugger.selection import ALL, parse_selection
 from meshdbg.debugger.sessions import Session, SessionRegistry
 from meshdbg.debugger.workers import WorkerRegistry
@@ -84,7 +86,9 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             await context.write(pb.ServerMessage(welcome=pb.Welcome(session_id=session.id)))
             async for message in request_iterator:
                 kind = message.WhichOneof("kind")
-                if kind == "prompt":
+                if kind == "output":
+                    await session.on_output(message.output.text)
+                elif kind == "prompt":
                     session.on_prompt(message.prompt)
                 elif kind == "completions":
                     session.on_completions(message.completions)
@@ -98,6 +102,9 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
                     output, reason = message.ended.output, EndReason.of(message.ended.reason)
                     break
         finally:
+            if reason is EndReason.WORKER_GONE:
+                session.gone = gone_reason(hello)
+                output = f"*** {session.gone}\n"
             session.on_end(output, reason)
 
     # ---- control side -----------------------------------------------------------------
@@ -150,21 +157,33 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             await _abort(context, exc)
         return pb.CompareReply(results=await evaluate_all(sessions, request.expression, request.timeout_s))
 
-    async def Cast(self, request: pb.CastRequest, context: grpc.aio.ServicerContext) -> pb.CastReply:
+    async def Cast(self, request: pb.CastRequest, context: grpc.aio.ServicerContext) -> None:
         try:
+            check_line(request.command)
             sessions = self.registry.select(parse_selection(request.selection))
         except MeshdbgError as exc:
             await _abort(context, exc)
-        results = await asyncio.gather(*(self._cast_one(session, request.command) for session in sessions))
-        return pb.CastReply(results=results)
+        write = serialized_writer(context, "the client went away")
+        outcomes = await asyncio.gather(*(self._cast_one(session, request.command, write) for session in sessions),
+                                        return_exceptions=True)
+        failure = next((o for o in outcomes if isinstance(o, BaseException) and not isinstance(o, SessionError)), None)
+        if failure is not None:  # a bug, not a client that left
+            raise failure
 
     @staticmethod
-    async def _cast_one(session: Session, command: str) -> pb.CastResult:
+    async def _cast_one(session: Session, command: str, write: Callable[[pb.CastEvent], Awaitable[None]]) -> None:
+        """Run `command` on one session, streaming its output chunks, then its result."""
+        async def forward(text: str) -> None:
+            await write(pb.CastEvent(session_id=session.id, output=pb.OutputChunk(text=text)))
+
         try:
-            reply = await session.execute(command)
+            reply = await session.execute(command, forward)
+            error = session.gone  # it died or hung mid-command: a failure, not an empty success
         except SessionError as exc:
-            return pb.CastResult(session=session.info(), error=str(exc))
-        return pb.CastResult(session=session.info(), output=reply.output, ended=reply.ended)
+            reply, error = pb.Reply(), str(exc)
+        result = pb.CastResult(session=session.info(), output="" if error else reply.output, error=error,
+                               ended=reply.ended)
+        await write(pb.CastEvent(session_id=session.id, result=result))
 
     async def Continue(self, request: pb.ContinueRequest, context: grpc.aio.ServicerContext) -> pb.ContinueReply:
         try:
@@ -193,7 +212,7 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             async for request in request_iterator:
                 kind = request.WhichOneof("kind")
                 if kind == "input":
-                    reply = await self._attached_command(session, request.input)
+                    reply = await self._attached_command(session, request.input, write)
                     await write(pb.AttachEvent(reply=reply))
                     if reply.ended:
                         break
@@ -210,11 +229,15 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         return self.registry.by_rank(target.rank.rank, target.rank.name)
 
     @staticmethod
-    async def _attached_command(session: Session, line: pb.Input) -> pb.Reply:
-        """pdb's reply to one line, or the reason it could not run, as a reply."""
+    async def _attached_command(session: Session, line: pb.Input, write: Callable[[pb.AttachEvent], Awaitable[None]]
+                                ) -> pb.Reply:
+        """pdb's reply to one line (its output streamed ahead of it), or why it could not run."""
+        async def forward(text: str) -> None:
+            await write(pb.AttachEvent(output=pb.OutputChunk(text=text)))
+
         try:
-            return await session.execute(line.line, eof=line.eof)
-        except SessionError as exc:
+            return await session.execute(line.line, forward, eof=line.eof)
+        except (SessionError, UsageError) as exc:
             return pb.Reply(output=f"*** {exc}\n", prompt=session.prompt, frame=session.frame,
                             ended=session.state is State.EXITED, reason=wire_value(session.end_reason))
 

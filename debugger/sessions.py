@@ -13,6 +13,7 @@ import asyncio
 import itertools
 from typing import AsyncIterator, Awaitable, Callable
 
+from meshdbg.wire.chunks import Tail, check_line
 from meshdbg.wire.errors import NoMatchError, SessionError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.debugger.pending import PendingRequests
@@ -22,6 +23,7 @@ from meshdbg.wire.vocabulary import EndReason, State, WatchKind, wire_value
 
 Writer = Callable[[pb.ServerMessage], Awaitable[None]]
 INTERRUPT_ANSWER_S = 2.0  # a worker answers an interrupt from its stream's reader thread, at once
+OutputListener = Callable[[str], Awaitable[None]]  # gets a running command's output chunks
 
 class Session:
     """One worker thread stopped in pdb, reached through `write`, which sends on its stream."""
@@ -33,13 +35,16 @@ class Session:
         self.frame = pb.Frame()
         self.prompt = ""
         self.location = ""  # pdb's `> file(line)func()` / `-> source` for where it stands
-        self.transcript = ""  # output since the last command, replayed on attach
+        self._transcript = Tail()  # (the end of) the output since the last command, replayed on attach
         self.end_reason: EndReason | None = None
+        self.gone = ""  # why the worker went away (died, hung), once it has
         self.ended = asyncio.Event()
         self._registry = registry
         self._write = write
         self._lock = asyncio.Lock()
         self._pending: asyncio.Future[pb.Reply] | None = None
+        self._listener: OutputListener | None = None
+        self._collected: list[str] = []  # output chunks of a command run without a listener
         self._completions: PendingRequests[list[str]] = PendingRequests()
         self._samples: PendingRequests[pb.SampledStacks] = PendingRequests()
         self._evaluations: PendingRequests[pb.Evaluation] = PendingRequests()
@@ -59,7 +64,7 @@ class Session:
     def replay(self) -> pb.Reply:
         """What an attaching client sees first: where pdb stands, then the output since the
         last command (just that output when it already ends with the position, as a stop's does)."""
-        output = self.transcript
+        output = self._transcript.text()
         if self.location and self.state is State.STOPPED and not output.endswith(self.location + "\n"):
             output = self.location + "\n" + output
         return pb.Reply(output=output, prompt=self.prompt, frame=self.frame, ended=self.state is State.EXITED,
@@ -67,13 +72,18 @@ class Session:
 
     # ---- driven by control clients ----------------------------------------------------
 
-    async def execute(self, line: str, eof: bool = False) -> pb.Reply:
-        """Run one pdb command and return its output (`eof`: end pdb's input instead, as Ctrl-D)."""
-        return await self._send(pb.ServerMessage(input=pb.Input(line=line, eof=eof)))
+    async def execute(self, line: str, on_output: OutputListener | None = None, eof: bool = False) -> pb.Reply:
+        """Run one pdb command and return its output (`eof`: end pdb's input instead, as Ctrl-D).
 
-    async def resume(self, clear_breakpoints: bool = False) -> pb.Reply:
+        With `on_output`, the output streams to it in chunks as the worker writes it and the
+        reply holds only its tail, so output of any size passes in bounded memory; without,
+        the reply holds all of it.
+        """
+        return await self._send(pb.ServerMessage(input=pb.Input(line=check_line(line), eof=eof)), on_output)
+
+    async def resume(self, clear_breakpoints: bool = False, on_output: OutputListener | None = None) -> pb.Reply:
         """Leave pdb and let the worker run."""
-        return await self._send(pb.ServerMessage(resume=pb.Resume(clear_breakpoints=clear_breakpoints)))
+        return await self._send(pb.ServerMessage(resume=pb.Resume(clear_breakpoints=clear_breakpoints)), on_output)
 
     async def complete(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
         """Tab completions computed by the remote pdb in its current frame."""
@@ -111,7 +121,7 @@ class Session:
     def running_command(self) -> bool:
         return self.state is State.RUNNING and self._pending is not None
 
-    async def _send(self, message: pb.ServerMessage) -> pb.Reply:
+    async def _send(self, message: pb.ServerMessage, on_output: OutputListener | None) -> pb.Reply:
         if self._lock.locked():
             raise SessionError(f"rank {self.rank} is busy running another command")
         async with self._lock:
@@ -121,22 +131,39 @@ class Session:
                 raise SessionError(f"rank {self.rank} is running, not stopped in pdb")
             self._pending = asyncio.get_running_loop().create_future()
             self.state = State.RUNNING
-            self.transcript = ""
+            self._transcript.clear()
+            self._listener, self._collected = on_output, []
             self._registry.publish(WatchKind.UPDATED, self)
             try:
                 await self._write(message)
-                return await self._pending
+                reply = await self._pending
             finally:
-                self._pending = None
+                self._pending, self._listener = None, None
+            if self._collected:
+                reply.output = "".join(self._collected) + reply.output
+                self._collected = []
+            return reply
 
     # ---- driven by the worker's stream ------------------------------------------------
+
+    async def on_output(self, text: str) -> None:
+        """A chunk of the running command's output: to its listener (waiting while the
+        listener's client is behind, which holds the worker back too), else collected."""
+        self._transcript.add(text)
+        if self._listener is not None:
+            try:
+                await self._listener(text)
+            except SessionError:  # the client went away: the command runs on without it
+                self._listener = None
+        elif self._pending is not None:
+            self._collected.append(text)
 
     def on_prompt(self, prompt: pb.Prompt) -> None:
         self.state = State.STOPPED
         self.frame = prompt.frame
         self.prompt = prompt.prompt
         self.location = prompt.location
-        self.transcript = prompt.output
+        self._transcript.add(prompt.output)
         self._registry.publish(WatchKind.UPDATED, self)
         if self._pending and not self._pending.done():
             self._pending.set_result(pb.Reply(output=prompt.output, prompt=prompt.prompt, frame=prompt.frame))
@@ -158,7 +185,7 @@ class Session:
             return
         self.state = State.EXITED
         self.end_reason = reason
-        self.transcript += output
+        self._transcript.add(output)
         if self._pending and not self._pending.done():
             self._pending.set_result(pb.Reply(output=output, frame=self.frame, ended=True, reason=reason.pb))
         self._completions.close([])

@@ -20,7 +20,6 @@ import bdb
 import code
 import ctypes
 import enum
-import io
 import pdb
 import sys
 import threading
@@ -31,6 +30,7 @@ from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.text import fit_reply, wire_text
 from meshdbg.wire.vocabulary import EndReason
 from meshdbg.worker.frames import innermost_user_frame, is_internal, is_outermost_user_frame
+from meshdbg.worker.output import StreamedOutput
 from meshdbg.worker.remote import RemoteSession
 from meshdbg.worker.stacks import answer_sample
 from meshdbg.worker.values import evaluate
@@ -107,23 +107,11 @@ class _RemoteStdin:
         """(`exit()` in `interact` closes sys.stdin, which is this then: nothing to close.)"""
 
 
-class _Output(io.StringIO):
-    """pdb's stdout: a buffer that remembers its last write, which is the prompt when pdb
-    reads a line (cmd.Cmd writes it in one piece, then reads): `(Pdb) `, `(com) `, the
-    recursive debugger's `((Pdb)) `, 3.13's `...` continuation, `interact`'s `>>> `."""
-
-    last_write = ""
-
-    def write(self, text: str) -> int:
-        self.last_write = text
-        return super().write(text)
-
-
 class PdbWrapper(pdb.Pdb):
     """A pdb.Pdb whose console is a remote client of the DebugClient."""
 
     def __init__(self, open_session: SessionOpener, remote: RemoteSession | None = None) -> None:
-        self._output = _Output()
+        self._output = StreamedOutput(lambda: getattr(self, "remote", None))
         super().__init__(stdin=_RemoteStdin(self), stdout=self._output, nosigint=True, readrc=False)
         self.use_rawinput = False
         self._open_session = open_session
@@ -226,10 +214,7 @@ class PdbWrapper(pdb.Pdb):
             remote.end(fit_reply(self._take_output()), reason)
 
     def _take_output(self) -> str:
-        text = self._output.getvalue()
-        self._output.seek(0)
-        self._output.truncate()
-        return text
+        return self._output.take()
 
     def _frame(self) -> pb.Frame:
         if not self.stack:

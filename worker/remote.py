@@ -10,12 +10,15 @@ from __future__ import annotations
 import os
 import queue
 import threading
+import time
 from typing import Callable, Iterator
 
 import grpc
 from google.protobuf.message import Message
 
+from meshdbg.wire.chunks import chunks, tail_start
 from meshdbg.wire.connection import ConnectionInfo
+from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
 from meshdbg.wire.errors import ConnectionFailed
 from meshdbg.wire.status import error_from_rpc
 from meshdbg.wire.vocabulary import EndReason
@@ -25,11 +28,9 @@ from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 
 CONNECT_TIMEOUT_S = 5.0
 END_TIMEOUT_S = 5.0  # how long an ending session waits for the server to close its stream
-CHANNEL_OPTIONS = [
-    ("grpc.keepalive_time_ms", 10_000),
-    ("grpc.keepalive_timeout_ms", 5_000),
-    ("grpc.keepalive_permit_without_calls", 1),
-]
+OUTGOING_LIMIT = 8  # output chunks queued for sending before pdb's writes wait for the wire
+_WAIT_S = 0.001
+CHANNEL_OPTIONS = CLIENT_KEEPALIVE  # a hung server is noticed in ~4 s and the worker runs on
 
 _channels: dict[str, grpc.Channel] = {}
 _channels_lock = threading.Lock()
@@ -151,7 +152,25 @@ class RemoteSession:
         self.send(pb.WorkerMessage(interrupted=pb.Interrupted(request_id=request_id, frame=frame)))
 
     def send(self, message: pb.WorkerMessage) -> None:
+        """Send `message`; the output of a prompt or an end goes ahead of it in chunks."""
+        kind = message.WhichOneof("kind")
+        if kind in ("prompt", "ended"):
+            body = getattr(message, kind)
+            start = tail_start(body.output)
+            if start:
+                self.send_output(body.output, start)
+                body.output = body.output[start:]
         self._outgoing.put(message)
+
+    def send_output(self, text: str, stop: int | None = None) -> None:
+        """Stream `text[:stop]` as output chunks, waiting while the wire is behind, so that
+        output of any size flows through bounded memory (dropped once the stream is gone)."""
+        for piece in chunks(text, stop):
+            while self._outgoing.qsize() >= OUTGOING_LIMIT:
+                if self._responses.done():
+                    return
+                time.sleep(_WAIT_S)
+            self._outgoing.put(pb.WorkerMessage(output=pb.OutputChunk(text=piece)))
 
     def receive(self) -> pb.ServerMessage | None:
         """The next server message, or None once the stream is gone."""

@@ -27,7 +27,7 @@ def test_every_rpc_refuses_a_wrong_token(server: Server) -> None:
     calls = [
         lambda: stub.List(pb.ListRequest(), metadata=bad, timeout=5),
         lambda: stub.Handshake(pb.HandshakeRequest(protocol_version=1), timeout=5),
-        lambda: stub.Cast(pb.CastRequest(selection="all", command="p 1"), metadata=bad, timeout=5),
+        lambda: next(stub.Cast(pb.CastRequest(selection="all", command="p 1"), metadata=bad, timeout=5)),
         lambda: stub.Continue(pb.ContinueRequest(), metadata=bad, timeout=5),
         lambda: next(stub.Watch(pb.WatchRequest(), metadata=bad, timeout=5)),
         lambda: next(stub.Attach(iter([pb.AttachRequest(target=pb.AttachTarget(session_id=1))]), metadata=bad, timeout=5)),

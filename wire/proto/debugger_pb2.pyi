@@ -174,7 +174,7 @@ class Completions(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., matches: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class WorkerMessage(_message.Message):
-    __slots__ = ("hello", "prompt", "completions", "ended", "stacks", "evaluation", "interrupted")
+    __slots__ = ("hello", "prompt", "completions", "ended", "stacks", "evaluation", "interrupted", "output")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FIELD_NUMBER: _ClassVar[int]
     COMPLETIONS_FIELD_NUMBER: _ClassVar[int]
@@ -182,6 +182,7 @@ class WorkerMessage(_message.Message):
     STACKS_FIELD_NUMBER: _ClassVar[int]
     EVALUATION_FIELD_NUMBER: _ClassVar[int]
     INTERRUPTED_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
     hello: Identity
     prompt: Prompt
     completions: Completions
@@ -189,7 +190,14 @@ class WorkerMessage(_message.Message):
     stacks: SampledStacks
     evaluation: Evaluation
     interrupted: Interrupted
-    def __init__(self, hello: _Optional[_Union[Identity, _Mapping]] = ..., prompt: _Optional[_Union[Prompt, _Mapping]] = ..., completions: _Optional[_Union[Completions, _Mapping]] = ..., ended: _Optional[_Union[Ended, _Mapping]] = ..., stacks: _Optional[_Union[SampledStacks, _Mapping]] = ..., evaluation: _Optional[_Union[Evaluation, _Mapping]] = ..., interrupted: _Optional[_Union[Interrupted, _Mapping]] = ...) -> None: ...
+    output: OutputChunk
+    def __init__(self, hello: _Optional[_Union[Identity, _Mapping]] = ..., prompt: _Optional[_Union[Prompt, _Mapping]] = ..., completions: _Optional[_Union[Completions, _Mapping]] = ..., ended: _Optional[_Union[Ended, _Mapping]] = ..., stacks: _Optional[_Union[SampledStacks, _Mapping]] = ..., evaluation: _Optional[_Union[Evaluation, _Mapping]] = ..., interrupted: _Optional[_Union[Interrupted, _Mapping]] = ..., output: _Optional[_Union[OutputChunk, _Mapping]] = ...) -> None: ...
+
+class OutputChunk(_message.Message):
+    __slots__ = ("text",)
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    def __init__(self, text: _Optional[str] = ...) -> None: ...
 
 class Prompt(_message.Message):
     __slots__ = ("output", "prompt", "frame", "location")
@@ -364,14 +372,16 @@ class Reply(_message.Message):
     def __init__(self, output: _Optional[str] = ..., prompt: _Optional[str] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., ended: _Optional[bool] = ..., reason: _Optional[_Union[EndReason, str]] = ...) -> None: ...
 
 class AttachEvent(_message.Message):
-    __slots__ = ("attached", "reply", "completions")
+    __slots__ = ("attached", "reply", "completions", "output")
     ATTACHED_FIELD_NUMBER: _ClassVar[int]
     REPLY_FIELD_NUMBER: _ClassVar[int]
     COMPLETIONS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
     attached: SessionInfo
     reply: Reply
     completions: Completions
-    def __init__(self, attached: _Optional[_Union[SessionInfo, _Mapping]] = ..., reply: _Optional[_Union[Reply, _Mapping]] = ..., completions: _Optional[_Union[Completions, _Mapping]] = ...) -> None: ...
+    output: OutputChunk
+    def __init__(self, attached: _Optional[_Union[SessionInfo, _Mapping]] = ..., reply: _Optional[_Union[Reply, _Mapping]] = ..., completions: _Optional[_Union[Completions, _Mapping]] = ..., output: _Optional[_Union[OutputChunk, _Mapping]] = ...) -> None: ...
 
 class CastRequest(_message.Message):
     __slots__ = ("selection", "command")
@@ -393,11 +403,15 @@ class CastResult(_message.Message):
     ended: bool
     def __init__(self, session: _Optional[_Union[SessionInfo, _Mapping]] = ..., output: _Optional[str] = ..., error: _Optional[str] = ..., ended: _Optional[bool] = ...) -> None: ...
 
-class CastReply(_message.Message):
-    __slots__ = ("results",)
-    RESULTS_FIELD_NUMBER: _ClassVar[int]
-    results: _containers.RepeatedCompositeFieldContainer[CastResult]
-    def __init__(self, results: _Optional[_Iterable[_Union[CastResult, _Mapping]]] = ...) -> None: ...
+class CastEvent(_message.Message):
+    __slots__ = ("session_id", "output", "result")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    session_id: int
+    output: OutputChunk
+    result: CastResult
+    def __init__(self, session_id: _Optional[int] = ..., output: _Optional[_Union[OutputChunk, _Mapping]] = ..., result: _Optional[_Union[CastResult, _Mapping]] = ...) -> None: ...
 
 class ContinueRequest(_message.Message):
     __slots__ = ("selection", "clear_breakpoints")

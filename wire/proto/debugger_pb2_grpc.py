@@ -54,10 +54,10 @@ class DebuggerStub:
                 request_serializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.AttachRequest.SerializeToString,
                 response_deserializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.AttachEvent.FromString,
                 _registered_method=True)
-        self.Cast = channel.unary_unary(
+        self.Cast = channel.unary_stream(
                 '/meshdbg.v1.Debugger/Cast',
                 request_serializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.CastRequest.SerializeToString,
-                response_deserializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.CastReply.FromString,
+                response_deserializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.CastEvent.FromString,
                 _registered_method=True)
         self.Continue = channel.unary_unary(
                 '/meshdbg.v1.Debugger/Continue',
@@ -117,7 +117,8 @@ class DebuggerServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Cast(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Streams each rank's output in chunks as it comes, then one result per rank.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -178,10 +179,10 @@ def add_DebuggerServicer_to_server(servicer, server):
                     request_deserializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.AttachRequest.FromString,
                     response_serializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.AttachEvent.SerializeToString,
             ),
-            'Cast': grpc.unary_unary_rpc_method_handler(
+            'Cast': grpc.unary_stream_rpc_method_handler(
                     servicer.Cast,
                     request_deserializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.CastRequest.FromString,
-                    response_serializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.CastReply.SerializeToString,
+                    response_serializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.CastEvent.SerializeToString,
             ),
             'Continue': grpc.unary_unary_rpc_method_handler(
                     servicer.Continue,
@@ -338,12 +339,12 @@ class Debugger:
             wait_for_ready=None,
             timeout=None,
             metadata=None):
-        return grpc.experimental.unary_unary(
+        return grpc.experimental.unary_stream(
             request,
             target,
             '/meshdbg.v1.Debugger/Cast',
             meshdbg_dot_wire_dot_proto_dot_debugger__pb2.CastRequest.SerializeToString,
-            meshdbg_dot_wire_dot_proto_dot_debugger__pb2.CastReply.FromString,
+            meshdbg_dot_wire_dot_proto_dot_debugger__pb2.CastEvent.FromString,
             options,
             channel_credentials,
             insecure,

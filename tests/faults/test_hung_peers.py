@@ -1,0 +1,109 @@
+"""Dead and hung peers are noticed in seconds, and said so.
+
+A worker killed mid-command fails that rank's cast at once; a worker that hangs (SIGSTOP) is
+reported as not answering within about 4 s, to casts and attached clients alike (keepalive
+pings, meshdbg.wire.keepalive); a paused worker whose server hangs resumes within 5 s. Every
+test signals only processes it started, and resumes what it stopped before cleaning up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from e2e import Server, wait_for
+from meshdbg.debugger.control import ControlClient
+
+NOTICE_S = 5.0
+SLACK_S = 5.0  # a loaded CI machine's scheduling
+
+
+def timed_cli(server: Server, *args: str) -> tuple[subprocess.CompletedProcess, float]:
+    start = time.monotonic()
+    result = server.cli(*args, timeout=NOTICE_S + SLACK_S + 10)
+    return result, time.monotonic() - start
+
+
+def test_a_cast_to_a_rank_killed_mid_command_reports_it_failed(server: Server) -> None:
+    victim = server.worker("hold.py", 0)
+    server.worker("hold.py", 1)
+    server.wait_sessions(2)
+    cast = subprocess.Popen([sys.executable, "-m", "meshdbg", "cast", "--json", "all", "p __import__('time').sleep(3) or 7"],
+                            env=server.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: any(s["state"] == "running" for s in server.sessions()), what="the cast to start")
+        os.kill(victim.pid, signal.SIGKILL)
+        out, err = cast.communicate(timeout=NOTICE_S + SLACK_S + 10)
+    finally:
+        if cast.poll() is None:
+            cast.kill()
+            cast.communicate()
+    assert cast.returncode == 1, err
+    by_rank = {r["rank"]: r for r in json.loads(out)}
+    assert by_rank[0]["ok"] is False and "died" in by_rank[0]["output"]
+    assert by_rank[1]["ok"] is True and by_rank[1]["output"].strip() == "7"
+
+
+def test_a_stopped_rank_is_reported_not_answering_within_seconds(server: Server) -> None:
+    hung = server.worker("hold.py", 0)
+    server.worker("hold.py", 1)
+    server.wait_sessions(2)
+    os.kill(hung.pid, signal.SIGSTOP)
+    try:
+        result, took = timed_cli(server, "cast", "--json", "all", "p word")
+    finally:
+        os.kill(hung.pid, signal.SIGCONT)
+    assert result.returncode == 1, result.stderr
+    by_rank = {r["rank"]: r for r in json.loads(result.stdout)}
+    assert by_rank[0]["ok"] is False and "not answering" in by_rank[0]["output"], by_rank[0]
+    assert by_rank[1]["ok"] is True
+    assert took < NOTICE_S + SLACK_S, f"took {took:.1f} s"
+
+
+def test_an_attached_client_hears_that_its_rank_stopped_answering(server: Server) -> None:
+    hung = server.worker("hold.py", 0)
+    server.wait_sessions(1)
+
+    async def body(client: ControlClient) -> tuple[str, float]:
+        async with client.attach(rank=0) as pdb:
+            os.kill(hung.pid, signal.SIGSTOP)
+            start = time.monotonic()
+            reply = await pdb.send("p word")
+            return reply.output, time.monotonic() - start, reply.ended
+
+    try:
+        output, took, ended = server.run(body)
+    finally:
+        os.kill(hung.pid, signal.SIGCONT)
+    assert ended and "stopped (SIGSTOP) and not answering" in output
+    assert took < NOTICE_S + SLACK_S, f"took {took:.1f} s"
+
+
+def test_a_paused_worker_whose_server_hangs_runs_on(server: Server) -> None:
+    worker = server.worker("hold.py", 0)
+    server.wait_sessions(1)
+    os.kill(server.process.pid, signal.SIGSTOP)
+    start = time.monotonic()
+    try:
+        line = worker.stdout.readline()  # bounded: the worker's keepalive gives up in ~4 s
+        took = time.monotonic() - start
+    finally:
+        os.kill(server.process.pid, signal.SIGCONT)
+    assert line.strip() == "rank 0 continued"
+    assert took < NOTICE_S + SLACK_S, f"took {took:.1f} s"
+
+
+def test_a_client_of_a_hung_server_gives_up_in_seconds(server: Server) -> None:
+    server.worker("hold.py", 0)
+    server.wait_sessions(1)
+    os.kill(server.process.pid, signal.SIGSTOP)
+    try:
+        result, took = timed_cli(server, "list")
+    finally:
+        os.kill(server.process.pid, signal.SIGCONT)
+    assert result.returncode == 3 and "did not answer" in result.stderr, result.stderr
+    assert took < NOTICE_S + SLACK_S

@@ -1,0 +1,75 @@
+"""pdb output of any size on a wire whose messages must stay small: chunks, safe text, tails.
+
+gRPC refuses messages over 4 MiB by default, and one message holding a command's whole
+output would hold it in memory on every hop at once. So output travels as `OutputChunk`s of
+at most OUTPUT_CHUNK_CHARS characters (at most 4 bytes each in UTF-8: ≤ 1 MiB), and whoever
+keeps output for later keeps only a bounded `Tail` of it. Shared by workers and the server.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from meshdbg.wire.errors import UsageError
+from meshdbg.wire.text import wire_text
+
+OUTPUT_CHUNK_CHARS = 256 * 1024
+TAIL_CHARS = 64 * 1024  # what the server keeps of a session's output for an attach replay
+
+
+def chunks(text: str, stop: int | None = None, size: int = OUTPUT_CHUNK_CHARS) -> Iterator[str]:
+    """`text[:stop]` in pieces of at most `size` characters, made one at a time, wire-safe."""
+    for start in range(0, len(text) if stop is None else stop, size):
+        yield wire_text(text[start:min(start + size, len(text) if stop is None else stop)])
+
+
+def tail_start(text: str, size: int = OUTPUT_CHUNK_CHARS) -> int:
+    """Where the last piece of `text` (at most `size` long) starts: what precedes it goes as
+    chunks, the piece itself with the message it ends (a prompt, an end)."""
+    return 0 if len(text) <= size else len(text) - (len(text) % size or size)
+
+
+class Tail:
+    """The last `limit` characters of a growing text, with a note of how much was dropped."""
+
+    def __init__(self, limit: int = TAIL_CHARS) -> None:
+        self._limit = limit
+        self._parts: list[str] = []
+        self._length = 0
+        self.dropped = 0
+
+    def add(self, text: str) -> None:
+        if not text:
+            return
+        self._parts.append(text)
+        self._length += len(text)
+        if self._length > 2 * self._limit:
+            self._compact()
+
+    def _compact(self) -> None:
+        joined = "".join(self._parts)
+        keep = joined[-self._limit:]
+        self.dropped += len(joined) - len(keep)
+        self._parts, self._length = [keep], len(keep)
+
+    def clear(self) -> None:
+        self._parts, self._length, self.dropped = [], 0, 0
+
+    def text(self) -> str:
+        """The kept text, led by a note when earlier output was dropped."""
+        if self._length > self._limit:
+            self._compact()
+        body = "".join(self._parts)
+        if self.dropped:
+            return f"[meshdbg: {self.dropped} earlier characters of output not kept]\n{body}"
+        return body
+
+
+MAX_LINE_CHARS = 1_000_000  # a pdb command line: ≤ 4 MB of UTF-8, under gRPC's message limit
+
+
+def check_line(line: str) -> str:
+    """`line` if a pdb command may be that long (UsageError otherwise), wire-safe."""
+    if len(line) > MAX_LINE_CHARS:
+        raise UsageError(f"a pdb command line is limited to {MAX_LINE_CHARS:,} characters (this one has {len(line):,})")
+    return wire_text(line)

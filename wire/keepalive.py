@@ -1,0 +1,34 @@
+"""How soon a dead or hung peer is noticed: HTTP/2 keepalive pings on every connection.
+
+A peer that dies closes its socket and is noticed at once. A peer that hangs (SIGSTOP, a
+frozen host) keeps its socket open, so every connection pings the other side every
+PING_INTERVAL_MS and gives up after PING_TIMEOUT_MS without an answer: a hung peer is found
+within about 4 s, in both directions. gRPC answers pings on its own threads, so a worker that is
+merely busy (a long `n`, a `p` that sleeps) still answers. Plain option lists, no gRPC import.
+"""
+
+from __future__ import annotations
+
+PING_INTERVAL_MS = 2_000
+PING_TIMEOUT_MS = 2_000
+
+# Workers and control clients: ping the server even while no call is active, without limit.
+CLIENT_KEEPALIVE = [
+    ("grpc.keepalive_time_ms", PING_INTERVAL_MS),
+    ("grpc.keepalive_timeout_ms", PING_TIMEOUT_MS),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.max_pings_without_data", 0),
+    ("grpc.http2.ping_timeout_ms", PING_TIMEOUT_MS),  # else a minute, whatever keepalive says
+]
+
+# The server: ping every peer, and accept the peers' pings at that rate (by default a gRPC
+# server refuses pings more often than every 5 minutes and closes the connection).
+SERVER_KEEPALIVE = [
+    ("grpc.keepalive_time_ms", PING_INTERVAL_MS),
+    ("grpc.keepalive_timeout_ms", PING_TIMEOUT_MS),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.max_pings_without_data", 0),
+    ("grpc.http2.ping_timeout_ms", PING_TIMEOUT_MS),
+    ("grpc.http2.min_ping_interval_without_data_ms", PING_INTERVAL_MS // 2),
+    ("grpc.http2.max_ping_strikes", 0),
+]
