@@ -15,9 +15,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from meshdbg.wire.coords import RANK_LIMIT, bounded_int
 from meshdbg.wire.errors import SelectionError, TargetError
 
-_TOKEN = re.compile(r"\s*(?:(?P<int>\d+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>[(),:=\-]))")
+_TOKEN = re.compile(r"\s*(?:(?P<int>[0-9]+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>[(),:=\-]))")
 
 
 @dataclass(frozen=True)
@@ -107,8 +108,11 @@ class _Parser:
     def integer(self) -> int | None:
         token = self.peek()
         if token and token[0] == "int":
+            value = bounded_int(token[1], RANK_LIMIT)
+            if value is None:
+                raise self.fail(f"number too large (ranks and coordinates are below {RANK_LIMIT})")
             self.index += 1
-            return int(token[1])
+            return value
         return None
 
     def done(self) -> None:
@@ -212,9 +216,7 @@ def parse_selection(text: str) -> Selection:
     return _Parser(text).parse()
 
 
-RANK_LIMIT = 2**31  # ranks travel as int32
 SESSION_ID_LIMIT = 2**64  # session ids as uint64
-_DIGITS = re.compile(r"\d+", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -226,19 +228,15 @@ class AttachTarget:
     session_id: int | None = None
 
 
-def _bounded(word: str, limit: int) -> int | None:
-    return int(word) if _DIGITS.fullmatch(word) and int(word) < limit else None
-
-
 def parse_attach_target(text: str) -> AttachTarget:
     """`2`, `trainer 2` or `#12`; TargetError pointing at the offending word otherwise."""
     words = text.split()
     if len(words) == 1 and words[0].startswith("#"):
-        session_id = _bounded(words[0][1:], SESSION_ID_LIMIT)
+        session_id = bounded_int(words[0][1:], SESSION_ID_LIMIT)
         if session_id is not None:
             return AttachTarget(session_id=session_id)
     elif words and len(words) <= 2:
-        rank = _bounded(words[-1], RANK_LIMIT)
+        rank = bounded_int(words[-1], RANK_LIMIT)
         if rank is not None:
             return AttachTarget(rank=rank, name=words[0] if len(words) == 2 else "")
     position = text.rfind(words[-1]) if words else 0

@@ -21,6 +21,7 @@ from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 from meshdbg.debugger.evaluation import evaluate_all
 from meshdbg.debugger.sampling import collect_stacks
 from meshdbg.debugger.liveness import gone_reason
+from meshdbg.debugger.sanitize import sanitize_identity
 from meshdbg.debugger.selection import ALL, parse_selection
 from meshdbg.debugger.sessions import Session, SessionRegistry
 from meshdbg.debugger.workers import WorkerRegistry
@@ -28,6 +29,8 @@ from meshdbg.wire.status import status_code_of
 from meshdbg.wire.vocabulary import EndReason, State, wire_value
 
 SERVER_VERSION = "0.1.0"
+HELLO_TIMEOUT_S = 10.0  # a stream that says nothing for this long is closed
+HELLO_LIMIT = 64 * 1024  # bytes: identities stay small, so listings of thousands stay fast
 
 async def _abort(context: grpc.aio.ServicerContext, exc: MeshdbgError) -> None:
     await context.abort(status_code_of(exc), str(exc))
@@ -41,18 +44,37 @@ def version_problem(version: int) -> str | None:
 
 async def opening_hello(request_iterator: AsyncIterator[Message], context: grpc.aio.ServicerContext, stream: str,
                         identity_of: Callable[[Message], pb.Identity] = lambda hello: hello) -> Message:
-    """The `hello` a worker's stream (named `stream` in errors) must open with.
+    """The `hello` a worker's stream (named `stream` in errors) must open with, its identity
+    made printable (meshdbg.debugger.sanitize).
 
-    Aborts the RPC with INVALID_ARGUMENT when the first message is something else, and with
-    FAILED_PRECONDITION when the hello's identity speaks another protocol version.
+    Aborts the RPC with DEADLINE_EXCEEDED when nothing comes within HELLO_TIMEOUT_S, with
+    INVALID_ARGUMENT when the first message is something else or larger than HELLO_LIMIT, and
+    with FAILED_PRECONDITION when the hello's identity speaks another protocol version.
     """
-    first = await anext(aiter(request_iterator), None)
+    first = await first_message(request_iterator, context, stream)
     if first is None or not first.HasField("hello"):
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{stream} must open with hello")
-    problem = version_problem(identity_of(first.hello).protocol_version)
+    size = first.ByteSize()
+    if size > HELLO_LIMIT:
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the hello of {stream} is {size:,} bytes, over the "
+                            f"limit of {HELLO_LIMIT:,}: shorten MESHDBG_NAME or the context labels")
+    identity = identity_of(first.hello)
+    problem = version_problem(identity.protocol_version)
     if problem:
         await context.abort(grpc.StatusCode.FAILED_PRECONDITION, problem)
+    sanitize_identity(identity)
     return first.hello
+
+
+async def first_message(request_iterator: AsyncIterator[Message], context: grpc.aio.ServicerContext, stream: str
+                        ) -> Message | None:
+    """The first message of a stream (None if it closes first); closes the stream with
+    DEADLINE_EXCEEDED when the peer says nothing within HELLO_TIMEOUT_S."""
+    try:
+        return await asyncio.wait_for(anext(aiter(request_iterator), None), HELLO_TIMEOUT_S)
+    except TimeoutError:
+        await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
+                            f"{stream} sent nothing in {HELLO_TIMEOUT_S:g} s; closed")
 
 
 def serialized_writer(context: grpc.aio.ServicerContext, gone: str) -> Callable[[Message], Awaitable[None]]:
@@ -197,7 +219,7 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
 
     async def Attach(self, request_iterator: AsyncIterator[pb.AttachRequest], context: grpc.aio.ServicerContext
                      ) -> None:
-        first = await anext(aiter(request_iterator), None)
+        first = await first_message(request_iterator, context, "an attach stream")
         if first is None or not first.HasField("target"):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "attach must open with a target")
         try:

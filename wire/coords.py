@@ -6,10 +6,27 @@ client that prints or selects ranks.
 
 from __future__ import annotations
 
+import re
 from typing import Mapping
 
 from meshdbg.wire.errors import UsageError
 from meshdbg.wire.proto import debugger_pb2 as pb
+
+
+RANK_LIMIT = 2**31  # ranks and coordinates travel as int32
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def bounded_int(text: str, limit: int = RANK_LIMIT) -> int | None:
+    """`text` as a whole number below `limit` if it is one in ASCII digits, else None.
+
+    Never raises: not on `²` (which str.isdigit accepts and int refuses), nor on a number
+    of thousands of digits (which int refuses past 4,300).
+    """
+    if len(text) > len(str(limit)) + 8 or not _DIGITS.fullmatch(text):
+        return None
+    value = int(text)
+    return value if value < limit else None
 
 
 def parse_coords(text: str, what: str = "coordinates",
@@ -22,12 +39,18 @@ def parse_coords(text: str, what: str = "coordinates",
     coords: dict[str, int] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         dim, sep, value = (item.strip() for item in part.partition("="))
-        if not sep or not dim.isidentifier() or not value.isdigit():
-            raise UsageError(f"bad {what} {text!r}: expected {expected}")
+        index = bounded_int(value)
+        if not sep or not dim.isidentifier() or index is None:
+            raise UsageError(f"bad {what} {shown(text)}: expected {expected} (numbers below {RANK_LIMIT})")
         if dim in coords:
-            raise UsageError(f"bad {what} {text!r}: dimension {dim!r} given twice")
-        coords[dim] = int(value)
+            raise UsageError(f"bad {what} {shown(text)}: dimension {dim!r} given twice")
+        coords[dim] = index
     return coords
+
+
+def shown(text: str, limit: int = 80) -> str:
+    """`text` quoted for an error message, cut to `limit` characters."""
+    return repr(text if len(text) <= limit else text[:limit] + "…")
 
 
 def format_coords(coords: Mapping[str, int]) -> str:

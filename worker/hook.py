@@ -61,6 +61,8 @@ def stop_at(frame: FrameType, reason: StopReason) -> None:
         # Fall back only once the exception (and the objects its traceback holds) is gone:
         # a finalizer running after local pdb starts tracing would be where pdb stops.
         problem = str(exc)
+    except Exception as exc:  # breakpoint() must never raise into the user's program
+        problem = f"cannot open a debug session ({type(exc).__name__}: {exc})"
     else:
         PdbWrapper(functools.partial(open_session, reason), remote).set_trace(frame)
         return

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from meshdbg.wire.connection import PROTOCOL_VERSION
-from meshdbg.wire.coords import parse_coords, pb_coords
+from meshdbg.wire.text import wire_text
+from meshdbg.wire.coords import RANK_LIMIT, bounded_int, parse_coords, pb_coords, shown
 from meshdbg.wire.errors import UsageError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import StopReason, wire_value
@@ -30,12 +31,16 @@ class WorkerIdentity:
     launcher: str = "none"
 
 
+NAME_LIMIT = 256  # characters of MESHDBG_NAME kept: identities stay small on the wire
+
+
 def _int(env: Mapping[str, str], key: str, default: str = "0") -> int:
+    """A whole number from `env`, as the wire's int32 carries it; UsageError otherwise."""
     value = env.get(key, default)
-    try:
-        return int(value)
-    except ValueError:
-        raise UsageError(f"{key}={value!r} is not an integer") from None
+    number = bounded_int(value.strip())
+    if number is None:
+        raise UsageError(f"{key}={shown(value)} is not a whole number below {RANK_LIMIT}")
+    return number
 
 
 def _mesh(rank: int, node: int, local: int) -> tuple[int, dict[str, int]]:
@@ -45,7 +50,7 @@ def _mesh(rank: int, node: int, local: int) -> tuple[int, dict[str, int]]:
 def detect_identity(env: Mapping[str, str] | None = None) -> WorkerIdentity:
     """This process's identity from its environment; rank 0 with no coordinates if none."""
     env = os.environ if env is None else env
-    name = env.get("MESHDBG_NAME", "worker")
+    name = wire_text(env.get("MESHDBG_NAME", "worker")[:NAME_LIMIT]) or "worker"
     if "MESHDBG_RANK" in env:
         return WorkerIdentity(name, _int(env, "MESHDBG_RANK"), parse_coords(env.get("MESHDBG_COORDS", "")), "meshdbg")
     if "TORCHELASTIC_RUN_ID" in env and "RANK" in env:
@@ -72,6 +77,6 @@ def session_identity(worker: WorkerIdentity, reason: StopReason | None, context:
     return pb.Identity(
         name=worker.name, rank=worker.rank,
         coords=pb_coords(worker.coords),
-        hostname=socket.gethostname(), pid=os.getpid(), thread_id=threading.get_native_id(),
-        thread_name=thread.name, reason=wire_value(reason), protocol_version=PROTOCOL_VERSION, context=dict(context or {}),
+        hostname=wire_text(socket.gethostname()), pid=os.getpid(), thread_id=threading.get_native_id(),
+        thread_name=wire_text(thread.name[:NAME_LIMIT]), reason=wire_value(reason), protocol_version=PROTOCOL_VERSION, context={wire_text(k): wire_text(v) for k, v in (context or {}).items()},
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import queue
+import random
 import threading
 import time
 from typing import Callable, Iterator
@@ -28,6 +29,11 @@ from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 
 CONNECT_TIMEOUT_S = 5.0
 END_TIMEOUT_S = 5.0  # how long an ending session waits for the server to close its stream
+BUSY_RETRY_S = 60.0  # how long a worker keeps asking a server too busy to take its stream
+BUSY_PAUSE_S = 0.05  # the first pause between asks; it doubles up to BUSY_PAUSE_MAX_S
+BUSY_PAUSE_MAX_S = 2.0
+# What a live but overloaded server answers a new stream with (too many streams at once).
+_BUSY = (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.INTERNAL, grpc.StatusCode.UNAVAILABLE)
 OUTGOING_LIMIT = 8  # output chunks queued for sending before pdb's writes wait for the wire
 _WAIT_S = 0.001
 CHANNEL_OPTIONS = CLIENT_KEEPALIVE  # a hung server is noticed in ~4 s and the worker runs on
@@ -91,19 +97,26 @@ def open_stream(connection: ConnectionInfo, method: StreamMethod, first_message:
     """Open a bidirectional stream that starts with `first_message`, and wait for the first reply.
 
     Returns the outgoing queue (put a message to send it, None to half-close), the iterator
-    of the server's messages, and its first one. Raises ConnectionFailed (or a subclass) when
-    the server is unreachable or refuses the stream.
+    of the server's messages, and its first one. A server too busy to take the stream (a burst
+    of thousands of breakpoints) is asked again with jittered exponential back-off for up to
+    BUSY_RETRY_S, so no breakpoint is skipped. Raises ConnectionFailed (or a subclass) when the
+    server is unreachable or refuses the stream.
     """
-    outgoing: queue.SimpleQueue = queue.SimpleQueue()
-    outgoing.put(first_message)
-    channel = ready_channel(connection.addr)
-    responses = method(channel)(iter(outgoing.get, None), metadata=connection.metadata())
-    _fork_guard.opened(channel, responses)
-    try:
-        first = next(responses)
-    except grpc.RpcError as exc:
-        raise error_from_rpc(exc, connection.addr) from exc
-    return outgoing, responses, first
+    deadline = time.monotonic() + BUSY_RETRY_S
+    pause = BUSY_PAUSE_S
+    while True:
+        outgoing: queue.SimpleQueue = queue.SimpleQueue()
+        outgoing.put(first_message)
+        channel = ready_channel(connection.addr)
+        responses = method(channel)(iter(outgoing.get, None), metadata=connection.metadata())
+        _fork_guard.opened(channel, responses)
+        try:
+            return outgoing, responses, next(responses)
+        except grpc.RpcError as exc:
+            if exc.code() not in _BUSY or time.monotonic() + pause > deadline:
+                raise error_from_rpc(exc, connection.addr) from exc
+        time.sleep(pause * random.uniform(0.5, 1.0))
+        pause = min(BUSY_PAUSE_MAX_S, pause * 2)
 
 
 class RemoteSession:

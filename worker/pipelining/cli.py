@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
 from meshdbg.worker.pipelining.errors import ConstraintError, ScheduleError
@@ -45,9 +46,12 @@ def parse_costs(text: str) -> Costs:
         if name not in _COST_NAMES:
             raise ConstraintError(f"unknown cost {name!r} in {text!r}; known: {', '.join(_COST_NAMES)}")
         try:
-            values[_COST_NAMES[name]] = float(number)
+            value = float(number)
         except ValueError:
             raise ConstraintError(f"cost {item!r} in {text!r} is not NAME=NUMBER") from None
+        if not math.isfinite(value):
+            raise ConstraintError(f"cost {item!r} in {text!r} must be a finite number")
+        values[_COST_NAMES[name]] = value
     return Costs(**values)
 
 

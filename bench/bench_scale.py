@@ -1,0 +1,144 @@
+"""10,000 sessions stopped at once: all listed, `list` through the API, server memory and GC.
+
+    python bench/bench_scale.py [--sessions 10000] [--processes 10] [--rounds 20]
+
+A private `meshdbg serve` (loopback) runs with a GC probe (gc.callbacks timing every
+collection); --processes simulated workers (bench_scale_worker.py) open --sessions sessions
+between them, 200 streams per connection, all at once. Measured: seconds until every session
+is listed as stopped; `ControlClient.list()` latency over --rounds calls with every session
+live, against the floor of the same call with one session (measured in the same run); the
+server's RSS; its longest GC pause. Prints one JSON line per measure and a summary line with
+the targets of issue 12 (list ≤ 100 ms, RSS ≤ 500 MB, GC pause ≤ 100 ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from meshdbg.debugger.control import ControlClient
+from meshdbg.wire.connection import ConnectionInfo
+
+HERE = Path(__file__).resolve().parent
+TARGETS = {"list_ms": 100.0, "rss_mb": 500.0, "gc_pause_ms": 100.0}
+
+# The real `meshdbg serve`, with every GC pause timed; the longest is printed at exit.
+SERVER = """
+import atexit, gc, json, sys, time
+longest, started = [0.0], [0.0]
+def probe(phase, info):
+    if phase == "start":
+        started[0] = time.perf_counter()
+    else:
+        longest[0] = max(longest[0], time.perf_counter() - started[0])
+gc.callbacks.append(probe)
+atexit.register(lambda: print(json.dumps({"gc_pause_ms": round(longest[0] * 1000, 2)}), file=sys.stderr, flush=True))
+from meshdbg.debugger.cli import main
+sys.exit(main(["serve", "--port", "0"]))
+"""
+
+
+def rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) / 1024
+
+
+async def list_latencies(client: ControlClient, rounds: int) -> tuple[list[float], int]:
+    samples, count = [], 0
+    for _ in range(rounds):
+        start = time.perf_counter()
+        count = len(await client.list())
+        samples.append((time.perf_counter() - start) * 1000)
+    return samples, count
+
+
+async def wait_listed(client: ControlClient, count: int, timeout: float) -> float:
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        sessions = await client.list()
+        if sum(1 for s in sessions if s.state == "stopped") >= count:
+            return time.monotonic() - start
+        await asyncio.sleep(0.2)
+    raise SystemExit(f"only {len(sessions)} of {count} sessions listed after {timeout:.0f} s")
+
+
+def start_workers(env: dict[str, str], addr: str, first: int, count: int, processes: int) -> list[subprocess.Popen]:
+    share = count // processes
+    workers = []
+    for index in range(processes):
+        size = share + (count % processes if index == processes - 1 else 0)
+        workers.append(subprocess.Popen([sys.executable, str(HERE / "bench_scale_worker.py"), addr, env["MESHDBG_TOKEN"],
+                                         str(first + index * share), str(size)],
+                                        env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+    for worker in workers:
+        worker.stdout.readline()
+    return workers
+
+
+def stop_workers(workers: list[subprocess.Popen]) -> None:
+    for worker in workers:
+        worker.stdin.close()
+    for worker in workers:
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=10_000)
+    parser.add_argument("--processes", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=20)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        env = dict(os.environ, MESHDBG_CONNECTION_FILE=str(Path(folder) / "conn.json"), MESHDBG_TOKEN="bench")
+        env.pop("MESHDBG_ADDR", None)
+        server = subprocess.Popen([sys.executable, "-c", SERVER], env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        addr = server.stdout.readline().strip()
+        results: dict[str, object] = {}
+
+        async def measure() -> None:
+            async with ControlClient(ConnectionInfo(addr, "bench")) as client:
+                floor_workers = start_workers(env, addr, 0, 1, 1)
+                await wait_listed(client, 1, 30)
+                floor, _ = await list_latencies(client, args.rounds)
+                stop_workers(floor_workers)
+                workers = start_workers(env, addr, 0, args.sessions, args.processes)
+                try:
+                    results["listed_s"] = round(await wait_listed(client, args.sessions, 300), 2)
+                    samples, count = await list_latencies(client, args.rounds)
+                    results["rss_mb"] = round(rss_mb(server.pid), 1)
+                finally:
+                    stop_workers(workers)
+            results["listed"] = count
+            results["list_ms"] = round(statistics.median(samples), 2)
+            results["list_max_ms"] = round(max(samples), 2)
+            results["floor_list_ms"] = round(statistics.median(floor), 2)
+
+        try:
+            asyncio.run(measure())
+        finally:
+            server.send_signal(signal.SIGINT)
+            _, errors = server.communicate(timeout=30)
+        results.update(json.loads(next(line for line in errors.splitlines() if line.startswith('{"gc_pause_ms"'))))
+    for name, value in results.items():
+        print(json.dumps({"measure": name, "value": value, "sessions": args.sessions}))
+    verdict = {name: results[name] <= limit for name, limit in TARGETS.items()}
+    print(json.dumps({"summary": "scale", "sessions": args.sessions, "all_listed": results["listed"] == args.sessions,
+                      **{f"{name}_ok": ok for name, ok in verdict.items()}}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+"""Simulated workers for bench_scale.py: COUNT sessions stopped at their prompt, on real streams.
+
+    python bench/bench_scale_worker.py ADDR TOKEN FIRST_RANK COUNT
+
+Each session is what a worker thread stopped in pdb looks like to the server: a Session stream
+that says hello (its own rank, coordinates and thread), gets its welcome, sends a prompt, and
+then waits. Lighter than a real worker (asyncio streams, no pdb), so thousands fit in one
+process; STREAMS_PER_CHANNEL streams share a connection, as a process's threads would. Prints
+`ready` once every stream is started; ends them all when stdin closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import grpc
+
+from meshdbg.wire.connection import PROTOCOL_VERSION
+from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
+from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
+
+STREAMS_PER_CHANNEL = 200  # like a process of 200 threads stopped at once
+
+
+async def session(stub: pb_grpc.DebuggerStub, metadata, rank: int, thread: int, done: asyncio.Event) -> None:
+    call = stub.Session(metadata=metadata)
+    identity = pb.Identity(name="bench", rank=rank, coords=[pb.Coord(dim="hosts", index=rank // 8),
+                           pb.Coord(dim="gpus", index=rank % 8)], hostname="bench-host", pid=100_000 + rank,
+                           thread_id=thread, thread_name=f"Thread-{thread}", reason=1, protocol_version=PROTOCOL_VERSION)
+    await call.write(pb.WorkerMessage(hello=identity))
+    await call.read()  # welcome
+    await call.write(pb.WorkerMessage(prompt=pb.Prompt(prompt="(Pdb) ", frame=pb.Frame(
+        filename="/bench/train.py", function="train_step", lineno=42))))
+    await done.wait()
+    await call.write(pb.WorkerMessage(ended=pb.Ended(reason=1)))
+    await call.done_writing()
+
+
+async def main(addr: str, token: str, first: int, count: int) -> None:
+    metadata = (("authorization", f"Bearer {token}"),)
+    channels = [grpc.aio.insecure_channel(addr, options=CLIENT_KEEPALIVE)
+                for _ in range((count + STREAMS_PER_CHANNEL - 1) // STREAMS_PER_CHANNEL)]
+    done = asyncio.Event()
+    opened = [asyncio.create_task(session(pb_grpc.DebuggerStub(channels[i // STREAMS_PER_CHANNEL]), metadata,
+                                          first + i, i, done)) for i in range(count)]
+    print("ready", flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+    done.set()
+    await asyncio.gather(*opened, return_exceptions=True)
+    for channel in channels:
+        await channel.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))
