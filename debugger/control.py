@@ -24,6 +24,7 @@ from meshdbg.debugger.pending import PendingRequests
 from meshdbg.wire.chunks import check_line
 from meshdbg.wire.connection import PROTOCOL_VERSION, ConnectionInfo, resolve_connection
 from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
+from meshdbg.wire.tls import channel_credentials
 from meshdbg.wire.errors import MeshdbgError, SessionError
 from meshdbg.wire.status import error_from_rpc
 from meshdbg.wire.text import MAX_REPLY_BYTES, wire_text
@@ -309,7 +310,9 @@ class ControlClient:
 
     def __init__(self, connection: ConnectionInfo) -> None:
         self.connection = connection
-        self.channel = grpc.aio.insecure_channel(connection.addr, options=CHANNEL_OPTIONS)
+        credentials = channel_credentials(connection.addr, connection.fingerprint)
+        self.channel = (grpc.aio.secure_channel(connection.addr, credentials, options=CHANNEL_OPTIONS) if credentials
+                        else grpc.aio.insecure_channel(connection.addr, options=CHANNEL_OPTIONS))
         self.stub = pb_grpc.DebuggerStub(self.channel)
 
     @classmethod

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 
 import grpc
 
 from meshdbg.debugger.auth import TokenInterceptor
+from meshdbg.debugger.certificates import ServerCertificate
+from meshdbg.wire.tls import insecure_bind_warning
 from meshdbg.debugger.collectives import guard_collectives, pause_timeout_from_env
 from meshdbg.wire.connection import ConnectionInfo, new_token, remove_connection_file, write_connection_file
 from meshdbg.wire.errors import UsageError
@@ -31,10 +34,13 @@ class DebugClient:
     Binds loopback unless `host` says otherwise; `port=0` picks a free port, read back
     from `start()`. With `publish=True` it writes its own connection file, which local clients
     read, saying `what` it is (e.g. "serve", "run train.py"), and removes that file when it stops.
+    With `tls`, every connection is TLS and the certificate's fingerprint is published for
+    clients to pin; binding beyond loopback without it prints a warning.
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, token: str | None = None,
-                 registry: SessionRegistry | None = None, publish: bool = True, what: str = "serve") -> None:
+                 registry: SessionRegistry | None = None, publish: bool = True, what: str = "serve",
+                 tls: ServerCertificate | None = None) -> None:
         if not 0 <= port <= 65535:
             raise UsageError(f"port {port} is out of range (0-65535; 0 picks a free one)")
         self.host = host
@@ -44,6 +50,7 @@ class DebugClient:
         self.workers = WorkerRegistry(self.registry)  # agent streams (protos/mesh.proto)
         self.publish = publish
         self.what = what
+        self.tls = tls
         self.connection: ConnectionInfo | None = None
         self.connection_file: Path | None = None
         self.pause_timeout_s = pause_timeout_from_env()  # pause-safe collectives (meshdbg.debugger.collectives)
@@ -57,14 +64,21 @@ class DebugClient:
         mesh_grpc.add_MeshServicer_to_server(MeshServicer(self.workers), server)
         host = f"[{self.host}]" if ":" in self.host else self.host
         try:
-            port = server.add_insecure_port(f"{host}:{self.port}")
+            if self.tls is not None:
+                credentials = grpc.ssl_server_credentials([(self.tls.key_pem, self.tls.cert_pem)])
+                port = server.add_secure_port(f"{host}:{self.port}", credentials)
+            else:
+                port = server.add_insecure_port(f"{host}:{self.port}")
         except RuntimeError as exc:
             raise UsageError(f"cannot listen on {host}:{self.port}: the address is not one of this machine's "
                              f"or the port is taken") from exc
+        warning = insecure_bind_warning(self.host, self.tls is not None)
+        if warning:  # once bound: a failed bind says only why it failed
+            print(warning, file=sys.stderr, flush=True)
         await server.start()
         self._server = server
         self._guard = asyncio.create_task(guard_collectives(self.registry, self.workers, self.pause_timeout_s))
-        self.connection = ConnectionInfo(f"{host}:{port}", self.token)
+        self.connection = ConnectionInfo(f"{host}:{port}", self.token, self.tls.fingerprint if self.tls else "")
         if self.publish:
             try:
                 self.connection_file = write_connection_file(self.connection, self.what)

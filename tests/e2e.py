@@ -83,10 +83,11 @@ class Server:
         return wait_sessions(self.env, {"count": count}, timeout)
 
 
-def start_server(tmp_path: Path, token: str = "test-token") -> Server:
+def start_server(tmp_path: Path, token: str = "test-token", options: tuple[str, ...] = ()) -> Server:
+    """A `meshdbg serve --port 0 OPTIONS` of its own, with its connection file in `tmp_path`."""
     env = dict(os.environ, MESHDBG_CONNECTION_FILE=str(tmp_path / "conn.json"), MESHDBG_TOKEN=token)
     env.pop("MESHDBG_ADDR", None)
-    process = subprocess.Popen([sys.executable, "-m", "meshdbg", "serve", "--port", "0"], env=env,
+    process = subprocess.Popen([sys.executable, "-m", "meshdbg", "serve", "--port", "0", *options], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     addr = process.stdout.readline().strip()
     if not addr:

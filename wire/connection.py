@@ -39,6 +39,7 @@ class ConnectionInfo:
 
     addr: str
     token: str
+    fingerprint: str = ""  # the server's TLS certificate (meshdbg.wire.tls), empty without TLS
 
     def metadata(self) -> tuple[tuple[str, str], ...]:
         """gRPC call metadata that authenticates one RPC."""
@@ -223,7 +224,7 @@ def resolve_connection(addr: str | None = None) -> ConnectionInfo:
     addr = addr or os.environ.get("MESHDBG_ADDR")
     token = os.environ.get("MESHDBG_TOKEN")
     if addr and token:
-        return ConnectionInfo(addr, token)
+        return ConnectionInfo(addr, token, os.environ.get("MESHDBG_TLS_FINGERPRINT", ""))
     named = os.environ.get(CONNECTION_FILE_ENV)
     if named:
         try:

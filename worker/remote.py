@@ -20,6 +20,7 @@ from google.protobuf.message import Message
 from meshdbg.wire.chunks import chunks, tail_start
 from meshdbg.wire.connection import ConnectionInfo
 from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
+from meshdbg.wire.tls import channel_credentials
 from meshdbg.wire.errors import ConnectionFailed
 from meshdbg.wire.status import error_from_rpc
 from meshdbg.wire.vocabulary import EndReason
@@ -44,23 +45,27 @@ _fork_guard = ForkGuard(lambda: list(_channels.values()))
 _fork_guard.install()
 
 
-def channel_for(addr: str) -> grpc.Channel:
-    """The process's channel to `addr`, created on first use."""
+def channel_for(connection: ConnectionInfo) -> grpc.Channel:
+    """The process's channel to the server, created on first use (over TLS when pinned)."""
+    addr = connection.addr
     with _channels_lock:
         channel = _channels.get(addr)
         if channel is None:
-            channel = _channels[addr] = grpc.insecure_channel(addr, options=CHANNEL_OPTIONS)
+            credentials = channel_credentials(addr, connection.fingerprint)
+            channel = _channels[addr] = (grpc.secure_channel(addr, credentials, options=CHANNEL_OPTIONS) if credentials
+                                         else grpc.insecure_channel(addr, options=CHANNEL_OPTIONS))
         return channel
 
 
-def ready_channel(addr: str) -> grpc.Channel:
+def ready_channel(connection: ConnectionInfo) -> grpc.Channel:
     """The process's channel to `addr`, connected.
 
     Fails fast with ConnectionFailed when the connection is refused, and after
     CONNECT_TIMEOUT_S when nothing answers; a failed channel is dropped so that the next
     attempt starts afresh instead of waiting out gRPC's reconnect backoff.
     """
-    channel = channel_for(addr)
+    addr = connection.addr
+    channel = channel_for(connection)
     settled = threading.Event()
     outcome: list[grpc.ChannelConnectivity] = []
 
@@ -107,7 +112,7 @@ def open_stream(connection: ConnectionInfo, method: StreamMethod, first_message:
     while True:
         outgoing: queue.SimpleQueue = queue.SimpleQueue()
         outgoing.put(first_message)
-        channel = ready_channel(connection.addr)
+        channel = ready_channel(connection)
         responses = method(channel)(iter(outgoing.get, None), metadata=connection.metadata())
         _fork_guard.opened(channel, responses)
         try:

@@ -24,6 +24,7 @@ from typing import Mapping
 
 from meshdbg.wire.connection import ConnectionInfo
 from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.debugger.certificates import ServerCertificate
 from meshdbg.debugger.service import DebugClient
 from meshdbg.debugger.workers import Worker
 from meshdbg.wire.coords import format_coords, pb_coords
@@ -58,7 +59,7 @@ class MeshLauncher:
 
     def __init__(self, shape: MeshShape, argv: list[str], *, name: str = "worker", post_mortem: bool = True,
                  stop_on_failure: bool = True, env: Mapping[str, str] | None = None, cwd: str | None = None,
-                 publish: bool = True, sys_path: list[str] | None = None) -> None:
+                 publish: bool = True, sys_path: list[str] | None = None, tls: ServerCertificate | None = None) -> None:
         self.shape = shape
         self.argv = list(argv)
         self.name = name
@@ -67,7 +68,7 @@ class MeshLauncher:
         self.env = dict(os.environ if env is None else env)
         self.cwd = cwd or os.getcwd()
         self.sys_path = sys_path  # the workers' sys.path (None: the bootstrap sets it as python does)
-        self.server = DebugClient(publish=publish, what=" ".join(["run", *self.argv])[:200])
+        self.server = DebugClient(publish=publish, what=" ".join(["run", *self.argv])[:200], tls=tls)
         self.workers: dict[int, Worker] = {}  # by rank
         self.exits: dict[int, int] = {}  # rank → status, in the order they exited
         self.first_failure: tuple[int, int] | None = None  # (rank, status)
@@ -95,7 +96,8 @@ class MeshLauncher:
 
     async def _spawn(self, rank: int, connection: ConnectionInfo) -> None:
         env = dict(self.env, **rank_env(self.shape, rank, name=self.name, addr=connection.addr, token=connection.token,
-                                        master_addr=MASTER_ADDR, master_port=self._port.getsockname()[1]),
+                                        master_addr=MASTER_ADDR, master_port=self._port.getsockname()[1],
+                                        fingerprint=connection.fingerprint),
                    MESHDBG_POST_MORTEM="1" if self.post_mortem else "0")
         prefix = f"[r{rank} {format_coords(self.shape.coords(rank))}] "
         out_fd, out_pump = await pipe_to(prefix, stdout)

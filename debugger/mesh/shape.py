@@ -81,8 +81,9 @@ def _indices(spec: CoordSpec, extent: int) -> set[int]:
 
 
 def rank_env(shape: MeshShape, rank: int, *, name: str, addr: str, token: str, master_addr: str,
-             master_port: int) -> dict[str, str]:
-    """The variables a rank gets: MESHDBG_* for meshdbg, and torch.distributed's own."""
+             master_port: int, fingerprint: str = "") -> dict[str, str]:
+    """The variables a rank gets: MESHDBG_* for meshdbg (with the server's TLS fingerprint when
+    it has one), and torch.distributed's own."""
     coords = shape.coords(rank)
     local_size = shape.dims[-1][1]
     return {
@@ -92,4 +93,5 @@ def rank_env(shape: MeshShape, rank: int, *, name: str, addr: str, token: str, m
         "LOCAL_WORLD_SIZE": str(local_size), "GROUP_RANK": str(rank // local_size),
         "MASTER_ADDR": master_addr, "MASTER_PORT": str(master_port),
         "PYTHONBREAKPOINT": "meshdbg.worker.remote_breakpointhook",
+        **({"MESHDBG_TLS_FINGERPRINT": fingerprint} if fingerprint else {}),
     }

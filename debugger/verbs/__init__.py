@@ -10,6 +10,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from meshdbg.debugger.certificates import ServerCertificate
 
 
 def add_server_argument(parser: argparse.ArgumentParser) -> None:
@@ -21,3 +25,28 @@ def print_json(value: object) -> None:
     """What `--json` prints: one indented JSON document on stdout."""
     json.dump(value, sys.stdout, indent=2)
     sys.stdout.write("\n")
+
+
+def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--tls`, `--tls-cert`, `--tls-key`: how a server (`serve`, `run`) encrypts its connections."""
+    group = parser.add_argument_group("TLS")
+    group.add_argument("--tls", action="store_true",
+                       help="serve over TLS with a self-signed certificate made now; clients pin its fingerprint "
+                            "from the connection file (elsewhere: MESHDBG_TLS_FINGERPRINT, printed at start)")
+    group.add_argument("--tls-cert", metavar="PEM", help="serve over TLS with this certificate (with --tls-key)")
+    group.add_argument("--tls-key", metavar="PEM", help="the private key of --tls-cert")
+
+
+def server_certificate(args: argparse.Namespace, host: str) -> "ServerCertificate | None":
+    """The certificate `args` ask for (None: plain TCP); UsageError for half a pair."""
+    if bool(args.tls_cert) != bool(args.tls_key):
+        from meshdbg.wire.errors import UsageError
+
+        raise UsageError("--tls-cert and --tls-key go together")
+    if not (args.tls or args.tls_cert):
+        return None
+    from meshdbg.debugger.certificates import ServerCertificate
+
+    if args.tls_cert:
+        return ServerCertificate.load(args.tls_cert, args.tls_key)
+    return ServerCertificate.self_signed(host)

@@ -17,19 +17,25 @@ import threading
 from meshdbg.debugger.control import change_of
 from meshdbg.debugger.news import News
 
+from meshdbg.debugger.verbs import add_tls_arguments, server_certificate
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default: loopback only)")
     parser.add_argument("--port", type=int, default=0, help="port to bind (default 0: a free one, printed)")
     parser.add_argument("--quiet", action="store_true", help="do not announce stops, crashes and exits")
+    add_tls_arguments(parser)
 
 
 async def main(args: argparse.Namespace) -> int:
     from meshdbg.debugger.service import DebugClient
 
-    server = DebugClient(host=args.host, port=args.port)
+    server = DebugClient(host=args.host, port=args.port, tls=server_certificate(args, args.host))
     connection = await server.start()
     print(connection.addr, flush=True)
+    if connection.fingerprint:
+        print(f"meshdbg: TLS; workers elsewhere need MESHDBG_TLS_FINGERPRINT={connection.fingerprint}",
+              file=sys.stderr, flush=True)
     print(f"meshdbg: serving on {connection.addr}; clients find it through its connection file "
           f"{server.connection_file} or MESHDBG_ADDR + MESHDBG_TOKEN. Ctrl-C stops.", file=sys.stderr, flush=True)
     stop = asyncio.Event()
