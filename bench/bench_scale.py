@@ -7,8 +7,10 @@ collection); --processes simulated workers (bench_scale_worker.py) open --sessio
 between them, 200 streams per connection, all at once. Measured: seconds until every session
 is listed as stopped; `ControlClient.list()` latency over --rounds calls with every session
 live, against the floor of the same call with one session (measured in the same run); the
-server's RSS; its longest GC pause. Prints one JSON line per measure and a summary line with
-the targets of issue 12 (list ≤ 100 ms, RSS ≤ 500 MB, GC pause ≤ 100 ms).
+server's RSS; its longest GC pause while the sessions were live (gc_pause_ms), and after they
+all ended (gc_pause_after_ms: the idle full collection meshdbg.debugger.gc_pauses allows).
+Prints one JSON line per measure and a summary line with the targets of issue 12 (list ≤ 100
+ms, RSS ≤ 500 MB, GC pause ≤ 100 ms).
 """
 
 from __future__ import annotations
@@ -31,17 +33,17 @@ from meshdbg.wire.connection import ConnectionInfo
 HERE = Path(__file__).resolve().parent
 TARGETS = {"list_ms": 100.0, "rss_mb": 500.0, "gc_pause_ms": 100.0}
 
-# The real `meshdbg serve`, with every GC pause timed; the longest is printed at exit.
+# The real `meshdbg serve`, with every GC pause over 1 ms timed; printed (wall time, ms) at exit.
 SERVER = """
 import atexit, gc, json, sys, time
-longest, started = [0.0], [0.0]
+pauses, started = [], [0.0]
 def probe(phase, info):
     if phase == "start":
         started[0] = time.perf_counter()
-    else:
-        longest[0] = max(longest[0], time.perf_counter() - started[0])
-gc.callbacks.append(probe)
-atexit.register(lambda: print(json.dumps({"gc_pause_ms": round(longest[0] * 1000, 2)}), file=sys.stderr, flush=True))
+    elif time.perf_counter() - started[0] > 0.001:
+        pauses.append((time.time(), (time.perf_counter() - started[0]) * 1000))
+gc.callbacks.insert(0, probe)
+atexit.register(lambda: print(json.dumps({"gc_pauses": pauses}), file=sys.stderr, flush=True))
 from meshdbg.debugger.cli import main
 sys.exit(main(["serve", "--port", "0"]))
 """
@@ -108,6 +110,7 @@ def main() -> None:
                                   stderr=subprocess.PIPE, text=True)
         addr = server.stdout.readline().strip()
         results: dict[str, object] = {}
+        window = [0.0, 0.0]  # while the sessions were live: the burst, then the listings
 
         async def measure() -> None:
             async with ControlClient(ConnectionInfo(addr, "bench")) as client:
@@ -115,12 +118,14 @@ def main() -> None:
                 await wait_listed(client, 1, 30)
                 floor, _ = await list_latencies(client, args.rounds)
                 stop_workers(floor_workers)
+                window[0] = time.time()
                 workers = start_workers(env, addr, 0, args.sessions, args.processes)
                 try:
                     results["listed_s"] = round(await wait_listed(client, args.sessions, 300), 2)
                     samples, count = await list_latencies(client, args.rounds)
                     results["rss_mb"] = round(rss_mb(server.pid), 1)
                 finally:
+                    window[1] = time.time()
                     stop_workers(workers)
             results["listed"] = count
             results["list_ms"] = round(statistics.median(samples), 2)
@@ -132,7 +137,9 @@ def main() -> None:
         finally:
             server.send_signal(signal.SIGINT)
             _, errors = server.communicate(timeout=30)
-        results.update(json.loads(next(line for line in errors.splitlines() if line.startswith('{"gc_pause_ms"'))))
+        pauses = json.loads(next(line for line in errors.splitlines() if line.startswith('{"gc_pauses"')))["gc_pauses"]
+        results["gc_pause_ms"] = round(max([ms for at, ms in pauses if window[0] <= at <= window[1]], default=0), 2)
+        results["gc_pause_after_ms"] = round(max([ms for at, ms in pauses if at > window[1]], default=0), 2)
     for name, value in results.items():
         print(json.dumps({"measure": name, "value": value, "sessions": args.sessions}))
     verdict = {name: results[name] <= limit for name, limit in TARGETS.items()}

@@ -12,6 +12,7 @@ process; STREAMS_PER_CHANNEL streams share a connection, as a process's threads 
 from __future__ import annotations
 
 import asyncio
+import collections
 import sys
 
 import grpc
@@ -48,7 +49,11 @@ async def main(addr: str, token: str, first: int, count: int) -> None:
     print("ready", flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
     done.set()
-    await asyncio.gather(*opened, return_exceptions=True)
+    outcomes = await asyncio.gather(*opened, return_exceptions=True)
+    failures = collections.Counter(f"{type(o).__name__}: {getattr(o, 'details', lambda: o)()}"
+                                   for o in outcomes if isinstance(o, BaseException))
+    if failures:
+        print(f"bench_scale_worker: {sum(failures.values())} sessions failed: {dict(failures)}", file=sys.stderr)
     for channel in channels:
         await channel.close()
 

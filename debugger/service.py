@@ -23,9 +23,13 @@ from meshdbg.debugger.sessions import SessionRegistry
 from meshdbg.debugger.workers import WorkerRegistry
 
 # Workers keep their streams open for a long time; notice dead and hung peers in seconds
-# (meshdbg.wire.keepalive). And never share a port with another server (gRPC sets
-# SO_REUSEPORT by default).
-SERVER_OPTIONS = [("grpc.so_reuseport", 0), *SERVER_KEEPALIVE]
+# (meshdbg.wire.keepalive). Never share a port with another server (gRPC sets SO_REUSEPORT
+# by default). And take a burst of thousands of breakpoints at once: gRPC queues calls that
+# arrive faster than the asyncio server picks them up, and past 3,000 queued (its hard limit)
+# fails them with INTERNAL, which is what refused a burst of ~3,200 simultaneous breakpoints.
+BURST_LIMIT = 1 << 20
+SERVER_OPTIONS = [("grpc.so_reuseport", 0), *SERVER_KEEPALIVE, ("grpc.server.max_pending_requests", BURST_LIMIT),
+                  ("grpc.server.max_pending_requests_hard_limit", BURST_LIMIT)]
 
 
 class DebugClient:

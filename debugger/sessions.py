@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import operator
 from typing import AsyncIterator, Awaitable, Callable
 
 from meshdbg.wire.chunks import Tail, check_line
@@ -49,6 +50,8 @@ class Session:
         self._samples: PendingRequests[pb.SampledStacks] = PendingRequests()
         self._evaluations: PendingRequests[pb.Evaluation] = PendingRequests()
         self._interrupts: PendingRequests[pb.Frame] = PendingRequests()
+        self._info_bytes: bytes | None = None
+        self.order = (identity.rank, identity.name, identity.thread_id, session_id)  # how listings sort
 
     @property
     def rank(self) -> int:
@@ -60,6 +63,13 @@ class Session:
 
     def info(self) -> pb.SessionInfo:
         return pb.SessionInfo(id=self.id, identity=self.identity, state=self.state.pb, frame=self.frame, prompt=self.prompt)
+
+    def info_bytes(self) -> bytes:
+        """`info()` serialized, kept until the session changes: a listing of 10,000 sessions
+        is parsed from these instead of building 10,000 messages."""
+        if self._info_bytes is None:
+            self._info_bytes = self.info().SerializeToString()
+        return self._info_bytes
 
     def replay(self) -> pb.Reply:
         """What an attaching client sees first: where pdb stands, then the output since the
@@ -130,7 +140,7 @@ class Session:
             if self.state is not State.STOPPED:
                 raise SessionError(f"rank {self.rank} is running, not stopped in pdb")
             self._pending = asyncio.get_running_loop().create_future()
-            self.state = State.RUNNING
+            self.state, self._info_bytes = State.RUNNING, None
             self._transcript.clear()
             self._listener, self._collected = on_output, []
             self._registry.publish(WatchKind.UPDATED, self)
@@ -159,7 +169,7 @@ class Session:
             self._collected.append(text)
 
     def on_prompt(self, prompt: pb.Prompt) -> None:
-        self.state = State.STOPPED
+        self.state, self._info_bytes = State.STOPPED, None
         self.frame = prompt.frame
         self.prompt = prompt.prompt
         self.location = prompt.location
@@ -183,7 +193,7 @@ class Session:
         """The session is over: continued, quit, or the worker went away."""
         if self.state is State.EXITED:
             return
-        self.state = State.EXITED
+        self.state, self._info_bytes = State.EXITED, None
         self.end_reason = reason
         self._transcript.add(output)
         if self._pending and not self._pending.done():
@@ -197,11 +207,15 @@ class Session:
         self._registry.close(self, reason)
 
 
+_ORDER = operator.attrgetter("order")
+
+
 class SessionRegistry:
     """Every live session, by server-assigned id; publishes changes to watchers."""
 
     def __init__(self) -> None:
         self._sessions: dict[int, Session] = {}
+        self._sorted: list[Session] | None = None  # sessions(), until one opens or closes
         self._ids = itertools.count(1)
         self._watchers: dict[asyncio.Queue[pb.WatchEvent], bool] = {}  # queue → wants worker exits
 
@@ -209,16 +223,23 @@ class SessionRegistry:
         """Register a new session whose server-to-worker messages go through `write`."""
         session = Session(next(self._ids), identity, self, write)
         self._sessions[session.id] = session
+        self._sorted = None
         self.publish(WatchKind.OPENED, session)
         return session
 
     def close(self, session: Session, reason: EndReason) -> None:
         if self._sessions.pop(session.id, None) is not None:
+            self._sorted = None
             self.publish(WatchKind.CLOSED, session, reason)
+
+    def __len__(self) -> int:
+        return len(self._sessions)
 
     def sessions(self) -> list[Session]:
         """Live sessions ordered by rank, then name, then thread."""
-        return sorted(self._sessions.values(), key=lambda s: (s.rank, s.identity.name, s.identity.thread_id, s.id))
+        if self._sorted is None:
+            self._sorted = sorted(self._sessions.values(), key=_ORDER)
+        return list(self._sorted)
 
     def get(self, session_id: int) -> Session:
         try:

@@ -7,6 +7,7 @@ compares against members, never against literals.
 
 from __future__ import annotations
 
+import functools
 from enum import StrEnum
 from typing import Self
 
@@ -22,17 +23,28 @@ class _Mirror(StrEnum):
     @property
     def pb(self) -> int:
         """The wire value of this member."""
-        return type(self)._proto_enum.Value(type(self)._proto_prefix + self.name)
+        return _wire_value(type(self), self.name)
 
     @classmethod
     def of(cls, value: int) -> Self:
         """The member for a wire value; `default()` for UNSPECIFIED (an older or empty field)."""
-        name = cls._proto_enum.Name(value).removeprefix(cls._proto_prefix)
-        return cls[name] if name in cls.__members__ else cls.default()
+        return _member(cls, value)
 
     @classmethod
     def default(cls) -> Self:
         raise ValueError(f"{cls.__name__} has no value for UNSPECIFIED")
+
+
+@functools.cache
+def _wire_value(cls: type[_Mirror], name: str) -> int:
+    """Looked up once per member: listings of thousands of sessions ask for each many times."""
+    return cls._proto_enum.Value(cls._proto_prefix + name)
+
+
+@functools.cache
+def _member(cls: type[_Mirror], value: int) -> _Mirror:
+    name = cls._proto_enum.Name(value).removeprefix(cls._proto_prefix)
+    return cls[name] if name in cls.__members__ else cls.default()
 
 
 def _bind(cls: type[_Mirror], proto_enum: object, prefix: str) -> None:

@@ -28,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def main(args: argparse.Namespace) -> int:
+    from meshdbg.debugger.gc_pauses import keep_gc_pauses_short
     from meshdbg.debugger.service import DebugClient
 
     server = DebugClient(host=args.host, port=args.port, tls=server_certificate(args, args.host))
@@ -43,9 +44,11 @@ async def main(args: argparse.Namespace) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     announcer = None if args.quiet else asyncio.create_task(announce(server))
+    collector = asyncio.create_task(keep_gc_pauses_short(lambda: not len(server.registry)))
     try:
         await stop.wait()
     finally:
+        collector.cancel()
         if announcer is not None:
             announcer.cancel()
         await server.stop()
