@@ -8,6 +8,7 @@ process state tells the two apart; for one elsewhere, the message names both.
 from __future__ import annotations
 
 import socket
+from typing import NamedTuple
 
 from meshdbg.wire.proto import debugger_pb2 as pb
 
@@ -23,15 +24,22 @@ def _process_state(pid: int) -> str | None:
         return None
 
 
-def gone_reason(identity: pb.Identity) -> str:
-    """`rank 1 (pid 42) died`, `... is stopped (SIGSTOP) and not answering`, or, elsewhere,
-    `... is not answering (it died, hung, or lost its connection)`."""
+class Gone(NamedTuple):
+    """Why a worker's stream broke; `alive` when its process is still there (hung, or cut off)."""
+
+    text: str
+    alive: bool
+
+
+def gone_reason(identity: pb.Identity) -> Gone:
+    """`rank 1 (pid 42) exited or was killed`, `... is stopped (SIGSTOP) and not answering`,
+    or, for a worker elsewhere, `... is not answering (it died, hung, or lost its connection)`."""
     who = f"rank {identity.rank} (pid {identity.pid})"
     if identity.hostname != _HOSTNAME or identity.pid <= 0:
-        return f"{who} is not answering (it died, hung, or lost its connection)"
+        return Gone(f"{who} is not answering (it died, hung, or lost its connection)", True)
     state = _process_state(identity.pid)
     if state is None or state in "ZX":
-        return f"{who} died"
+        return Gone(f"{who} exited or was killed", False)
     if state in "Tt":
-        return f"{who} is stopped (SIGSTOP) and not answering"
-    return f"{who} is not answering (it lost its connection to the server)"
+        return Gone(f"{who} is stopped (SIGSTOP) and not answering", True)
+    return Gone(f"{who} is not answering (it lost its connection to the server)", True)

@@ -125,8 +125,10 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
                     break
         finally:
             if reason is EndReason.WORKER_GONE:
-                session.gone = gone_reason(hello)
-                output = f"*** {session.gone}\n"
+                gone = gone_reason(hello)
+                session.gone = gone.text
+                if gone.alive:  # hung or cut off: say so where its output would be (an exit says nothing)
+                    output = f"*** {gone.text}\n"
             session.on_end(output, reason)
 
     # ---- control side -----------------------------------------------------------------
