@@ -65,7 +65,7 @@ class Tail:
         return body
 
 
-MAX_LINE_CHARS = 1_000_000  # a pdb command line: ≤ 4 MB of UTF-8, under gRPC's message limit
+MAX_LINE_CHARS = 3 * 1024 * 1024  # a pdb command line (the client also bounds its UTF-8 bytes, wire.text)
 
 
 def check_line(line: str) -> str:

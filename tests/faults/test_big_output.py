@@ -59,12 +59,12 @@ def test_a_line_too_long_is_refused_before_it_is_sent(server: Server) -> None:
     async def body(client: ControlClient) -> str:
         async with client.attach(rank=0) as pdb:
             try:
-                await pdb.send("p '" + "z" * 2_000_000 + "'")
+                await pdb.send("p '" + "z" * 4_000_000 + "'")
             except UsageError as exc:
                 refused = str(exc)
             else:
-                raise AssertionError("a 2 MB line was sent")
+                raise AssertionError("a 4 MB line was sent")
             return refused + (await pdb.send("p word")).output
 
     text = server.run(body)
-    assert "limited to 1,000,000 characters" in text and "'x'" in text
+    assert "limited to 3,145,728 characters" in text and "'x'" in text
