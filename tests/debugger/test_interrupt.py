@@ -15,6 +15,12 @@ LOOP_LINE = next(n for n, text in enumerate(SOURCE, 1) if "total += k" in text)
 SLEEP_LINE = next(n for n, text in enumerate(SOURCE, 1) if "time.sleep" in text)
 
 
+async def _past_breakpoint(pdb) -> None:
+    """On the line after breakpoint() (3.13 stops on the breakpoint() line itself)."""
+    if "-> breakpoint()" in pdb.replay.output:
+        await pdb.send("n")
+
+
 async def _running(client: ControlClient) -> None:
     await asyncio.wait_for(watch_until(client, {"running": [0]}), 10)
 
@@ -25,6 +31,7 @@ def test_interrupting_n_over_a_long_loop_stops_at_its_next_line(server: Server) 
 
     async def body(client: ControlClient) -> None:
         async with client.attach(rank=0) as pdb:
+            await _past_breakpoint(pdb)
             step = asyncio.create_task(pdb.send("n"))
             await _running(client)
             where = await client.break_in(pdb.session.id)
@@ -45,6 +52,7 @@ def test_a_rank_blocked_in_c_answers_where_it_is_and_stops_when_the_call_returns
 
     async def body(client: ControlClient) -> None:
         async with client.attach(rank=0) as pdb:
+            await _past_breakpoint(pdb)
             await pdb.send(f"j {SLEEP_LINE}")
             step = asyncio.create_task(pdb.send("n"))
             await _running(client)
@@ -66,6 +74,7 @@ def test_interrupting_a_pdb_command_raises_keyboardinterrupt_in_it(server: Serve
 
     async def body(client: ControlClient) -> None:
         async with client.attach(rank=0) as pdb:
+            await _past_breakpoint(pdb)
             evaluation = asyncio.create_task(pdb.send("p spin()"))
             await _running(client)
             await client.break_in(pdb.session.id)
@@ -82,6 +91,7 @@ def test_cli_interrupt_breaks_into_a_pending_command(server: Server) -> None:
 
     async def body(client: ControlClient) -> str:
         async with client.attach(rank=0) as pdb:
+            await _past_breakpoint(pdb)
             step = asyncio.create_task(pdb.send("n"))
             await _running(client)
             result = await asyncio.to_thread(server.cli, "interrupt", "0")

@@ -31,5 +31,5 @@ def test_pdb_prompts_interact_and_debug_as_pdb_shows_them(mesh: Mesh) -> None:
     child.expect(PDB)
     run(child, "p loss_scale", r"0\.5", PDB)
     run(child, "detach", TOP)
-    run(child, "attach 0", r"-> if then == .again.:", r"0\.5", PDB)  # where it is, then the last output
+    run(child, "attach 0", r"-> (if then == .again.:|breakpoint\(\))", r"0\.5", PDB)  # where it is, then the last output
     assert "Traceback" not in child.logfile_read.getvalue()

@@ -10,17 +10,25 @@ from test_console_pty import TOP, run
 PDB = re.escape("(Pdb r0 hosts=0,gpus=0)")
 
 
+def _open_past_breakpoint(mesh: Mesh):
+    """The console attached to rank 0, on the line after breakpoint() (3.13 stops on it)."""
+    child = mesh.console("0")
+    if child.expect([r"-> breakpoint\(\)", r"-> if then =="]) == 0:
+        child.expect(PDB)
+        run(child, "n", r"-> if then ==")
+    child.expect(PDB)
+    return child
+
+
 def test_stepping_onto_breakpoint_keeps_the_prompt_and_one_session(mesh: Mesh) -> None:
     mesh.start_worker(0, then="loop")
     mesh.wait_sessions(stopped={0})
-    child = mesh.console("0")
-    child.expect(PDB)
+    child = _open_past_breakpoint(mesh)
     run(child, "n", r"\(20\)<module>\(\)", PDB)
     run(child, "n", r"-> for step in range", PDB)
-    for _ in range(2):  # onto the breakpoint() line, over it (it stops there again), round the loop
-        run(child, "n", r"-> breakpoint\(\)", PDB)
-        run(child, "n", r"-> for step in range", PDB)
-    run(child, "p step", r"\D1\r+\n", PDB)
+    for _ in range(4):  # onto the breakpoint() line and over it, round the loop (the same positions as local pdb)
+        run(child, "n", r"-> (breakpoint\(\)|for step in range)", PDB)
+    run(child, "p step", r"\D[012]\r+\n", PDB)
     sessions = mesh.wait_sessions(stopped={0})
     assert len(sessions) == 1
     run(child, "detach", TOP)
@@ -31,8 +39,7 @@ def test_stepping_onto_breakpoint_keeps_the_prompt_and_one_session(mesh: Mesh) -
 def test_ctrl_c_during_n_over_a_long_loop_stops_it_and_gives_the_pdb_prompt_back(mesh: Mesh) -> None:
     mesh.start_worker(0, then="long")
     mesh.wait_sessions(stopped={0})
-    child = mesh.console("0")
-    child.expect(PDB)
+    child = _open_past_breakpoint(mesh)
     child.sendline("until 27")  # over the whole loop
     mesh.wait_sessions(running={0})
     child.sendcontrol("c")
@@ -46,8 +53,7 @@ def test_ctrl_c_during_n_over_a_long_loop_stops_it_and_gives_the_pdb_prompt_back
 def test_ctrl_c_on_a_rank_blocked_in_c_gives_the_prompt_back_and_it_returns_when_stopped(mesh: Mesh) -> None:
     mesh.start_worker(0, then="long")
     mesh.wait_sessions(stopped={0})
-    child = mesh.console("0")
-    child.expect(PDB)
+    child = _open_past_breakpoint(mesh)
     run(child, "j 27", PDB)  # past the long loop, onto time.sleep(4)
     run(child, "p then", "'long'", PDB)
     child.sendline("n")
