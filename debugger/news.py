@@ -1,7 +1,8 @@
 """Watch events as news: one item per stop, crash and exit, for `meshdbg watch` and `serve`.
 
 A session is news once, when it is first seen stopped (a post-mortem stop is a crash); a
-worker is news when it exits. Each item prints as one line for people
+rank's end is news once: when its process exits (agent streams: `meshdbg run`, the bootstrap),
+or when its session's stream breaks (a worker with only the breakpoint hook). Each item prints as one line for people
 (`rank 2 (hosts=0,gpus=2) stopped at train.py:40 step; meshdbg attach 2`) or one JSON object
 for scripts. Pure: no gRPC, no I/O.
 """
@@ -37,6 +38,8 @@ class Item:
             return f"{rank_label(self.view)} stopped at {where(self.view)} ({self.view.reason}); {attach}"
         if self.kind is NewsKind.CRASHED:
             return f"{rank_label(self.view)} crashed: post-mortem at {where(self.view)}; {attach}"
+        if isinstance(self.view, SessionView):  # a worker without an agent stream: only its session says
+            return f"{rank_label(self.view)} exited: {EndReason.WORKER_GONE}"
         return exit_note(self.view)
 
     def to_json(self) -> dict[str, object]:
@@ -49,14 +52,24 @@ class News:
 
     def __init__(self) -> None:
         self._told: set[int] = set()  # session ids whose stop was news
+        self._exits_told: set[tuple[str, int]] = set()  # ranks whose end was news
 
     def feed(self, kind: WatchKind, view: SessionView | WorkerView, reason: EndReason | None) -> Item | None:
+        key = (view.name, view.rank)
         if kind is WatchKind.EXITED and isinstance(view, WorkerView):
-            return Item(NewsKind.EXITED, view)
+            return self._exit(key, view)
         if kind is WatchKind.CLOSED and isinstance(view, SessionView):
             self._told.discard(view.id)
-            return None
+            return self._exit(key, view) if reason is EndReason.WORKER_GONE else None
+        self._exits_told.discard(key)
         if not isinstance(view, SessionView) or view.state is not State.STOPPED or view.id in self._told:
             return None
         self._told.add(view.id)
         return Item(NewsKind.CRASHED if view.reason == StopReason.POST_MORTEM else NewsKind.STOPPED, view)
+
+    def _exit(self, key: tuple[str, int], view: SessionView | WorkerView) -> Item | None:
+        """A rank's end, told once: by its session's broken stream or by its process's exit."""
+        if key in self._exits_told:
+            return None
+        self._exits_told.add(key)
+        return Item(NewsKind.EXITED, view)

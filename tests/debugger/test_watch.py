@@ -85,3 +85,6 @@ def test_news_tells_each_stop_once_a_post_mortem_as_a_crash_and_exits_with_their
     exited = news.feed(WatchKind.EXITED, worker, None)
     assert exited is not None and exited.text() == "rank 3 (gpus=3) exited (SIGKILL)"
     assert exited.to_json()["event"] == "exited" and exited.to_json()["signal"] == 9
+    lost = news.feed(WatchKind.CLOSED, view(4, session_id=5), EndReason.WORKER_GONE)  # no agent stream
+    assert lost is not None and lost.text() == "rank 4 (gpus=4) exited: the worker went away"
+    assert news.feed(WatchKind.EXITED, WorkerView(**{**worker.to_json(), "rank": 4}), None) is None  # told once
