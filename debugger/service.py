@@ -105,4 +105,5 @@ class DebugClient:
         server, self._server = self._server, None
         if self._guard is not None:
             self._guard.cancel()
+        self.registry.end_watches()  # watch streams end on their own instead of being cancelled
         await server.stop(grace)

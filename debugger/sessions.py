@@ -217,7 +217,7 @@ class SessionRegistry:
         self._sessions: dict[int, Session] = {}
         self._sorted: list[Session] | None = None  # sessions(), until one opens or closes
         self._ids = itertools.count(1)
-        self._watchers: dict[asyncio.Queue[pb.WatchEvent], bool] = {}  # queue → wants worker exits
+        self._watchers: dict[asyncio.Queue[pb.WatchEvent | None], bool] = {}  # queue → wants worker exits
 
     def open(self, identity: pb.Identity, write: Writer) -> Session:
         """Register a new session whose server-to-worker messages go through `write`."""
@@ -273,6 +273,11 @@ class SessionRegistry:
         for queue in self._watchers:
             queue.put_nowait(event)
 
+    def end_watches(self) -> None:
+        """End every watch stream (the server stops): each returns at its next read."""
+        for queue in self._watchers:
+            queue.put_nowait(None)
+
     def publish_exit(self, worker: pb.WorkerInfo) -> None:
         """A worker process ended: tell the watchers that asked for exits."""
         event = pb.WatchEvent(kind=WatchKind.EXITED.pb, worker=worker)
@@ -287,13 +292,16 @@ class SessionRegistry:
         Watchers need no separate listing: the replay and the changes come from one
         subscription, so nothing can close unseen between the two.
         """
-        queue: asyncio.Queue[pb.WatchEvent] = asyncio.Queue()
+        queue: asyncio.Queue[pb.WatchEvent | None] = asyncio.Queue()
         self._watchers[queue] = exits
         try:
             for session in self.sessions():
                 yield pb.WatchEvent(kind=WatchKind.OPENED.pb, session=session.info())
             yield pb.WatchEvent(kind=WatchKind.SYNCED.pb)
             while True:
-                yield await queue.get()
+                event = await queue.get()
+                if event is None:  # the server is stopping: end the stream, do not wait to be cancelled
+                    return
+                yield event
         finally:
             self._watchers.pop(queue, None)

@@ -189,3 +189,23 @@ def test_tab_completes_a_file_path_and_line_for_break(env: dict[str, str], tmp_p
         finish(child)
     finally:
         child.close(force=True)
+
+
+def test_the_job_ends_quietly_while_another_terminal_watches(env: dict[str, str]) -> None:
+    child = start(env, "0")
+    watcher = None
+    try:
+        child.expect(RANK0)
+        watcher = pexpect.spawn(sys.executable, ["-m", "meshdbg", "watch"], env=env, encoding="utf-8", timeout=WAIT_S)
+        watcher.expect_exact("rank 0 (hosts=0,gpus=0) stopped at run_job.py")
+        child.sendline("c")
+        child.expect(RANK0)  # the second stop
+        child.sendline("c")
+        status, text = finish(child)  # no grpc CancelledError from the watch stream being cut
+        watcher.expect_exact("went away")
+        watcher.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+        if watcher is not None:
+            watcher.close(force=True)
+    assert status == 0 and watcher.exitstatus == 3
