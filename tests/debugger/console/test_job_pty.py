@@ -1,6 +1,8 @@
 """`meshdbg run` in a pseudo-terminal, as a person drives it: start, stop, step, end the job.
 
-Every wait is pexpect's expect on what the person would see (or the process's end).
+Every wait is pexpect's expect on what the person would see (or the process's end). pexpect
+forks the test process, so these run before any test that starts gRPC in it (test_run_console):
+a fork while gRPC's threads run can break the child (see tests/watching.py).
 """
 
 from __future__ import annotations
@@ -44,8 +46,9 @@ def finish(child: pexpect.spawn) -> tuple[int, str]:
     child.expect(pexpect.EOF)
     child.close()
     text = child.logfile_read.getvalue()
+    ours = "\n".join(line for line in text.splitlines() if not line.startswith("[r"))  # ranks' own output aside
     for noise in NOISE:
-        assert noise not in text, text
+        assert noise not in ours, text
     return child.exitstatus, text
 
 
@@ -209,3 +212,62 @@ def test_the_job_ends_quietly_while_another_terminal_watches(env: dict[str, str]
         if watcher is not None:
             watcher.close(force=True)
     assert status == 0 and watcher.exitstatus == 3
+
+
+def start_script(env: dict[str, str], mesh: str, script: Path) -> pexpect.spawn:
+    child = pexpect.spawn(sys.executable, ["-m", "meshdbg", "run", "--mesh", mesh, str(script)], env=env,
+                          encoding="utf-8", timeout=WAIT_S, dimensions=(40, 160))
+    child.logfile_read = io.StringIO()
+    return child
+
+
+def test_a_failing_rank_opens_post_mortem_and_the_job_ends_with_its_status(env: dict[str, str]) -> None:
+    child = start_script(env, "hosts=2,gpus=2", HERE.parents[1] / "debugger" / "mesh" / "scripts" / "crash.py")
+    try:
+        child.expect("attached to rank 1 \\(hosts=0,gpus=1\\) at crash.py:7 compute")
+        child.expect(re.escape("(Pdb r1 hosts=0,gpus=1)"))
+        child.sendline("p rank")
+        child.expect("1")
+        child.sendline("q")  # leaves post-mortem: the rank ends with its error, the mesh stops
+        child.expect("rank 1 failed first \\(exit status 1\\)")
+        status, _ = finish(child)
+    finally:
+        child.close(force=True)
+    assert status == 1
+
+
+def test_threads_of_a_rank_each_stop_and_continue_ends_the_job(env: dict[str, str]) -> None:
+    child = start_script(env, "hosts=1,gpus=2", HERE.parents[1] / "scripts" / "threads.py")
+    try:
+        child.expect(r"\(Pdb r[01] hosts=0,gpus=[01]\)")  # whichever rank stops first
+        child.sendcontrol("d")
+        child.expect(TOP)
+        child.sendline("list")
+        child.expect("worker-1")
+        child.expect(TOP)
+        child.sendline("c")
+        child.expect("resumed 4 sessions \\(ranks 0-1\\)")
+        status, text = finish(child)
+    finally:
+        child.close(force=True)
+    assert status == 0 and text.count("all threads done") == 2
+
+
+@pytest.mark.torch
+def test_a_torch_gloo_job_is_quiet_and_ends_from_the_console(env: dict[str, str]) -> None:
+    child = start_script(env, "hosts=2,gpus=2", HERE / "gloo_job.py")
+    rank1 = re.escape("(Pdb r1 hosts=0,gpus=1)")
+    try:
+        child.expect(rank1)
+        child.sendline("p float(loss)")
+        child.expect("90.0")  # 3 * (1 + 4 + 9 + 16): the loss all_reduced over the four ranks
+        child.expect(rank1)
+        child.sendcontrol("d")
+        child.expect(TOP)
+        child.sendline("stop")
+        child.expect("stop the whole job")
+        child.sendline("y")
+        status, text = finish(child)
+    finally:
+        child.close(force=True)
+    assert status == 130 and "NumPy" not in text
