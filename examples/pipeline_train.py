@@ -21,7 +21,8 @@ import torch.distributed as dist
 
 from meshdbg.worker.pipelining.lowering import lower
 from meshdbg.worker.pipelining.runtime import PipelineRuntime
-from meshdbg.worker.pipelining.schedules import generate
+from meshdbg.worker.pipelining.errors import ScheduleError
+from meshdbg.worker.pipelining.schedules import SCHEDULES, generate
 from meshdbg.worker.pipelining.toymodel import StageChunk, loss_fn, make_batch, stage_gradients
 
 
@@ -32,7 +33,7 @@ def stage_microbatch(text: str) -> tuple[int, int]:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--schedule", default="1f1b")
+    parser.add_argument("--schedule", default="1f1b", choices=list(SCHEDULES))
     parser.add_argument("--stages-per-rank", type=int, default=1)
     parser.add_argument("--microbatches", type=int, default=4)
     parser.add_argument("--steps", type=int, default=10)
@@ -50,10 +51,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    try:  # a schedule the mesh cannot run is a usage error, before any rank waits for the others
+        schedule = lower(generate(args.schedule, world, args.stages_per_rank, args.microbatches))
+        if args.batch % args.microbatches:
+            raise ScheduleError(f"--batch {args.batch} must split into --microbatches {args.microbatches} equal parts")
+    except ScheduleError as exc:
+        print(f"pipeline_train: error: {exc}", file=sys.stderr)
+        return 2
     dist.init_process_group("gloo", init_method=args.init_method, rank=rank, world_size=world,
                             timeout=timedelta(seconds=120))
     try:
-        schedule = lower(generate(args.schedule, world, args.stages_per_rank, args.microbatches))
         modules = {s: StageChunk(s, args.hidden, args.seed) for s, r in enumerate(schedule.stage_to_rank) if r == rank}
         for module in modules.values():
             module.break_at.update(args.break_at)

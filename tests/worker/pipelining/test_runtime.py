@@ -161,3 +161,15 @@ def test_a_raised_error_opens_a_post_mortem_with_its_pipeline_context(tmp_path: 
     assert run.returncode == 1
     assert "meshdbg: rank 1 failed in action 1F2" in err
     assert "meshdbg: rank 1 failed first (exit status 1); the mesh was stopped" in err
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--schedule", "zbv", "--microbatches", "4"], "zbv places exactly two stages per rank"),
+    (["--schedule", "1f1b", "--microbatches", "3"], "--batch 16 must split into --microbatches 3 equal parts"),
+])
+def test_a_schedule_the_mesh_cannot_run_is_a_usage_error(tmp_path: Path, args: list[str], message: str) -> None:
+    """Each rank says so in one line and exits 2 before waiting for the others."""
+    for result in run_ranks(tmp_path, 2, *args, timeout=60):
+        assert result.returncode == 2
+        assert result.stderr.startswith("pipeline_train: error: ") and result.stderr.count("\n") == 1
+        assert message in result.stderr
