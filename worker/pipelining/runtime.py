@@ -254,6 +254,7 @@ class PipelineRuntime:
 # ---- split backward ------------------------------------------------------------------------
 
 Grad = torch.Tensor | None
+_NONE = type(None)
 Root = torch.Tensor | GradientEdge
 
 
@@ -335,12 +336,12 @@ class SplitBackward:
         plan = self._plans.get(shape)
         if plan is None:
             plan = self._plans[shape] = self._plan(nodes, nodes[input_at] if input_at >= 0 else None)
-        wanted = tuple(GradientEdge(nodes[i], k) for i, k in plan.edges)
+        wanted = [GradientEdge(nodes[i], k) for i, k in plan.edges]
         input_grad, *found = _run_backward((output,), (seed,), (input, *wanted), keep_graph=True, accumulate=False)
         groups = []
         for start, stop, weights, several in plan.groups:
-            roots, grads = wanted[start:stop], tuple(found[start:stop])
-            if any(grad is None for grad in grads):  # an output the loss does not depend on
+            roots, grads = tuple(wanted[start:stop]), tuple(found[start:stop])
+            if _NONE in map(type, grads):  # an output the loss does not depend on (not `None in`: tensor ==)
                 roots = tuple(root for root, grad in zip(roots, grads) if grad is not None)
                 grads = tuple(grad for grad in grads if grad is not None)
             recorded = _recorded(nodes, plan.edges[start:stop], found[start:stop]) if several else []
@@ -387,25 +388,33 @@ def _recorded(nodes: list[Node], edges: tuple[tuple[int, int], ...], found: list
 def _graph_shape(root: Node, input: torch.Tensor, weight_index: dict[Node, int]) -> tuple[list[Node], tuple, int]:
     """The nodes under ``root`` in breadth-first order, a key that equals another graph's
     exactly when the two have the same node types, edges, weights and input position, and
-    the index of ``input``'s node (-1 if ``root`` does not reach it)."""
+    the index of ``input``'s node (-1 if ``root`` does not reach it).
+
+    It runs once per I, so it is one flat list: per node its type, then per edge the child's
+    index (-1 for none) and output number, then a mark (weight index, -2 input, -1 other).
+    """
     index = {root: 0}
     nodes = [root]
-    shape = []
+    shape: list = []
+    append = shape.append
     input_at = -1
     for position, node in enumerate(nodes):  # grows while it is walked
-        children = []
-        for child, output_nr in node.next_functions:
+        append(type(node))
+        edges = node.next_functions
+        for child, output_nr in edges:
             if child is None:
-                children.append((-1, output_nr))
-                continue
-            if child not in index:
-                index[child] = len(nodes)
-                nodes.append(child)
-            children.append((index[child], output_nr))
+                append(-1)
+            else:
+                at = index.get(child)
+                if at is None:
+                    at = index[child] = len(nodes)
+                    nodes.append(child)
+                append(at)
+            append(output_nr)
         mark = weight_index.get(node, -1)
-        if mark < 0 and not children and getattr(node, "variable", None) is input:
+        if mark < 0 and not edges and getattr(node, "variable", None) is input:
             mark, input_at = -2, position
-        shape.append((type(node), tuple(children), mark))
+        append(mark)
     return nodes, tuple(shape), input_at
 
 
