@@ -2,6 +2,17 @@
 
 from __future__ import annotations
 
+import os
+
+# The test process forks (pexpect) after earlier tests used gRPC in it. gRPC's fork handlers
+# then run in the forked child before it execs and can kill it ("epoll_wait error: Bad file
+# descriptor"). This process needs none of them: gRPC reads the switch once, at import, so
+# it is off here and the variable is gone again before any worker or server inherits it.
+os.environ["GRPC_ENABLE_FORK_SUPPORT"] = "false"
+import grpc  # noqa: E402,F401
+
+del os.environ["GRPC_ENABLE_FORK_SUPPORT"]
+
 from pathlib import Path
 from typing import Iterator
 
