@@ -60,6 +60,8 @@ class Board:
                 self.gone[key] = State.RUNNING
                 return None
             self.gone[key] = State.EXITED
+            if key in self.exits_told:  # its process's exit was announced already
+                return None
             self.exits_told.add(key)
             return f"{rank_label(view)} exited: {reason or 'its session closed'}"
         self.live[view.id] = view

@@ -50,7 +50,9 @@ class Job:
                 f"quit or Ctrl-D closes the console until the next stop")
 
     def farewell(self, paused: str) -> str:
-        """What closing the console says; the launcher opens it again at the next new stop only."""
+        """What closing the console says (`paused`: "1 session", "3 sessions"); the launcher opens
+        it again at the next new stop only."""
         self.closed_by_user = True
-        return (f"console closed until the next stop; {paused} stay paused, the job runs on "
+        verb = "stays" if paused.startswith("1 ") else "stay"
+        return (f"console closed until the next stop; {paused} {verb} paused, the job runs on "
                 f"(Ctrl-C here stops it; meshdbg attach opens a console from another terminal)")

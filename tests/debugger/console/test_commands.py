@@ -171,6 +171,19 @@ def test_toolbar_counts_every_rank_of_the_mesh_with_exit_statuses() -> None:
     assert board.summary() == "0 stopped · 2 running · 2 exited (r3: 1)"
 
 
+def test_a_killed_rank_is_announced_once_whichever_event_comes_first() -> None:
+    board = Board()
+    board.reset([session(1)])
+    board.know_workers([worker(1, State.STOPPED)])
+    killed = worker(1, State.EXITED)
+    assert board.apply(WatchKind.EXITED, killed, None) is not None
+    assert board.apply(WatchKind.CLOSED, session(1, state=State.EXITED), EndReason.WORKER_GONE) is None
+    board.reset([session(2)])
+    assert board.apply(WatchKind.CLOSED, session(2, state=State.EXITED), EndReason.WORKER_GONE) == \
+        "rank 2 (hosts=1,gpus=0) exited: the worker went away"
+    assert board.apply(WatchKind.EXITED, worker(2, State.EXITED), None) is None
+
+
 def test_stacks_and_compare_split_their_arguments() -> None:
     assert Commands.parse_stacks("") == ("", False)
     assert Commands.parse_stacks("ranks(1) --threads all") == ("ranks(1)", True)
