@@ -174,7 +174,7 @@ class WorkerRegistry:
         return _state(worker, self._session_of(worker))
 
     def _session_of(self, worker: Worker) -> Session | None:
-        """The first session opened by this worker's process while it lives (it is stopped in pdb)."""
+        """The first session opened by this worker's process while it lives (it is in pdb)."""
         if worker.exited:
             return None
         return next((s for s in self.sessions.sessions() if s.identity.pid == worker.pid
@@ -202,8 +202,10 @@ class WorkerRegistry:
                 worker.send(_collectives(seconds))
 
     def interrupt(self, selection: Selection) -> list[int]:
-        """Ask every selected running worker to stop in pdb; the ranks asked."""
-        chosen = [w for w in self.select(selection) if self.state(w) is State.RUNNING]
+        """Ask every selected running worker with no session to stop in pdb; the ranks asked.
+        (A session that runs a command is broken into through the session itself.)"""
+        chosen = [w for w in self.select(selection)
+                  if self._session_of(w) is None and self.state(w) is State.RUNNING]
         for worker in chosen:
             worker.send(mesh_pb.AgentCommand(interrupt=mesh_pb.AgentInterrupt()))
         return [w.rank for w in chosen]
@@ -214,9 +216,11 @@ def _collectives(seconds: float) -> mesh_pb.AgentCommand:
 
 
 def _state(worker: Worker, session: Session | None) -> State:
-    """A worker's state, given the session it is stopped in (WorkerRegistry._session_of)."""
+    """A worker's state, given its first live session (WorkerRegistry._session_of): that
+    session's own state, so a worker is `stopped` only once pdb has shown its prompt (and
+    its position is known), and `running` again while the session runs a command."""
     if worker.exited:
         return State.EXITED
     if session is not None:
-        return State.STOPPED
+        return session.state
     return State.RUNNING if worker.outbox is not None else State.STARTING
