@@ -1,0 +1,71 @@
+"""A worker's listed state follows its session: `stopped` only once pdb's prompt (and so its
+position) has arrived, never a stopped rank with no place to show.
+
+A real grpc.aio server on loopback; the test speaks for the worker over real streams so it
+can hold the moment between a session's hello and its first prompt, which a real worker
+passes in a few milliseconds (CI once listed a post-mortem rank as stopped with no function).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+
+import grpc
+
+from meshdbg.debugger.service import DebugClient
+from meshdbg.wire.connection import PROTOCOL_VERSION
+from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
+from meshdbg.wire.proto import mesh_pb2 as mesh_pb
+from meshdbg.wire.proto import mesh_pb2_grpc as mesh_grpc
+from meshdbg.wire.vocabulary import State
+
+
+async def _wait_state(stub: pb_grpc.DebuggerStub, metadata, state: State) -> pb.WorkerInfo:
+    """The one listed worker, once it is in `state` (5 s at most)."""
+    async def poll() -> pb.WorkerInfo:
+        while True:
+            workers = (await stub.List(pb.ListRequest(all=True), metadata=metadata)).workers
+            if workers and workers[0].state == state.pb:
+                return workers[0]
+            await asyncio.sleep(0.02)
+
+    return await asyncio.wait_for(poll(), 5)
+
+
+def test_a_worker_is_stopped_only_once_its_prompt_has_come() -> None:
+    async def scenario() -> list[tuple[State, str]]:
+        server = DebugClient(publish=False)
+        connection = await server.start()
+        seen = []
+        identity = pb.Identity(name="w", rank=1, hostname=socket.gethostname(), pid=os.getpid(),
+                               protocol_version=PROTOCOL_VERSION)
+        try:
+            async with grpc.aio.insecure_channel(connection.addr) as channel:
+                metadata = connection.metadata()
+                stub = pb_grpc.DebuggerStub(channel)
+                agent = mesh_grpc.MeshStub(channel).Agent(metadata=metadata)
+                await agent.write(mesh_pb.AgentMessage(hello=mesh_pb.AgentHello(identity=identity, launcher="none")))
+                await asyncio.wait_for(agent.read(), 5)  # the welcome
+                running = await _wait_state(stub, metadata, State.RUNNING)
+                seen.append((State.RUNNING, running.frame.function))
+
+                session = stub.Session(metadata=metadata)
+                await session.write(pb.WorkerMessage(hello=identity))
+                await asyncio.wait_for(session.read(), 5)  # the welcome: the session is open, no prompt yet
+                between = (await stub.List(pb.ListRequest(all=True), metadata=metadata)).workers[0]
+                seen.append((State.of(between.state), between.frame.function))
+
+                frame = pb.Frame(filename="/job/crash.py", function="compute", lineno=7)
+                await session.write(pb.WorkerMessage(prompt=pb.Prompt(prompt="(Pdb) ", frame=frame)))
+                stopped = await _wait_state(stub, metadata, State.STOPPED)
+                seen.append((State.STOPPED, stopped.frame.function))
+                session.cancel()
+                agent.cancel()
+        finally:
+            await server.stop(0)
+        return seen
+
+    assert asyncio.run(scenario()) == [(State.RUNNING, ""), (State.RUNNING, ""), (State.STOPPED, "compute")]
