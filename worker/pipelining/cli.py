@@ -19,14 +19,14 @@ import math
 import sys
 
 from meshdbg.worker.pipelining.errors import ConstraintError, ScheduleError
-from meshdbg.worker.pipelining.ir import Schedule
+from meshdbg.worker.pipelining.ir import AnyAction, Schedule
 from meshdbg.worker.pipelining.loaded import as_schedule
 from meshdbg.worker.pipelining.lowering import lower, merge_backward
 from meshdbg.worker.pipelining.picture import to_svg, to_trace
 from meshdbg.worker.pipelining.render import dump_csv, format_table, load_csv
 from meshdbg.worker.pipelining.validation import is_lowered
 from meshdbg.worker.pipelining.schedules import SCHEDULES, generate
-from meshdbg.worker.pipelining.simulator import Costs, SimResult, simulate
+from meshdbg.worker.pipelining.simulator import Costs, SimResult, simulate, step_grid
 
 _COST_NAMES = {
     "F": "forward",
@@ -35,11 +35,13 @@ _COST_NAMES = {
     "B": "backward",
     "send": "send",
     "recv": "recv",
+    "overlap": "overlap",
 }
 
 
 def parse_costs(text: str) -> Costs:
-    """``"F=1,B=2.5,send=0.1"`` -> ``Costs``; names are F, I, W, B, send, recv."""
+    """``"F=1,B=2.5,send=0.1"`` -> ``Costs``; names are F, I, W, B, send, recv and overlap
+    (an overlapped F+B step; by default as long as its F and B together)."""
     values: dict[str, float] = {}
     for item in filter(None, text.split(",")):
         name, _, number = item.partition("=")
@@ -65,8 +67,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--microbatches", type=int, help="microbatches (m); needed with --kind")
     parser.add_argument("--lowered", action="store_true", help="insert SEND/RECV between ranks")
     parser.add_argument("--merge-backward", action="store_true", help="merge each I directly followed by its W into B")
-    parser.add_argument("--costs", default="", metavar="F=1,I=1,W=1,B=2,send=0,recv=0", help="action costs")
-    parser.add_argument("--csv", metavar="FILE", help="write the schedule as CSV (torch's layout: a row per rank)")
+    parser.add_argument("--costs", default="", metavar="F=1,I=1,W=1,B=2,send=0,recv=0",
+                        help="action costs; overlap=N sets an overlapped F+B's (default: its F and B together)")
+    parser.add_argument("--csv", metavar="FILE", help="write the schedule as CSV in torch's layout: a row per rank, "
+                        "an empty cell per idle step (compute_only); with --lowered, every action (compute_comms)")
     parser.add_argument("--svg", metavar="FILE", help="write an SVG Gantt chart")
     parser.add_argument("--trace", metavar="FILE", help="write a Chrome/Perfetto trace JSON")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
@@ -111,10 +115,17 @@ def summary(schedule: Schedule, result: SimResult) -> dict[str, object]:
     }
 
 
+def csv_rows(schedule: Schedule) -> list[list[AnyAction | None]]:
+    """What ``--csv`` writes: a compute-only schedule by step with its idle steps, as torch's
+    ``compute_only`` CSV; a lowered one action after action, as ``compute_comms`` (whose
+    reader, torch's ``_load_csv``, refuses an empty cell)."""
+    return [list(rank_actions) for rank_actions in schedule.actions] if is_lowered(schedule) else step_grid(schedule)
+
+
 def _write_outputs(args: argparse.Namespace, schedule: Schedule, result: SimResult) -> None:
     """Write the files named by --csv, --svg and --trace."""
     outputs = (
-        (args.csv, lambda: dump_csv(schedule.actions)),
+        (args.csv, lambda: dump_csv(csv_rows(schedule))),
         (args.svg, lambda: to_svg(schedule, result)),
         (args.trace, lambda: json.dumps(to_trace(schedule, result))),
     )

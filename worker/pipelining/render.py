@@ -52,11 +52,12 @@ def format_table(actions: list[list[AnyAction]]) -> str:
     )
 
 
-def dump_csv(actions: list[list[AnyAction]]) -> str:
-    """CSV text in torch's layout: row r is rank r's actions; see ``load_csv``."""
+def dump_csv(rows: list[list[AnyAction | None]]) -> str:
+    """CSV text in torch's layout: row r is rank r's actions, an empty cell for each None
+    (an idle step, see ``simulator.step_grid``); see ``load_csv``."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerows([str(action) for action in rank_actions] for rank_actions in actions)
+    writer.writerows(["" if action is None else str(action) for action in row] for row in rows)
     return out.getvalue()
 
 

@@ -11,7 +11,8 @@ action it depends on has finished:
   ``SEND``. Sends never block (buffered), so only the order of the lists can deadlock.
 
 An ``Overlap`` is one step, as in the runtime (and torch's), which runs its forward, then
-its backward: it starts once both halves could, lasts as long as the two together, and
+its backward: it starts once both halves could, lasts as long as the two together (or
+``Costs.overlap``, for a model where the overlap hides some of either), and
 what either half produces is there at its end (lowering puts both halves' SENDs after
 it). For activations it counts as the forward's +1, then the backward's -1.
 
@@ -46,15 +47,18 @@ class Costs:
     backward: float = 2.0
     send: float = 0.0
     recv: float = 0.0
+    overlap: float | None = None  # an OVERLAP_F_B step; None: as long as its two halves together
 
     def __post_init__(self) -> None:
         for field in fields(self):
             value = getattr(self, field.name)
-            if not value >= 0:
+            if not (value is None and field.name == "overlap") and not value >= 0:
                 raise ConstraintError(f"cost {field.name}={value!r} must be a number >= 0")
 
     def of_action(self, action: AnyAction) -> float:
-        """The duration of ``action``: an ``Overlap`` lasts as long as its two halves."""
+        """The duration of ``action``; an ``Overlap`` lasts ``overlap``, else its two halves together."""
+        if isinstance(action, Overlap) and self.overlap is not None:
+            return self.overlap
         return sum(self.of(half.type) for half in parts(action))
 
     def of(self, action_type: ActionType) -> float:
@@ -97,6 +101,25 @@ def simulate(schedule: Schedule, costs: Costs | None = None) -> SimResult:
         return _Run(schedule, costs or Costs()).result()
 
 
+# Every action one step, an overlapped F+B too: the step model of torch's compute-only orders.
+STEP_COSTS = Costs(forward=1, backward_input=1, backward_weight=1, backward=1, send=1, recv=1, overlap=1)
+
+
+def step_grid(schedule: Schedule) -> list[list[AnyAction | None]]:
+    """Each rank's actions by step, None for a step it waits idle: every action takes one
+    step and starts at the first step after all it depends on (torch's rule for the idle
+    steps of its compute-only orders, ``_add_bubbles_to_actions``). A rank's row ends at
+    its last action."""
+    result = simulate(schedule, STEP_COSTS)
+    grid: list[list[AnyAction | None]] = []
+    for rank_actions, rank_starts in zip(schedule.actions, result.starts):
+        row: list[AnyAction | None] = [None] * (int(rank_starts[-1]) + 1 if rank_starts else 0)
+        for action, start in zip(rank_actions, rank_starts):
+            row[int(start)] = action
+        grid.append(row)
+    return grid
+
+
 class _Step(NamedTuple):
     """How an action of one type on one stage runs, precomputed so the loop looks up once.
 
@@ -118,6 +141,7 @@ class _Run:
 
     def __init__(self, schedule: Schedule, costs: Costs) -> None:
         self.schedule = schedule
+        self.costs = costs
         microbatches = schedule.microbatches
         self.block = block = schedule.num_stages * microbatches
         lowered = is_lowered(schedule)
@@ -226,17 +250,16 @@ class _Run:
 
     def _overlap(self, entry: Overlap, now: float, end: list[float]) -> tuple[float, int, float, tuple[int, ...]]:
         """(start, first missing event key or -1, duration, the halves' event keys) of ``entry``."""
-        start, duration, keys = now, 0.0, []
+        start, keys = now, []
         for half in parts(entry):
-            waits_for, half_duration, key = self.steps[half.type][half.stage]
+            waits_for, _, key = self.steps[half.type][half.stage]
             for needed in waits_for:
                 finished = end[needed + half.microbatch]
                 if finished < 0:
                     return start, needed + half.microbatch, 0.0, ()
                 start = max(start, finished)
-            duration += half_duration
             keys.append(key + half.microbatch)
-        return start, -1, duration, tuple(keys)
+        return start, -1, self.costs.of_action(entry), tuple(keys)
 
     def _summary(self, clock: list[float], starts: list[list[float]], ends: list[list[float]]) -> SimResult:
         """Makespan, per-rank bubble ratios and activation peaks of the finished run.

@@ -44,6 +44,16 @@ def test_writes_csv_svg_and_trace(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "traceEvents" in json.loads(paths["trace"].read_text(encoding="utf-8"))
 
 
+def test_csv_has_an_empty_cell_per_idle_step_unless_lowered(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    compute, lowered = tmp_path / "compute.csv", tmp_path / "lowered.csv"
+    gpipe = ["--kind", "gpipe", "--ranks", "3", "--microbatches", "2"]
+    assert main([*gpipe, "--csv", str(compute)]) == main([*gpipe, "--lowered", "--csv", str(lowered)]) == 0
+    # Stage s starts s steps late; stage 0's B waits for stage 1's, which waits for stage 2's.
+    assert compute.read_text(encoding="utf-8").splitlines() == [
+        "0F0,0F1,,,,,0B0,0B1", ",1F0,1F1,,,1B0,1B1", ",,2F0,2F1,2B0,2B1"]
+    assert "" not in {cell for line in lowered.read_text(encoding="utf-8").splitlines() for cell in line.split(",")}
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

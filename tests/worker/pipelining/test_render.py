@@ -1,5 +1,8 @@
 """Table and CSV views: never crash, and the CSV round-trips exactly."""
 
+import csv
+import io
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -24,6 +27,15 @@ def test_csv_round_trips(actions: list[list[Action]]) -> None:
     text = dump_csv(actions)
     assert load_csv(text) == actions
     assert dump_csv(load_csv(text)) == text
+
+
+@given(action_lists, st.data())
+def test_idle_steps_are_empty_cells_that_load_skips(actions: list[list[Action]], data: st.DataObject) -> None:
+    rows = [data.draw(st.permutations(rank + [None] * data.draw(st.integers(0, 3)))) for rank in actions]
+    text = dump_csv(rows)
+    cells = list(csv.reader(io.StringIO(text)))
+    assert [[cell or None for cell in line] for line in cells] == [[a and str(a) for a in row] for row in rows]
+    assert load_csv(text) == [[a for a in row if a is not None] for row in rows]
 
 
 def test_csv_is_torchs_layout_a_row_per_rank() -> None:

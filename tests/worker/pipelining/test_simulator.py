@@ -6,7 +6,7 @@ from meshdbg.worker.pipelining.errors import ConstraintError, DeadlockError, Sch
 from meshdbg.worker.pipelining.ir import Schedule, parse_action
 from meshdbg.worker.pipelining.lowering import lower
 from meshdbg.worker.pipelining.schedules import generate
-from meshdbg.worker.pipelining.simulator import Costs, simulate
+from meshdbg.worker.pipelining.simulator import Costs, simulate, step_grid
 
 
 def two_stage(rank0: str, rank1: str, microbatches: int = 1) -> Schedule:
@@ -110,3 +110,24 @@ def test_a_deadlock_inside_an_overlap_names_the_overlap() -> None:
     ])
     with pytest.raises(DeadlockError, match=r"rank 1 waits at step 0 \(\(1F1;1B0\)OVERLAP_F_B needs 0F1\)"):
         simulate(schedule)
+
+
+def test_an_overlap_can_cost_less_than_its_halves() -> None:
+    schedule = Schedule("hand-made", 1, 2, (0, 1), [
+        [parse_action(t) for t in "0F0 0F1 0B0 0B1".split()],
+        [parse_action(t) for t in "1F0 (1F1;1B0)OVERLAP_F_B 1B1".split()],
+    ])
+    assert simulate(schedule, Costs(overlap=2.5)).ends[1] == [2, 4.5, 6.5]
+    with pytest.raises(ConstraintError, match="overlap=-1"):
+        Costs(overlap=-1)
+
+
+def test_step_grid_puts_each_action_at_the_first_step_after_what_it_needs() -> None:
+    """1F1B on 3 ranks, 3 microbatches, worked by hand: every action one step; an F waits
+    for the stage before, a B for the stage after (the last stage's for its own F)."""
+    grid = [[str(a) if a else "." for a in row] for row in step_grid(generate("1f1b", 3, 1, 3))]
+    assert grid == [
+        "0F0 0F1 0F2 . . 0B0 . 0B1 . 0B2".split(),
+        ". 1F0 1F1 . 1B0 1F2 1B1 . 1B2".split(),
+        ". . 2F0 2B0 2F1 2B1 2F2 2B2".split(),
+    ]

@@ -26,7 +26,7 @@ from meshdbg.worker.pipelining.loaded import as_schedule  # noqa: E402
 from meshdbg.worker.pipelining.lowering import lower  # noqa: E402
 from meshdbg.worker.pipelining.render import dump_csv, load_csv  # noqa: E402
 from meshdbg.worker.pipelining.schedules import generate  # noqa: E402
-from meshdbg.worker.pipelining.simulator import simulate  # noqa: E402
+from meshdbg.worker.pipelining.simulator import simulate, step_grid  # noqa: E402
 
 TORCH_CLASS = {
     "gpipe": torch_schedules.ScheduleGPipe,
@@ -128,10 +128,14 @@ def write(path: Path, text: str) -> str:
 def test_csv_round_trips_through_torchs_load_and_dump(tmp_path: Path, kind: str, p: int, v: int, m: int) -> None:
     schedule = generate(kind, p, v, m)
     mine = [[str(a) for a in rank] for rank in schedule.actions]
-    # ours -> torch's _load_csv (compute_only): torch reads the same order, and accepts it.
+    # ours (by step, with its idle cells) -> torch's _load_csv (compute_only): torch reads
+    # the same order, with None at the same idle steps, and accepts it.
     reader = torch_schedule(kind, p, v, m)
-    reader._load_csv(write(tmp_path / "ours.csv", dump_csv(schedule.actions)))
+    grid = step_grid(schedule)
+    reader._load_csv(write(tmp_path / "ours.csv", dump_csv(grid)))
     assert texts(reader.pipeline_order) == mine
+    assert [[a is None for a in reader.pipeline_order[rank]] for rank in range(p)] == [[a is None for a in row] for row in grid]
+    assert any(None in row for row in grid)
     # torch's _dump_csv (compute_only, with its idle cells) -> ours.
     reader._dump_csv(str(tmp_path / "torch.csv"), format="compute_only")
     assert load_csv((tmp_path / "torch.csv").read_text(encoding="utf-8")) == schedule.actions
