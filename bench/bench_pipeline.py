@@ -4,9 +4,10 @@
 
 First, in this process, the split backward on one stage of the benchmark model (``--hidden``
 wide, batch / microbatches rows, one intra-op thread): the median time of B, of I and of W
-(``runtime.SplitBackward``), I + W against B (target <= 1.10), beside the method it
+(``split_backward.SplitBackward``), I + W against B (target <= 1.10), beside the same split
+with every W through autograd (``fuse_linear=False``: ``ratio_engine``) and the method it
 replaced (I by ``autograd.grad`` to the input keeping the graph, W by ``autograd.grad`` to
-the weights walking it again), timed in the same loop.
+the weights walking it again: ``ratio_rewalk``), timed in the same loop.
 
 Then for each schedule kind (torch's equivalent class; meshdbg's own variants against the
 torch order they vary: interleaved-1f1b-tight against ScheduleInterleaved1F1B, zb1p-greedy
@@ -161,15 +162,16 @@ def split_backward(args: argparse.Namespace) -> dict:
     """I + W against B on one stage of the benchmark model, now and by the replaced method."""
     import torch  # here, so that the scheduler imports above stay light
 
-    from meshdbg.worker.pipelining.runtime import SplitBackward, _run_backward
+    from meshdbg.worker.pipelining.split_backward import SplitBackward, run_backward
     from meshdbg.worker.pipelining.toymodel import StageChunk
 
     torch.set_num_threads(1)
     rows = args.batch // args.microbatches
     stage = StageChunk(1, args.hidden, seed=0)  # the workers build their stages from seed 0 too
-    split, params = SplitBackward(stage), list(stage.parameters())
+    params = list(stage.parameters())
+    splits = {"": SplitBackward(stage), "_engine": SplitBackward(stage, fuse_linear=False)}
     inputs, grad = torch.randn(rows, args.hidden), torch.randn(rows, args.hidden)
-    spent: dict[str, list[float]] = {name: [] for name in ("B", "I", "W", "I_rewalk", "W_rewalk")}
+    spent: dict[str, list[float]] = {name: [] for name in ("B", "I", "W", "I_engine", "W_engine", "I_rewalk", "W_rewalk")}
 
     def forward() -> tuple[torch.Tensor, torch.Tensor]:
         x = inputs.clone().requires_grad_()
@@ -178,15 +180,16 @@ def split_backward(args: argparse.Namespace) -> dict:
     for _ in range(SPLIT_REPEAT):
         x, y = forward()
         began = time.perf_counter()
-        _run_backward((y,), (grad,), (), keep_graph=False, accumulate=True)  # as the runtime's B
+        run_backward((y,), (grad,), (), keep_graph=False, accumulate=True)  # as the runtime's B
         spent["B"].append(time.perf_counter() - began)
-        x, y = forward()
-        began = time.perf_counter()
-        _, weights = split.backward_input(y, grad, x)
-        middle = time.perf_counter()
-        weights.run()
-        spent["I"].append(middle - began)
-        spent["W"].append(time.perf_counter() - middle)
+        for kind, halves in splits.items():
+            x, y = forward()
+            began = time.perf_counter()
+            _, weights = halves.backward_input(y, grad, x)
+            middle = time.perf_counter()
+            weights.run()
+            spent[f"I{kind}"].append(middle - began)
+            spent[f"W{kind}"].append(time.perf_counter() - middle)
         x, y = forward()
         began = time.perf_counter()
         torch.autograd.grad(y, [x], grad, retain_graph=True)
@@ -197,10 +200,11 @@ def split_backward(args: argparse.Namespace) -> dict:
         spent["W_rewalk"].append(time.perf_counter() - middle)
     median = {name: statistics.median(times) for name, times in spent.items()}
     pair = {kind: statistics.median(i + w for i, w in zip(spent[f"I{kind}"], spent[f"W{kind}"]))
-            for kind in ("", "_rewalk")}
+            for kind in ("", "_engine", "_rewalk")}
     line = {"bench": "split backward", "hidden": args.hidden, "rows": rows, "repeat": SPLIT_REPEAT,
             **{f"{name}_ms": round(1e3 * value, 4) for name, value in median.items()},
-            "ratio": round(pair[""] / median["B"], 3), "ratio_rewalk": round(pair["_rewalk"] / median["B"], 3),
+            "ratio": round(pair[""] / median["B"], 3), "ratio_engine": round(pair["_engine"] / median["B"], 3),
+            "ratio_rewalk": round(pair["_rewalk"] / median["B"], 3),
             "target_ratio": 1.1}
     print(json.dumps(line), flush=True)
     return line

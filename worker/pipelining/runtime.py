@@ -1,18 +1,13 @@
 """Execute one rank's lowered schedule with torch: F, I, W, B on stage modules, SEND/RECV
 over torch.distributed point-to-point, the loss on the last stage.
 
-The scheduler modules (IR, schedules, lowering, simulator) stay free of torch; this module is
-the only part of `meshdbg.worker.pipelining` that imports it. Each action runs inside
+The scheduler modules (IR, schedules, lowering, simulator) stay free of torch; this module,
+`split_backward` and `toymodel` are the parts of `meshdbg.worker.pipelining` that import it. Each action runs inside
 `debug_context(stage=..., microbatch=..., action=...)`, so a `breakpoint()` in a stage's
 forward opens a session that `meshdbg list` shows with that context, and
 `pipeline_context()` tells user code where it is.
 
-Split backward (`SplitBackward`, `WeightBackward`): `I` computes the gradient of the stage's
-input only, and on its way takes the gradient at each autograd node where a weight's
-branch leaves the input's path (for `Linear`, the gradient of its output); `W` starts from
-those nodes, so it computes only the weight gradients and walks nothing `I` already
-walked. This is the method of torch's `stage_backward_input` / `stage_backward_weight`;
-`bench/bench_pipeline.py` measures I + W against B on the benchmark model.
+I and W are `meshdbg.worker.pipelining.split_backward`; B is one autograd call.
 """
 
 from __future__ import annotations
@@ -25,13 +20,12 @@ from typing import Callable, Sequence
 try:
     import torch
     import torch.distributed as dist
-    from torch.autograd.graph import GradientEdge, Node, get_gradient_edge
-    from torch.autograd.variable import Variable
 except ImportError as exc:  # the scheduler works without torch; running a schedule needs it
     raise ImportError("the pipeline runtime needs torch: pip install 'meshdbg[torch]'") from exc
 
 from meshdbg.worker.context import debug_context
 from meshdbg.worker.pipelining.ir import Action, ActionType, Schedule, parts
+from meshdbg.worker.pipelining.split_backward import SplitBackward, WeightBackward, run_backward
 
 T = ActionType
 RECVS_AHEAD = 2  # receives posted beyond the one being waited for (see PipelineRuntime._take_recv)
@@ -192,7 +186,7 @@ class PipelineRuntime:
         wants_input_grad = slot.input is not None and slot.input.requires_grad
         if kind is T.B:
             seed = slot.output_grad if slot.output_grad is not None else torch.ones_like(slot.output)
-            _run_backward((slot.output,), (seed,), (), keep_graph=False, accumulate=True)
+            run_backward((slot.output,), (seed,), (), keep_graph=False, accumulate=True)
             slot.input_grad = slot.input.grad if wants_input_grad else None
             self._release(slot)
         elif kind is T.I:
@@ -249,184 +243,3 @@ class PipelineRuntime:
 
     def _send(self, tensor: torch.Tensor, to_stage: int, tag: int) -> dist.Work:
         return dist.isend(tensor.contiguous(), dst=self._peer(to_stage), tag=tag)
-
-
-# ---- split backward ------------------------------------------------------------------------
-
-Grad = torch.Tensor | None
-_NONE = type(None)
-Root = torch.Tensor | GradientEdge
-
-
-def _run_backward(roots: tuple[Root, ...], grads: tuple[torch.Tensor, ...], inputs: tuple[Root, ...],
-                  keep_graph: bool, accumulate: bool) -> tuple[Grad, ...]:
-    """The engine call ``torch.autograd.backward`` and ``grad`` end in, without their argument
-    normalisation, which costs about 30 µs a call (an eighth of a B on the benchmark model).
-
-    ``accumulate``: add into ``.grad`` of ``inputs`` (all leaves if none), as ``backward``
-    does; else return the gradients of ``inputs``, None for one the roots do not reach.
-    """
-    return Variable._execution_engine.run_backward(roots, grads, keep_graph, False, inputs, True, accumulate)
-
-
-class WeightBackward:
-    """The weight half of a split backward: per group of weights, the roots to start from
-    (nodes where the weights' branches leave the input's path, with the gradients recorded
-    there; or the stage output itself) and the weights to finish."""
-
-    def __init__(self, groups: list[tuple[tuple[Root, ...], tuple[torch.Tensor, ...],
-                                          tuple[GradientEdge, ...], list[tuple[Node, tuple[Grad, ...]]]]]) -> None:
-        self.groups = groups
-
-    def run(self) -> None:
-        """Accumulate every weight's gradient into its ``.grad``, then drop what was kept.
-
-        Each group asks for its own weights only, so autograd walks only their branches.
-        """
-        for roots, grads, weights, recorded in self.groups:
-            # A root below another one of its group would get that one's flow on top of the
-            # gradient recorded for it, which already holds it: make it take what was recorded.
-            handles = [node.register_prehook(lambda _, seen=seen: seen) for node, seen in recorded] \
-                if len(recorded) > 1 else []
-            try:
-                _run_backward(roots, grads, weights, keep_graph=False, accumulate=True)
-            finally:
-                for handle in handles:
-                    handle.remove()
-        self.groups = []
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """Where to take gradients in a graph of one shape: ``edges`` are (node index, output)
-    pairs; each group is (start, stop, weights, several nodes): it owns ``edges[start:stop]``."""
-
-    edges: tuple[tuple[int, int], ...]
-    groups: tuple[tuple[int, int, tuple[GradientEdge, ...], bool], ...]
-
-
-class SplitBackward:
-    """I and W for one stage module (see the module docstring).
-
-    Which nodes the weights branch from is worked out once per shape of the autograd graph
-    (node types and edges, which weights and where the input sit) and reused while the
-    shape repeats, as it does microbatch after microbatch.
-    """
-
-    def __init__(self, module: torch.nn.Module) -> None:
-        params = [p for p in module.parameters() if p.requires_grad]
-        # Held for the runtime's life, so each weight keeps one AccumulateGrad node.
-        self.weights = tuple(get_gradient_edge(p) for p in params)
-        self._weight_index = {edge.node: i for i, edge in enumerate(self.weights)}
-        self._plans: dict[tuple, _Plan] = {}
-
-    def backward_input(self, output: torch.Tensor, output_grad: torch.Tensor | None,
-                       input: torch.Tensor | None) -> tuple[Grad, WeightBackward]:
-        """The gradient of ``input`` (None if it needs none) and the W that finishes the weights.
-
-        Without an input to differentiate (stage 0) nothing is computed here and W is the
-        whole backward, as B would be.
-        """
-        seed = output_grad if output_grad is not None else torch.ones_like(output)  # a loss: d loss = 1
-        if output.grad_fn is None:
-            return None, WeightBackward([])
-        if input is None:
-            return None, WeightBackward([((output,), (seed,), self.weights, [])])
-        nodes, shape, input_at = _graph_shape(output.grad_fn, input, self._weight_index)
-        plan = self._plans.get(shape)
-        if plan is None:
-            plan = self._plans[shape] = self._plan(nodes, nodes[input_at] if input_at >= 0 else None)
-        wanted = [GradientEdge(nodes[i], k) for i, k in plan.edges]
-        input_grad, *found = _run_backward((output,), (seed,), (input, *wanted), keep_graph=True, accumulate=False)
-        groups = []
-        for start, stop, weights, several in plan.groups:
-            roots, grads = tuple(wanted[start:stop]), tuple(found[start:stop])
-            if _NONE in map(type, grads):  # an output the loss does not depend on (not `None in`: tensor ==)
-                roots = tuple(root for root, grad in zip(roots, grads) if grad is not None)
-                grads = tuple(grad for grad in grads if grad is not None)
-            recorded = _recorded(nodes, plan.edges[start:stop], found[start:stop]) if several else []
-            groups.append((roots, grads, weights, recorded))
-        return input_grad, WeightBackward(groups)
-
-    def _plan(self, nodes: list[Node], input_node: Node | None) -> _Plan:
-        """Groups of branch points and their weights, sharing no branch point (none if the
-        input does not reach the output: then W is the whole weight backward from it)."""
-        position = {node: i for i, node in enumerate(nodes)}
-        parents: dict[Node, list[Node]] = {node: [] for node in nodes}
-        for node in nodes:
-            for child, _ in node.next_functions:
-                if child is not None:
-                    parents[child].append(node)
-        on_input_path = _upward(input_node, parents, stop=set(), met={}) if input_node is not None else {nodes[0]}
-        groups: list[tuple[list[int], list[int]]] = []
-        for weight, edge in enumerate(self.weights):
-            met: dict[Node, None] = {}  # ordered, for a deterministic W
-            _upward(edge.node, parents, stop=on_input_path, met=met)
-            points = [position[node] for node in met]
-            joined = [group for group in groups if not set(group[0]).isdisjoint(points)]
-            merged = list(dict.fromkeys([*(i for group in joined for i in group[0]), *points]))
-            groups = [group for group in groups if group not in joined]
-            groups.append((merged, [w for group in joined for w in group[1]] + [weight]))
-        groups = [group for group in groups if group[0]]
-        edges: list[tuple[int, int]] = []
-        spans = []
-        for points, weights in groups:
-            start = len(edges)
-            edges += [(i, k) for i in points for k in range(len(nodes[i]._input_metadata))]
-            spans.append((start, len(edges), tuple(self.weights[w] for w in weights), len(points) > 1))
-        return _Plan(tuple(edges), tuple(spans))
-
-
-def _recorded(nodes: list[Node], edges: tuple[tuple[int, int], ...], found: list[Grad]) -> list[tuple[Node, tuple[Grad, ...]]]:
-    """Each branch point of a group with the gradients taken at all its outputs."""
-    by_node: dict[int, list[Grad]] = {}
-    for (i, _), grad in zip(edges, found):
-        by_node.setdefault(i, []).append(grad)
-    return [(nodes[i], tuple(grads)) for i, grads in by_node.items()]
-
-
-def _graph_shape(root: Node, input: torch.Tensor, weight_index: dict[Node, int]) -> tuple[list[Node], tuple, int]:
-    """The nodes under ``root`` in breadth-first order, a key that equals another graph's
-    exactly when the two have the same node types, edges, weights and input position, and
-    the index of ``input``'s node (-1 if ``root`` does not reach it).
-
-    It runs once per I, so it is one flat list: per node its type, then per edge the child's
-    index (-1 for none) and output number, then a mark (weight index, -2 input, -1 other).
-    """
-    index = {root: 0}
-    nodes = [root]
-    shape: list = []
-    append = shape.append
-    input_at = -1
-    for position, node in enumerate(nodes):  # grows while it is walked
-        append(type(node))
-        edges = node.next_functions
-        for child, output_nr in edges:
-            if child is None:
-                append(-1)
-            else:
-                at = index.get(child)
-                if at is None:
-                    at = index[child] = len(nodes)
-                    nodes.append(child)
-                append(at)
-            append(output_nr)
-        mark = weight_index.get(node, -1)
-        if mark < 0 and not edges and getattr(node, "variable", None) is input:
-            mark, input_at = -2, position
-        append(mark)
-    return nodes, tuple(shape), input_at
-
-
-def _upward(start: Node, parents: dict[Node, list[Node]], stop: set[Node], met: dict[Node, None]) -> set[Node]:
-    """Nodes from ``start`` up towards the root, not passing nodes of ``stop`` (added to ``met``)."""
-    seen: set[Node] = set()
-    queue = [start] if start in parents else []
-    while queue:
-        node = queue.pop()
-        if node in stop:
-            met[node] = None
-        elif node not in seen:
-            seen.add(node)
-            queue.extend(parents[node])
-    return seen
