@@ -2,6 +2,6 @@
 
 import sys
 
-from meshdbg.debugger.cli import main
+from meshdbg.debugger.cli import run
 
-sys.exit(main())
+sys.exit(run())

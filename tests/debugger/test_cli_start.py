@@ -23,3 +23,19 @@ def test_client_verbs_import_nothing_heavy(argv: list[str], tmp_path: Path) -> N
                           timeout=30)
     assert done.stdout.strip() == "3 []", done.stdout + done.stderr
     assert "no meshdbg server reachable at 127.0.0.1:1" in done.stderr
+
+
+def test_the_command_leaves_nothing_for_the_last_collection_at_exit(tmp_path: Path) -> None:
+    """`meshdbg` and `python -m meshdbg` run `cli.run`, which freezes what main() made, so the
+    interpreter's final collection skips it (most of a client verb's exit time)."""
+    from importlib.metadata import entry_points
+
+    (script,) = entry_points(group="console_scripts", name="meshdbg")
+    assert script.value == "meshdbg.debugger.cli:run"
+    assert "sys.exit(run())" in (Path(__file__).resolve().parents[2] / "__main__.py").read_text(encoding="utf-8")
+    code = ("import gc, sys\nfrom meshdbg.debugger import cli\n"
+            "sys.argv = ['meshdbg', 'schedule', '--kind', 'gpipe', '--ranks', '2', '--microbatches', '2', '--json']\n"
+            "before = gc.get_freeze_count()\nstatus = cli.run()\n"
+            "print(status, before, gc.get_freeze_count() > 0, file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=30)
+    assert done.stderr.split() == ["0", "0", "True"], done.stderr
