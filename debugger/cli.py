@@ -46,7 +46,8 @@ VERBS: dict[str, Verb] = {
     "attach": Verb("meshdbg.debugger.verbs.attach", "open the interactive console (optionally in one rank's pdb)"),
     "watch": Verb("meshdbg.debugger.verbs.watch", "stream stops, crashes and exits as they happen"),
     "servers": Verb("meshdbg.debugger.verbs.servers", "the live servers this user can reach"),
-    "schedule": Verb("meshdbg.worker.pipelining.cli", "generate, print or dump a pipeline schedule", "run"),
+    "schedule": Verb("meshdbg.worker.pipelining.cli", "generate or load (--load CSV) a pipeline schedule; simulate, print, dump it",
+                     "run"),
 }
 
 

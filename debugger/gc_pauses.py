@@ -1,4 +1,4 @@
-"""Short garbage-collection pauses for a server holding thousands of sessions.
+"""Short garbage-collection pauses for a server holding thousands of sessions (`serve`, `run`).
 
 A full collection walks every tracked object; with 10,000 live streams that is a pause of
 around a second, during which no worker or client is answered. So the server freezes what it

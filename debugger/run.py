@@ -21,6 +21,7 @@ import sys
 from typing import Awaitable, TypeVar
 
 from meshdbg.debugger.console.job import Job
+from meshdbg.debugger.gc_pauses import keep_gc_pauses_short
 from meshdbg.debugger.control import ControlClient, SessionView
 from meshdbg.debugger.news import News
 from meshdbg.wire.errors import UsageError
@@ -88,6 +89,7 @@ async def main(args: argparse.Namespace) -> int:
     job = Job()
     job.take_signals()
     watcher: asyncio.Task[None] | None = None
+    collector = asyncio.create_task(keep_gc_pauses_short(lambda: not len(launcher.server.registry)))
     try:
         try:
             ready = await unless_interrupted(start_mesh(launcher), job.stopping)
@@ -109,6 +111,7 @@ async def main(args: argparse.Namespace) -> int:
                   file=sys.stderr, flush=True)
         return status
     finally:
+        collector.cancel()
         await close_console(job, watcher)
         await launcher.close()
 
