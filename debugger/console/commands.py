@@ -24,7 +24,7 @@ from typing import Awaitable, Callable, Iterable, Protocol
 from meshdbg.debugger.console.board import Board
 from meshdbg.debugger.console.lines import LineError, check_selection, optional_selection, selection_end, split_line
 from meshdbg.debugger.control import ControlClient
-from meshdbg.debugger.format import grouped_cast_output, resumed_text, session_table
+from meshdbg.debugger.format import grouped_cast_output, resumed_text, session_table, worker_table
 from meshdbg.debugger.selection import AttachTarget, describe_ranks, parse_attach_target, parse_selection
 from meshdbg.debugger.stack_tree import stack_tree
 from meshdbg.debugger.value_groups import value_groups, value_text
@@ -34,6 +34,7 @@ __all__ = ["Commands", "ConsoleActions", "LineError", "PDB_COMMANDS", "aliases",
            "completions_for", "help_overview", "resolve_command"]
 
 THREADS_FLAG, THREADS_MAIN, THREADS_ALL = "--threads", "main", "all"
+ALL_FLAG = "--all"  # list: every worker, not only sessions
 PDB_COMMANDS = frozenset(name[3:] for name in dir(pdb.Pdb) if name.startswith("do_"))
 CLEAR_FLAG = "--clear"
 
@@ -88,18 +89,34 @@ class Commands:
     # ---- list -------------------------------------------------------------------------
 
     async def do_list(self, arg: str) -> None:
-        """l(ist) [selection]
-        Show the sessions: rank, coordinates, state, where each stopped. With a selection,
-        only those ranks (e.g. list ranks(hosts=1)).
+        """l(ist) [--all] [selection]
+        Show the sessions: rank, coordinates, state, where each stopped. With --all, every
+        worker instead, running, stopped or exited (with its exit status), as `meshdbg list
+        --all`. With a selection, only those ranks (e.g. list ranks(hosts=1)).
         """
-        sessions = await (await self.console.client()).list()
-        if self.parse_list(arg):
-            selection = parse_selection(arg)
-            sessions = [s for s in sessions if selection.matches(s.rank, s.coords)]
-        self.console.say(session_table(sessions))
+        every, text = self.parse_list(arg)
+        client = await self.console.client()
+        views = await client.workers() if every else await client.list()
+        if text:
+            selection = parse_selection(text)
+            views = [v for v in views if selection.matches(v.rank, v.coords)]
+        self.console.say(worker_table(views) if every else session_table(views))
 
-    parse_list = staticmethod(optional_selection)
-    complete_list = staticmethod(_selections)
+    @staticmethod
+    def parse_list(arg: str) -> tuple[bool, str]:
+        """`[--all] [selection]` → (every worker?, the selection, checked)."""
+        every = arg == ALL_FLAG or arg.startswith(ALL_FLAG + " ")
+        rest = arg[len(ALL_FLAG):] if every else arg
+        try:
+            return every, optional_selection(rest)
+        except LineError as exc:
+            raise exc.shifted(len(arg) - len(rest)) from None
+
+    @staticmethod
+    def complete_list(board: Board, arg: str) -> Iterable[str]:
+        """`--all` first, then a selection."""
+        every = arg.startswith(ALL_FLAG + " ")
+        return _selections(board, arg[len(ALL_FLAG):] if every else arg) + ([] if every else [ALL_FLAG])
 
     # ---- attach / detach ----------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from meshdbg.debugger.console.board import Board
 from meshdbg.debugger.console.commands import completions_for
 from meshdbg.wire.errors import MeshdbgError
 
-_WORD_TAIL = re.compile(r"[A-Za-z0-9_#]*$")
+_WORD_TAIL = re.compile(r"(?:--)?[A-Za-z0-9_#]*$")  # a name, a rank, or an option (--all)
 
 
 class ConsoleCompleter(Completer):

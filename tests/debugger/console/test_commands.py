@@ -40,6 +40,7 @@ def test_commands_and_aliases_come_from_the_do_methods() -> None:
     ("help cast", ("help", "cast")),
     ("stacks ranks(pp=1) --threads all", ("stacks", "ranks(pp=1) --threads all")),
     ("compare all loss.item()", ("compare", "all loss.item()")),
+    ("l --all ranks(hosts=1)", ("list", "--all ranks(hosts=1)")),
 ])
 def test_check_line_resolves_aliases(line: str, parsed: tuple[str, str]) -> None:
     assert check_line(line) == parsed
@@ -63,6 +64,8 @@ def test_check_line_resolves_aliases(line: str, parsed: tuple[str, str]) -> None
     ("stacks ranks(1,,2)", 15, "expected an integer"),
     ("compare all", 11, "needs an expression"),
     ("compare", 7, "needs a selection and an expression"),
+    ("list --all zz", 11, "expected `all`"),
+    ("list --al", 5, "expected `all`"),
 ])
 def test_check_line_points_at_the_problem(line: str, position: int, problem: str) -> None:
     with pytest.raises(LineError) as caught:
@@ -118,6 +121,8 @@ def test_console_completion_offers_commands_ranks_names_and_dims() -> None:
     assert completions(board, "cast all wh") == ["whatis", "where"]
     assert completions(board, "c a") == ["all"]
     assert completions(board, "help ca") == ["cast"]
+    assert completions(board, "list --") == ["--all"] and completions(board, "list --all r") == ["ranks("]
+    assert completions(board, "stacks all --th") == ["--threads"] and "3" in completions(board, "c 0-")
 
 
 def test_board_announces_new_stops_and_exits_and_counts() -> None:

@@ -70,6 +70,10 @@ def test_start_step_stop_and_end_the_job(env: dict[str, str]) -> None:
         child.sendcontrol("d")
         child.expect("detached from rank 0")
         child.expect(TOP)
+        child.sendline("list --all")  # every worker, as `meshdbg list --all`: the running ones too
+        child.expect(r"0\s+worker\s+hosts=0,gpus=0\s+stopped\s+-\s+run_job.py:\d+")
+        child.expect(r"3\s+worker\s+hosts=1,gpus=1\s+running")
+        child.expect(TOP)
         child.sendline("stop")
         child.expect("3 ranks still running; stop the whole job\\? \\[y/N\\]")
         child.sendline("n")
