@@ -10,7 +10,7 @@ import signal
 from collections import defaultdict
 from typing import Sequence
 
-from meshdbg.debugger.control import CastResult, SessionView, WorkerView
+from meshdbg.debugger.views import CastResult, SessionView, WorkerView
 from meshdbg.debugger.selection import describe_ranks
 
 PDB_ERROR_PREFIX = "*** "

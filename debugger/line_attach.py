@@ -15,7 +15,8 @@ import sys
 import threading
 from typing import AsyncIterator, Awaitable
 
-from meshdbg.debugger.control import Change, ControlClient, PdbReply, SessionView, WorkerView
+from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.views import Change, PdbReply, SessionView, WorkerView
 from meshdbg.debugger.format import rank_label
 from meshdbg.wire.connection import pid_alive
 from meshdbg.wire.vocabulary import EndReason, State, WatchKind

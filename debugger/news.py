@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from meshdbg.debugger.control import SessionView, WorkerView
+from meshdbg.debugger.views import SessionView, WorkerView
 from meshdbg.debugger.format import exit_note, rank_label, where
 from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind
 

@@ -22,7 +22,8 @@ from typing import Awaitable, TypeVar
 
 from meshdbg.debugger.console.job import Job
 from meshdbg.debugger.gc_pauses import keep_gc_pauses_short
-from meshdbg.debugger.control import ControlClient, SessionView
+from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.views import SessionView
 from meshdbg.debugger.news import News
 from meshdbg.wire.errors import UsageError
 from meshdbg.wire.proto import debugger_pb2 as pb

@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from meshdbg.debugger.control import FrameKey, RankStacksView
+from meshdbg.debugger.views import FrameKey, RankStacksView
 from meshdbg.debugger.selection import describe_ranks
 from meshdbg.wire.vocabulary import StackSource, State
 

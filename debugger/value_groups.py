@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Sequence
 
-from meshdbg.debugger.control import CompareView
+from meshdbg.debugger.views import CompareView
 from meshdbg.debugger.stack_tree import rank_label
 
 ERROR_PREFIX = "error: "

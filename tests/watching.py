@@ -19,7 +19,8 @@ import subprocess
 import sys
 from typing import Mapping, Sequence
 
-from meshdbg.debugger.control import ControlClient, SessionView
+from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.views import SessionView
 from meshdbg.wire.vocabulary import State, WatchKind
 
 Condition = Mapping[str, Sequence[int] | int]

@@ -36,7 +36,8 @@ from meshdbg.debugger.console.job import Job
 from meshdbg.debugger.console.link import Link
 from meshdbg.debugger.console.prompts import make_prompts
 from meshdbg.debugger.console.validation import CommandValidator
-from meshdbg.debugger.control import ControlClient, PdbReply, SessionView, WorkerView
+from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.views import PdbReply, SessionView, WorkerView
 from meshdbg.debugger.format import PDB_ERROR_PREFIX, rank_label, where
 from meshdbg.debugger.selection import AttachTarget
 from meshdbg.wire.errors import ConnectionFailed, MeshdbgError, NoMatchError, SessionError

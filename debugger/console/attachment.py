@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 
-from meshdbg.debugger.control import AttachedSession, ControlClient, PdbReply, SessionView
+from meshdbg.debugger.control import AttachedSession, ControlClient
+from meshdbg.debugger.views import PdbReply, SessionView
 from meshdbg.debugger.format import rank_label, shown_name
 from meshdbg.debugger.selection import AttachTarget
 

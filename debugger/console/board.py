@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from meshdbg.debugger.control import SessionView, WorkerView
+from meshdbg.debugger.views import SessionView, WorkerView
 from meshdbg.debugger.format import exit_note, exit_text, rank_label, where
 from meshdbg.wire.vocabulary import EndReason, State, WatchKind
 

@@ -14,7 +14,7 @@ import signal
 import sys
 import threading
 
-from meshdbg.debugger.control import change_of
+from meshdbg.debugger.views import change_of
 from meshdbg.debugger.news import News
 
 from meshdbg.debugger.verbs import add_tls_arguments, server_certificate

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from meshdbg.debugger.control import CompareView, RankStacksView, SessionView, ThreadView
+from meshdbg.debugger.views import CompareView, RankStacksView, SessionView, ThreadView
 from meshdbg.debugger.stack_tree import stack_groups, stack_tree
 from meshdbg.debugger.value_groups import value_groups, value_text
 from meshdbg.wire.vocabulary import StackSource, State

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import IO
 
-from meshdbg.debugger.control import SessionView, WorkerView
+from meshdbg.debugger.views import SessionView, WorkerView
 from meshdbg.debugger.news import News
 from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind
 

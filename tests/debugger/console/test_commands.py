@@ -13,7 +13,7 @@ from meshdbg.debugger.console.commands import Commands, LineError, aliases, chec
 from meshdbg.debugger.console.completion import ConsoleCompleter
 from meshdbg.debugger.console.highlight import pdb_fragments
 from meshdbg.debugger.console.validation import CommandValidator
-from meshdbg.debugger.control import SessionView, WorkerView
+from meshdbg.debugger.views import SessionView, WorkerView
 from meshdbg.debugger.selection import AttachTarget
 from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind
 

@@ -13,7 +13,7 @@ from prompt_toolkit.output import DummyOutput
 
 from meshdbg.debugger.console.app import Console
 from meshdbg.wire.vocabulary import EndReason, State, WatchKind
-from meshdbg.debugger.control import SessionView
+from meshdbg.debugger.views import SessionView
 from meshdbg.wire.proto import debugger_pb2 as pb
 from test_commands import session
 

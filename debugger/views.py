@@ -1,0 +1,185 @@
+"""What the control API hands its callers: plain frozen views of sessions, workers, cast
+and compare results, stacks, pdb replies and watch changes, each built from its protobuf
+message (`from_pb`) and, where scripts read it, with the JSON shape of DESIGN's contract
+(`to_json`). No gRPC here; meshdbg.debugger.control makes the calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from meshdbg.wire.coords import format_coords, identity_coords
+from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.wire.vocabulary import EndReason, StackSource, State, StopReason, WatchKind
+
+
+class _MeshView:
+    """What session and worker views share: coordinates as text, and the JSON form."""
+
+    coords: dict[str, int]
+
+    @property
+    def coords_text(self) -> str:
+        return format_coords(self.coords)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def _placement(identity: pb.Identity, frame: pb.Frame) -> dict[str, object]:
+    """The fields session and worker views both take from an identity and a frame."""
+    return dict(name=identity.name, rank=identity.rank, coords=identity_coords(identity), hostname=identity.hostname,
+                pid=identity.pid, reason=StopReason.of(identity.reason) if identity.reason else "", filename=frame.filename, function=frame.function,
+                lineno=frame.lineno)
+
+
+@dataclass(frozen=True)
+class SessionView(_MeshView):
+    """One session as users and scripts see it (the `list --json` element)."""
+
+    id: int
+    name: str
+    rank: int
+    coords: dict[str, int]
+    hostname: str
+    pid: int
+    thread: str
+    thread_id: int
+    state: State
+    reason: str  # a StopReason
+    filename: str
+    function: str
+    lineno: int
+    context: dict[str, str]
+
+    @classmethod
+    def from_pb(cls, info: pb.SessionInfo) -> "SessionView":
+        ident = info.identity
+        return cls(id=info.id, thread=ident.thread_name, thread_id=ident.thread_id, state=State.of(info.state),
+                   context=dict(ident.context), **_placement(ident, info.frame))
+
+
+
+@dataclass(frozen=True)
+class WorkerView(_MeshView):
+    """One worker process as `list --all` shows it: running, stopped, starting or exited.
+
+    The JSON form has the `list --json` keys plus `exit_code`, `signal` and `launcher`.
+    """
+
+    name: str
+    rank: int
+    coords: dict[str, int]
+    hostname: str
+    pid: int
+    state: State
+    reason: str  # a StopReason while stopped, else empty
+    filename: str
+    function: str
+    lineno: int
+    exit_code: int | None
+    signal: int | None
+    launcher: str
+
+    @classmethod
+    def from_pb(cls, info: pb.WorkerInfo) -> "WorkerView":
+        return cls(state=State.of(info.state), exit_code=info.exit_code if info.HasField("exit_code") else None,
+                   signal=info.signal if info.HasField("signal") else None, launcher=info.launcher,
+                   **_placement(info.identity, info.frame))
+
+
+
+@dataclass(frozen=True)
+class CastResult:
+    """One session's answer to a cast."""
+
+    session: SessionView
+    output: str
+    error: str = ""
+    ended: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+    def to_json(self) -> dict:
+        return {"rank": self.session.rank, "name": self.session.name, "thread": self.session.thread,
+                "output": self.output if self.ok else self.error, "ok": self.ok}
+
+
+FrameKey = tuple[str, str, int]  # filename, function, lineno
+
+
+@dataclass(frozen=True)
+class ThreadView:
+    """One thread's Python stack, outermost frame first."""
+
+    name: str
+    thread_id: int
+    main: bool
+    frames: tuple[FrameKey, ...]
+
+
+@dataclass(frozen=True)
+class RankStacksView:
+    """One rank's stacks (`stacks`): where they came from, or why there are none (`error`)."""
+
+    rank: int
+    name: str
+    coords: dict[str, int]
+    hostname: str
+    pid: int
+    state: State  # its last known state
+    source: StackSource
+    threads: tuple[ThreadView, ...]
+    error: str
+
+    @classmethod
+    def from_pb(cls, info: pb.RankStacks) -> "RankStacksView":
+        ident = info.identity
+        threads = tuple(ThreadView(t.thread_name, t.thread_id, t.main, tuple((f.filename, f.function, f.lineno)
+                                                                            for f in t.frames)) for t in info.threads)
+        return cls(ident.rank, ident.name, identity_coords(ident), ident.hostname, ident.pid, State.of(info.state),
+                   StackSource.of(info.source), threads, info.error)
+
+
+@dataclass(frozen=True)
+class CompareView:
+    """One rank's value of a `compare` expression, or why it has none (`error`)."""
+
+    session: SessionView
+    value: str
+    error: str
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+
+@dataclass(frozen=True)
+class PdbReply:
+    """pdb's answer to one line typed in an attached session."""
+
+    output: str
+    prompt: str
+    filename: str
+    function: str
+    lineno: int
+    ended: bool
+    reason: EndReason | None  # why the session ended, when it did
+
+    @classmethod
+    def from_pb(cls, reply: pb.Reply) -> "PdbReply":
+        return cls(reply.output, reply.prompt, reply.frame.filename, reply.frame.function, reply.frame.lineno,
+                   reply.ended, EndReason.of(reply.reason) if reply.ended else None)
+
+
+Change = tuple[WatchKind, "SessionView | WorkerView", "EndReason | None"]
+
+
+def change_of(event: pb.WatchEvent) -> Change:
+    """(kind, session or, for EXITED, worker, end reason for CLOSED) of one watch event."""
+    kind = WatchKind.of(event.kind)
+    if kind is WatchKind.EXITED:
+        return kind, WorkerView.from_pb(event.worker), None
+    return kind, SessionView.from_pb(event.session), EndReason.of(event.reason) if kind is WatchKind.CLOSED else None
