@@ -28,7 +28,7 @@ from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
 from meshdbg.wire.tls import channel_credentials
 from meshdbg.wire.errors import MeshdbgError, SessionError
 from meshdbg.wire.status import error_from_rpc
-from meshdbg.wire.text import MAX_REPLY_BYTES, wire_text
+from meshdbg.wire.text import wire_text
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 
@@ -125,7 +125,7 @@ class AttachedSession:
             line = check_line(line)
             self._reply = asyncio.get_running_loop().create_future()
             with self._client.translating():
-                await self._call.write(pb.AttachRequest(input=pb.Input(line=_line_text(line), eof=eof)))
+                await self._call.write(pb.AttachRequest(input=pb.Input(line=line, eof=eof)))
             return await self._reply
 
     async def complete(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
@@ -276,15 +276,6 @@ class ControlClient:
                     yield change_of(event)
         finally:
             call.cancel()
-
-
-def _line_text(line: str) -> str:
-    """A typed line as wire text; SessionError for one too long to send (gRPC's message limit)."""
-    text = wire_text(line)
-    if len(text.encode("utf-8")) > MAX_REPLY_BYTES:
-        raise SessionError(f"a line of {len(text.encode('utf-8')) / 2**20:.1f} MiB is too long to send "
-                           f"(at most {MAX_REPLY_BYTES // 2**20} MiB)")
-    return text
 
 
 @contextlib.contextmanager

@@ -65,11 +65,17 @@ class Tail:
         return body
 
 
-MAX_LINE_CHARS = 3 * 1024 * 1024  # a pdb command line (the client also bounds its UTF-8 bytes, wire.text)
+MAX_LINE_BYTES = 3 * 1024 * 1024  # a pdb command line in UTF-8: under gRPC's 4 MiB message limit, with room
 
 
 def check_line(line: str) -> str:
-    """`line` if a pdb command may be that long (UsageError otherwise), wire-safe."""
-    if len(line) > MAX_LINE_CHARS:
-        raise UsageError(f"a pdb command line is limited to {MAX_LINE_CHARS:,} characters (this one has {len(line):,})")
-    return wire_text(line)
+    """`line`, wire-safe, if a pdb command may be that long (UsageError otherwise): the one
+    limit, in UTF-8 bytes as gRPC counts them, that every entry point applies (the console,
+    `cast`, an attached session, and the server for what reaches it)."""
+    text = wire_text(line)
+    if len(text) * 4 > MAX_LINE_BYTES:  # no encoding for a line that cannot be over
+        size = len(text.encode("utf-8"))
+        if size > MAX_LINE_BYTES:
+            raise UsageError(f"a pdb command line is limited to {MAX_LINE_BYTES // 2**20} MiB of UTF-8 "
+                             f"(this one has {size / 2**20:.1f} MiB)")
+    return text

@@ -67,4 +67,4 @@ def test_a_line_too_long_is_refused_before_it_is_sent(server: Server) -> None:
             return refused + (await pdb.send("p word")).output
 
     text = server.run(body)
-    assert "limited to 3,145,728 characters" in text and "'x'" in text
+    assert "a pdb command line is limited to 3 MiB of UTF-8 (this one has 3.8 MiB)" in text and "'x'" in text
