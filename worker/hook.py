@@ -20,6 +20,7 @@ from meshdbg.worker.context import current_context
 from meshdbg.worker.identity import detect_identity, session_identity
 from meshdbg.worker.pdb_wrapper import PdbWrapper, active_debugger
 from meshdbg.worker.remote import RemoteSession
+from meshdbg.worker.stacks import in_post_mortem
 
 
 def open_session(reason: StopReason, labels: Mapping[str, str] | None = None) -> RemoteSession:
@@ -82,7 +83,8 @@ def post_mortem(traceback: TracebackType, labels: Mapping[str, str] | None = Non
     """
     debugger = PdbWrapper(functools.partial(open_session, StopReason.POST_MORTEM, labels))
     debugger.reset()
-    debugger.interaction(None, traceback)
+    with in_post_mortem(traceback):  # `meshdbg stacks` shows where it crashed
+        debugger.interaction(None, traceback)
 
 
 def install() -> None:

@@ -11,17 +11,22 @@ both sources hide the same things:
 - meshdbg's own threads (the agent reader, named `meshdbg-...`) and gRPC's (the channel
   threads of the session and agent streams), which show nothing of the user's.
 
+A thread in a post-mortem session (`in_post_mortem`) is shown where it crashed: the frames
+of its traceback, down to where the error was raised, not the handler it waits in (all
+meshdbg's, so nothing would show).
+
 Which files are meshdbg's is meshdbg.worker.frames' rule, the one pdb's `where` and stepping
 follow (the pipeline runtime is a library the user's code calls: its frames stay).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
-from types import FrameType
-from typing import Sequence
+from types import FrameType, TracebackType
+from typing import Iterator, Sequence
 
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.worker.frames import is_internal_file
@@ -30,6 +35,19 @@ _DEBUGGER_ENTRY = frozenset({"bdb.py", "pdb.py", "cmd.py"})  # how the trace fun
 OWN_THREAD_PREFIX = "meshdbg-"
 
 FrameTuple = tuple[str, str, int]  # filename, function, lineno
+_crashed: dict[int, TracebackType] = {}  # thread ident -> the traceback its post-mortem session shows
+
+
+@contextlib.contextmanager
+def in_post_mortem(traceback: TracebackType) -> Iterator[None]:
+    """While the calling thread debugs `traceback` post-mortem, its sampled stack is the
+    traceback's (see the module docstring)."""
+    ident = threading.get_ident()
+    _crashed[ident] = traceback
+    try:
+        yield
+    finally:
+        _crashed.pop(ident, None)
 
 
 def _base(filename: str) -> str:
@@ -54,6 +72,18 @@ def frames_of(frame: FrameType | None) -> list[FrameTuple]:
         stack.append((frame.f_code.co_filename, frame.f_code.co_qualname, frame.f_lineno))  # as py-spy names it
         frame = frame.f_back
     stack.reverse()
+    return stack
+
+
+def traceback_frames(traceback: TracebackType) -> list[FrameTuple]:
+    """Where a traceback leads, outermost first: the callers of the frame that caught it,
+    then each of its entries at the line it was at, down to where the error was raised."""
+    stack = frames_of(traceback.tb_frame.f_back)
+    entry: TracebackType | None = traceback
+    while entry is not None:
+        code = entry.tb_frame.f_code
+        stack.append((code.co_filename, code.co_qualname, entry.tb_lineno))
+        entry = entry.tb_next
     return stack
 
 
@@ -95,7 +125,8 @@ def sample_stacks(all_threads: bool) -> list[pb.ThreadStack]:
         if not shown(name, is_main, all_threads):  # (the agent thread sampling is meshdbg's own)
             continue
         native_id = (thread.native_id if thread is not None else None) or ident
-        threads.append((native_id, name, is_main, frames_of(frame)))
+        crashed = _crashed.get(ident)
+        threads.append((native_id, name, is_main, traceback_frames(crashed) if crashed else frames_of(frame)))
     return thread_stacks(threads)
 
 

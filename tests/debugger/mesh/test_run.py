@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import shutil
@@ -124,6 +125,9 @@ def test_post_mortem_then_continue_exits_non_zero(tmp_path: Path) -> None:
     try:
         workers = run.wait_workers(lambda w: w.get(1, {}).get("state") == "stopped", "the post-mortem session")
         assert workers[1]["reason"] == "post-mortem" and workers[1]["function"] == "compute"
+        (crashed,) = json.loads(run.cli("stacks", "--json", "1").stdout)  # where it crashed, not the handler
+        assert [(f["function"], f["lineno"]) for f in crashed["frames"]] == [("<module>", 11), ("compute", 7)]
+        assert crashed["states"] == {"stopped": [1]}
         sessions = run.cli("cast", "--json", "1", "p rank").stdout
         assert '"output": "1\\n"' in sessions
         assert run.cli("continue").returncode == 0
