@@ -216,17 +216,25 @@ class PdbWrapper(pdb.Pdb):
     def _take_output(self) -> str:
         return self._output.take()
 
+    def _standing(self) -> pdb.Pdb:
+        """The pdb whose position the session shows: one that `debug` started inside this one
+        (the thread's tracer while its prompt reads through ours), else this one."""
+        nested = getattr(sys.gettrace(), "__self__", None)
+        return nested if isinstance(nested, pdb.Pdb) and nested is not self and nested.stack else self
+
     def _frame(self) -> pb.Frame:
-        if not self.stack:
+        standing = self._standing()
+        if not standing.stack:
             return pb.Frame()
-        frame, lineno = self.stack[self.curindex]
+        frame, lineno = standing.stack[standing.curindex]
         return _wire_frame(frame, lineno)
 
     def _location(self) -> str:
         """Where pdb stands, as it prints it on a stop: `> file(line)func()` and `-> source`."""
-        if not self.stack:
+        standing = self._standing()
+        if not standing.stack:
             return ""
-        return "> " + self.format_stack_entry(self.stack[self.curindex], pdb.line_prefix)
+        return "> " + standing.format_stack_entry(standing.stack[standing.curindex], pdb.line_prefix)
 
     def read_remote_line(self) -> str:
         """Send what pdb wrote plus a read request; return the line the server sends back."""
