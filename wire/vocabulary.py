@@ -19,6 +19,7 @@ class _Mirror(StrEnum):
 
     _proto_enum: object
     _proto_prefix: str
+    _unspecified: str | None  # the member UNSPECIFIED reads as (an older or empty field), if any
 
     @property
     def pb(self) -> int:
@@ -27,12 +28,9 @@ class _Mirror(StrEnum):
 
     @classmethod
     def of(cls, value: int) -> Self:
-        """The member for a wire value; `default()` for UNSPECIFIED (an older or empty field)."""
+        """The member for a wire value; for UNSPECIFIED (an older or empty field), the one
+        `_bind` named, else ValueError."""
         return _member(cls, value)
-
-    @classmethod
-    def default(cls) -> Self:
-        raise ValueError(f"{cls.__name__} has no value for UNSPECIFIED")
 
 
 @functools.cache
@@ -44,12 +42,18 @@ def _wire_value(cls: type[_Mirror], name: str) -> int:
 @functools.cache
 def _member(cls: type[_Mirror], value: int) -> _Mirror:
     name = cls._proto_enum.Name(value).removeprefix(cls._proto_prefix)
-    return cls[name] if name in cls.__members__ else cls.default()
+    if name in cls.__members__:
+        return cls[name]
+    if cls._unspecified is None:
+        raise ValueError(f"{cls.__name__} has no value for {name}")
+    return cls[cls._unspecified]
 
 
-def _bind(cls: type[_Mirror], proto_enum: object, prefix: str) -> None:
+def _bind(cls: type[_Mirror], proto_enum: object, prefix: str, unspecified: _Mirror | None = None) -> None:
+    """Tie `cls` to its proto enum; `unspecified` is what an UNSPECIFIED value reads as."""
     cls._proto_enum = proto_enum
     cls._proto_prefix = prefix
+    cls._unspecified = unspecified.name if unspecified is not None else None
 
 
 class State(_Mirror):
@@ -60,9 +64,6 @@ class State(_Mirror):
     STOPPED = "stopped"
     EXITED = "exited"
 
-    @classmethod
-    def default(cls) -> "State":
-        return cls.RUNNING
 
 
 class StopReason(_Mirror):
@@ -72,9 +73,6 @@ class StopReason(_Mirror):
     INTERRUPT = "interrupt"
     POST_MORTEM = "post-mortem"
 
-    @classmethod
-    def default(cls) -> "StopReason":
-        return cls.BREAKPOINT
 
 
 class EndReason(_Mirror):
@@ -85,9 +83,6 @@ class EndReason(_Mirror):
     THREAD_FINISHED = "the thread finished"
     WORKER_GONE = "the worker went away"
 
-    @classmethod
-    def default(cls) -> "EndReason":
-        return cls.WORKER_GONE
 
     @property
     def rank_runs_on(self) -> bool:
@@ -113,16 +108,13 @@ class StackSource(_Mirror):
     PY_SPY = "py-spy"
     NONE = "not answering"
 
-    @classmethod
-    def default(cls) -> "StackSource":
-        return cls.NONE
 
 
-_bind(State, pb.State, "STATE_")
-_bind(StopReason, pb.StopReason, "STOP_REASON_")
-_bind(EndReason, pb.EndReason, "END_REASON_")
+_bind(State, pb.State, "STATE_", unspecified=State.RUNNING)
+_bind(StopReason, pb.StopReason, "STOP_REASON_", unspecified=StopReason.BREAKPOINT)
+_bind(EndReason, pb.EndReason, "END_REASON_", unspecified=EndReason.WORKER_GONE)
 _bind(WatchKind, pb.WatchKind, "WATCH_KIND_")
-_bind(StackSource, pb.StackSource, "STACK_SOURCE_")
+_bind(StackSource, pb.StackSource, "STACK_SOURCE_", unspecified=StackSource.NONE)
 
 
 def wire_value(member: _Mirror | None) -> int:
