@@ -268,7 +268,8 @@ class ControlClient:
     async def watch(self, exits: bool = False) -> AsyncIterator[Change]:
         """(kind, session, reason): OPENED for each live session, one SYNCED (with an empty
         session), then every opened/updated/closed session; `reason` only with CLOSED. With
-        `exits`, also (EXITED, worker, None) for every worker process that ends."""
+        `exits`, also (JOINED, worker, None) / (EXITED, worker, None) for every worker
+        process that connects / ends."""
         call = self.stub.Watch(pb.WatchRequest(exits=exits), metadata=self.connection.metadata())
         try:
             with self.translating():

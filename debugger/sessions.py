@@ -278,9 +278,9 @@ class SessionRegistry:
         for queue in self._watchers:
             queue.put_nowait(None)
 
-    def publish_exit(self, worker: pb.WorkerInfo) -> None:
-        """A worker process ended: tell the watchers that asked for exits."""
-        event = pb.WatchEvent(kind=WatchKind.EXITED.pb, worker=worker)
+    def publish_worker(self, kind: WatchKind, worker: pb.WorkerInfo) -> None:
+        """A worker process connected (JOINED) or ended (EXITED): tell the watchers that asked."""
+        event = pb.WatchEvent(kind=kind.pb, worker=worker)
         for queue, exits in self._watchers.items():
             if exits:
                 queue.put_nowait(event)

@@ -178,8 +178,8 @@ Change = tuple[WatchKind, "SessionView | WorkerView", "EndReason | None"]
 
 
 def change_of(event: pb.WatchEvent) -> Change:
-    """(kind, session or, for EXITED, worker, end reason for CLOSED) of one watch event."""
+    """(kind, session or, for JOINED and EXITED, worker, end reason for CLOSED) of one watch event."""
     kind = WatchKind.of(event.kind)
-    if kind is WatchKind.EXITED:
+    if kind is WatchKind.EXITED or kind is WatchKind.JOINED:
         return kind, WorkerView.from_pb(event.worker), None
     return kind, SessionView.from_pb(event.session), EndReason.of(event.reason) if kind is WatchKind.CLOSED else None

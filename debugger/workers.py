@@ -21,7 +21,7 @@ from meshdbg.debugger.pending import PendingRequests
 from meshdbg.debugger.selection import Selection
 from meshdbg.debugger.sessions import Session, SessionRegistry
 from meshdbg.wire.coords import identity_coords
-from meshdbg.wire.vocabulary import State
+from meshdbg.wire.vocabulary import State, WatchKind
 
 class Worker:
     """One worker process: its identity, its agent stream's outbox and its exit status."""
@@ -134,6 +134,7 @@ class WorkerRegistry:
         worker.connected.set()
         if self._collectives_timeout:
             worker.send(_collectives(self._collectives_timeout))
+        self.sessions.publish_worker(WatchKind.JOINED, self.info(worker))
         return worker
 
     def _add(self, worker: Worker) -> Worker:
@@ -161,7 +162,7 @@ class WorkerRegistry:
         """Announce a worker's end to watchers, once."""
         if not worker.end_announced:
             worker.end_announced = True
-            self.sessions.publish_exit(self.info(worker))
+            self.sessions.publish_worker(WatchKind.EXITED, self.info(worker))
 
     def workers(self) -> list[Worker]:
         """Every worker by rank, then name, then pid."""

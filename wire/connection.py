@@ -26,7 +26,7 @@ from pathlib import Path
 
 from meshdbg.wire.errors import ConnectionFailed, UsageError
 
-PROTOCOL_VERSION = 3  # 2: states, reasons and watch kinds are enums; 3: output in chunks
+PROTOCOL_VERSION = 4  # 2: states, reasons and watch kinds are enums; 3: output in chunks; 4: worker joins watched
 AUTH_HEADER = "authorization"
 CONNECTION_FILE_ENV = "MESHDBG_CONNECTION_FILE"
 RUNTIME_DIR_ENV = "MESHDBG_RUNTIME_DIR"

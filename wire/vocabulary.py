@@ -98,6 +98,7 @@ class WatchKind(_Mirror):
     UPDATED = "updated"
     CLOSED = "closed"
     EXITED = "exited"  # a worker process ended (a watch that asked for exits)
+    JOINED = "joined"  # a worker process connected (a watch that asked for exits)
 
 
 class StackSource(_Mirror):

@@ -47,6 +47,10 @@ class Board:
     def apply(self, kind: WatchKind, view: SessionView | WorkerView, reason: EndReason | None) -> str | None:
         """Take one watch event; return the announcement it deserves, if any."""
         key = (view.name, view.rank)
+        if kind is WatchKind.JOINED and isinstance(view, WorkerView):  # counted from now on, running
+            self.workers[key] = view
+            self.exits_told.discard(key)
+            return None
         if kind is WatchKind.EXITED and isinstance(view, WorkerView):
             self.workers[key] = view
             self.gone.pop(key, None)

@@ -14,13 +14,14 @@ import socket
 
 import grpc
 
+from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.service import DebugClient
 from meshdbg.wire.connection import PROTOCOL_VERSION
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 from meshdbg.wire.proto import mesh_pb2 as mesh_pb
 from meshdbg.wire.proto import mesh_pb2_grpc as mesh_grpc
-from meshdbg.wire.vocabulary import State
+from meshdbg.wire.vocabulary import State, WatchKind
 
 
 async def _wait_state(stub: pb_grpc.DebuggerStub, metadata, state: State) -> pb.WorkerInfo:
@@ -69,3 +70,30 @@ def test_a_worker_is_stopped_only_once_its_prompt_has_come() -> None:
         return seen
 
     assert asyncio.run(scenario()) == [(State.RUNNING, ""), (State.RUNNING, ""), (State.STOPPED, "compute")]
+
+
+def test_a_watch_that_asks_for_workers_sees_each_one_join_and_end() -> None:
+    """What lets the console count a rank that connects later and never stops (issue 11)."""
+    async def scenario() -> list[tuple[WatchKind, int, State]]:
+        server = DebugClient(publish=False)
+        connection = await server.start()
+        seen: list[tuple[WatchKind, int, State]] = []
+        identity = pb.Identity(name="w", rank=7, hostname=socket.gethostname(), pid=os.getpid(),
+                               protocol_version=PROTOCOL_VERSION)
+        try:
+            async with ControlClient(connection) as client, grpc.aio.insecure_channel(connection.addr) as channel:
+                changes = client.watch(exits=True)
+                assert (await anext(changes))[0] is WatchKind.SYNCED  # no session yet
+                agent = mesh_grpc.MeshStub(channel).Agent(metadata=connection.metadata())
+                await agent.write(mesh_pb.AgentMessage(hello=mesh_pb.AgentHello(identity=identity, launcher="none")))
+                kind, view, _ = await asyncio.wait_for(anext(changes), 5)
+                seen.append((kind, view.rank, view.state))
+                agent.cancel()  # the worker's stream ends: a worker started elsewhere has ended
+                kind, view, _ = await asyncio.wait_for(anext(changes), 5)
+                seen.append((kind, view.rank, view.state))
+                await changes.aclose()
+        finally:
+            await server.stop(0)
+        return seen
+
+    assert asyncio.run(scenario()) == [(WatchKind.JOINED, 7, State.RUNNING), (WatchKind.EXITED, 7, State.EXITED)]

@@ -38,6 +38,7 @@ class WatchKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     WATCH_KIND_UPDATED: _ClassVar[WatchKind]
     WATCH_KIND_CLOSED: _ClassVar[WatchKind]
     WATCH_KIND_EXITED: _ClassVar[WatchKind]
+    WATCH_KIND_JOINED: _ClassVar[WatchKind]
 
 class StackSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -66,6 +67,7 @@ WATCH_KIND_SYNCED: WatchKind
 WATCH_KIND_UPDATED: WatchKind
 WATCH_KIND_CLOSED: WatchKind
 WATCH_KIND_EXITED: WatchKind
+WATCH_KIND_JOINED: WatchKind
 STACK_SOURCE_UNSPECIFIED: StackSource
 STACK_SOURCE_AGENT: StackSource
 STACK_SOURCE_SESSION: StackSource

@@ -176,6 +176,14 @@ def test_toolbar_counts_every_rank_of_the_mesh_with_exit_statuses() -> None:
     assert board.summary() == "0 stopped · 2 running · 2 exited (r3: 1)"
 
 
+def test_a_worker_that_joins_later_is_counted_running_at_once() -> None:
+    board = Board()
+    board.reset([session(0)])
+    board.know_workers([worker(0, State.STOPPED)])
+    assert board.apply(WatchKind.JOINED, worker(5), None) is None  # nothing to announce, one more to count
+    assert board.summary() == "1 stopped · 1 running · 0 exited"
+
+
 def test_a_killed_rank_is_announced_once_whichever_event_comes_first() -> None:
     board = Board()
     board.reset([session(1)])
