@@ -12,6 +12,7 @@ from typing import Sequence
 
 from meshdbg.debugger.views import CastResult, SessionView, WorkerView
 from meshdbg.debugger.selection import describe_ranks
+from meshdbg.wire.vocabulary import State
 
 PDB_ERROR_PREFIX = "*** "
 
@@ -50,19 +51,27 @@ def _columns(rows: list[tuple[str, ...]]) -> str:
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)
 
 
+UNKNOWN_STATUS = "?"
+
+
 def exit_text(worker: WorkerView) -> str:
-    """`0`, `1`, `SIGKILL`, or `-` while the worker lives."""
+    """`0`, `1`, `SIGKILL`, `-` while the worker lives, or `?` for one that ended without a
+    status (its agent stream broke, and no launcher of this server reaped it)."""
     if worker.signal is not None:
         try:
             return signal.Signals(worker.signal).name
         except ValueError:
             return f"signal {worker.signal}"
-    return "-" if worker.exit_code is None else str(worker.exit_code)
+    if worker.exit_code is None:
+        return UNKNOWN_STATUS if worker.state is State.EXITED else "-"
+    return str(worker.exit_code)
 
 
 def exit_note(worker: WorkerView) -> str:
     """`rank 3 (gpus=3) exited (status 1)`, or `... exited (SIGKILL)`: how a worker ended, in a line."""
     status = exit_text(worker)
+    if status == UNKNOWN_STATUS:
+        return f"{rank_label(worker)} exited (no status: its stream broke, as when a process is killed)"
     return f"{rank_label(worker)} exited ({'status ' + status if status.lstrip('-').isdigit() else status})"
 
 

@@ -182,6 +182,10 @@ def test_a_worker_that_joins_later_is_counted_running_at_once() -> None:
     board.know_workers([worker(0, State.STOPPED)])
     assert board.apply(WatchKind.JOINED, worker(5), None) is None  # nothing to announce, one more to count
     assert board.summary() == "1 stopped · 1 running · 0 exited"
+    killed = worker(5, State.EXITED)  # its stream broke: no exit status was ever sent
+    assert board.apply(WatchKind.EXITED, killed, None) == \
+        "rank 5 (hosts=2,gpus=1) exited (no status: its stream broke, as when a process is killed)"
+    assert board.summary() == "1 stopped · 0 running · 1 exited (r5: ?)"
 
 
 def test_a_killed_rank_is_announced_once_whichever_event_comes_first() -> None:
