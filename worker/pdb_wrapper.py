@@ -17,7 +17,6 @@ command the way local pdb's SIGINT handler does (`_on_interrupt`).
 from __future__ import annotations
 
 import bdb
-import code
 import ctypes
 import enum
 import pdb
@@ -30,6 +29,7 @@ from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.text import fit_reply, wire_text
 from meshdbg.wire.vocabulary import EndReason
 from meshdbg.worker.frames import innermost_user_frame, is_internal, is_outermost_user_frame
+from meshdbg.worker.interact import interact
 from meshdbg.worker.output import StreamedOutput
 from meshdbg.worker.remote import RemoteSession
 from meshdbg.worker.stacks import answer_sample
@@ -386,9 +386,7 @@ class PdbWrapper(pdb.Pdb):
     do_cl = do_clear
 
     def do_interact(self, arg: str) -> None:
-        ns = {**self.curframe.f_globals, **self.curframe_locals}
-        banner, exitmsg = _INTERACT_BANNERS
-        _RemoteConsole(self, ns).interact(banner=banner, exitmsg=exitmsg)
+        interact(self, {**self.curframe.f_globals, **self.curframe_locals})
 
     do_interact.__doc__ = pdb.Pdb.do_interact.__doc__
 
@@ -396,46 +394,6 @@ class PdbWrapper(pdb.Pdb):
         """pdb's overview (local pdb starts Python's interactive help here, which would read
         the worker's own terminal)."""
         self.message((pdb.__doc__ or "").strip())
-
-
-# What local pdb prints around `interact` (3.13 reworded it and made exit() leave it only).
-_INTERACT_BANNERS = (("*pdb interact start*", "*exit from pdb interact command*") if sys.version_info >= (3, 13)
-                     else ("*interactive*", "now exiting InteractiveConsole..."))
-
-
-class _RemoteConsole(code.InteractiveConsole):
-    """`interact` over the session: lines come from the remote prompt (`>>> `, `... `), output
-    goes to pdb's; Ctrl-D (an empty read) or `exit()` comes back to pdb."""
-
-    def __init__(self, debugger: PdbWrapper, namespace: dict) -> None:
-        super().__init__(namespace)
-        self._debugger = debugger
-        self._exited = False
-
-    def raw_input(self, prompt: str = "") -> str:
-        if self._exited:
-            raise EOFError
-        self.write(prompt)
-        line = self._debugger.read_remote_line()
-        if not line:
-            raise EOFError
-        return line.rstrip("\n")
-
-    def write(self, data: str) -> None:
-        self._debugger.stdout.write(data)
-
-    def runcode(self, code: object) -> None:
-        saved = sys.stdin, sys.stdout, sys.stderr, sys.displayhook
-        sys.stdin, sys.stdout, sys.stderr = self._debugger.stdin, self._debugger.stdout, self._debugger.stdout
-        sys.displayhook = sys.__displayhook__
-        try:
-            exec(code, self.locals)
-        except SystemExit:
-            self._exited = True
-        except BaseException:
-            self.showtraceback()
-        finally:
-            sys.stdin, sys.stdout, sys.stderr, sys.displayhook = saved
 
 
 def _wire_frame(frame: FrameType, lineno: int) -> pb.Frame:
