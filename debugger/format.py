@@ -11,7 +11,7 @@ from collections import defaultdict
 from typing import Sequence
 
 from meshdbg.debugger.views import CastResult, SessionView, WorkerView
-from meshdbg.debugger.selection import describe_ranks
+from meshdbg.debugger.selection import ranks_text
 from meshdbg.wire.vocabulary import State
 
 PDB_ERROR_PREFIX = "*** "
@@ -90,7 +90,7 @@ def resumed_text(resumed: Sequence[SessionView]) -> str:
     if not resumed:
         return "no stopped session could be resumed"
     plural = "s" if len(resumed) != 1 else ""
-    return f"resumed {len(resumed)} session{plural} (ranks {describe_ranks([s.rank for s in resumed])})"
+    return f"resumed {len(resumed)} session{plural} ({ranks_text([s.rank for s in resumed])})"
 
 
 def failed(result: CastResult) -> bool:
@@ -106,7 +106,7 @@ def grouped_cast_output(results: Sequence[CastResult]) -> str:
         groups[text].append(result.session.rank)
     blocks = []
     for text, ranks in sorted(groups.items(), key=lambda item: min(item[1])):
-        label = f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {describe_ranks(ranks)} ({len(ranks)} ranks)"
+        label = ranks_text(ranks, count=" ranks")
         body = text.rstrip("\n") or "(no output)"
         blocks.append(f"{label}:\n" + "\n".join(f"  {line}" for line in body.splitlines()))
     return "\n".join(blocks)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from meshdbg.wire.coords import RANK_LIMIT, bounded_int
 from meshdbg.wire.errors import SelectionError, TargetError
@@ -241,6 +241,15 @@ def parse_attach_target(text: str) -> AttachTarget:
             return AttachTarget(rank=rank, name=words[0] if len(words) == 2 else "")
     position = text.rfind(words[-1]) if words else 0
     raise TargetError("attach needs a rank: attach 2, attach <name> 2, or attach #<session id>", position)
+
+
+def ranks_text(ranks: Sequence[int], count: str | None = None) -> str:
+    """`rank 3`, or `ranks 0-2,5`, then ` (4)` + `count` for several when `count` is given
+    (`count=" ranks"`: `ranks 0-2,5 (4 ranks)`): every "rank or ranks" line meshdbg prints."""
+    ordered = sorted(set(ranks))
+    if len(ordered) == 1:
+        return f"rank {ordered[0]}"
+    return f"ranks {describe_ranks(ordered)}" + (f" ({len(ordered)}{count})" if count is not None else "")
 
 
 def describe_ranks(ranks: list[int]) -> str:

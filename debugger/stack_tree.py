@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from meshdbg.debugger.views import FrameKey, RankStacksView
-from meshdbg.debugger.selection import describe_ranks
+from meshdbg.debugger.selection import describe_ranks, ranks_text
 from meshdbg.wire.vocabulary import StackSource, State
 
 ODD = "  <- odd one out"
@@ -26,8 +26,7 @@ _LIBRARY_ROOTS = tuple(sorted({p + os.sep for p in (sysconfig.get_paths()["purel
 
 def rank_label(ranks: Sequence[int]) -> str:
     """`rank 3`, or `ranks 0-29 (30)`."""
-    ranks = sorted(set(ranks))
-    return f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {describe_ranks(ranks)} ({len(ranks)})"
+    return ranks_text(ranks, count="")
 
 
 def short_path(filename: str) -> str:

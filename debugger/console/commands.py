@@ -25,7 +25,7 @@ from meshdbg.debugger.console.board import Board
 from meshdbg.debugger.console.lines import LineError, check_selection, optional_selection, selection_end, split_line
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.format import grouped_cast_output, resumed_text, session_table, worker_table
-from meshdbg.debugger.selection import AttachTarget, describe_ranks, parse_attach_target, parse_selection
+from meshdbg.debugger.selection import AttachTarget, parse_attach_target, parse_selection, ranks_text
 from meshdbg.debugger.stack_tree import stack_tree
 from meshdbg.debugger.value_groups import value_groups, value_text
 from meshdbg.wire.errors import TargetError
@@ -276,7 +276,7 @@ class Commands:
         command (n over a long loop) stops at its next line, as Ctrl-C in local pdb.
         """
         ranks = await (await self.console.client()).interrupt(self.parse_interrupt(arg))
-        self.console.say(f"interrupting ranks {describe_ranks(ranks)}" if ranks else "no selected rank is running")
+        self.console.say(f"interrupting {ranks_text(ranks)}" if ranks else "no selected rank is running")
 
     @staticmethod
     def parse_interrupt(arg: str) -> str:

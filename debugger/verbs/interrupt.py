@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from meshdbg.debugger.control import ControlClient
-from meshdbg.debugger.selection import describe_ranks, parse_selection
+from meshdbg.debugger.selection import parse_selection, ranks_text
 from meshdbg.debugger.verbs import add_server_argument
 
 
@@ -26,6 +26,5 @@ async def main(args: argparse.Namespace) -> int:
     if not ranks:
         print(f"meshdbg: no rank in {args.ranks} is running", file=sys.stderr)
         return 1
-    plural = "s" if len(ranks) != 1 else ""
-    print(f"interrupting rank{plural} {describe_ranks(ranks)}")
+    print(f"interrupting {ranks_text(ranks)}")
     return 0

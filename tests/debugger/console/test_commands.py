@@ -13,6 +13,7 @@ from meshdbg.debugger.console.commands import Commands, LineError, aliases, chec
 from meshdbg.debugger.console.completion import ConsoleCompleter
 from meshdbg.debugger.console.highlight import pdb_fragments
 from meshdbg.debugger.console.validation import CommandValidator
+from meshdbg.debugger.format import resumed_text
 from meshdbg.debugger.views import SessionView, WorkerView
 from meshdbg.debugger.selection import AttachTarget
 from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind
@@ -210,3 +211,10 @@ def test_stacks_and_compare_split_their_arguments() -> None:
     assert Commands.complete_stacks(board, "all --threads") == ["main", "all"]
     assert "--threads" in Commands.complete_stacks(board, "")
     assert Commands.complete_compare(board, "all lo") == []
+
+
+def test_continue_says_rank_or_ranks() -> None:
+    assert resumed_text([session(1)]) == "resumed 1 session (rank 1)"
+    assert resumed_text([session(0), session(1, session_id=2), session(3, session_id=3)]) == \
+        "resumed 3 sessions (ranks 0-1,3)"
+    assert resumed_text([]) == "no stopped session could be resumed"
