@@ -68,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lowered", action="store_true", help="insert SEND/RECV between ranks")
     parser.add_argument("--merge-backward", action="store_true", help="merge each I directly followed by its W into B")
     parser.add_argument("--costs", default="", metavar="F=1,I=1,W=1,B=2,send=0,recv=0",
-                        help="action costs; overlap=N sets an overlapped F+B's (default: its F and B together)")
+                        help="action costs; overlap=N is an overlapped F+B's duration (default: its F and B together)")
     parser.add_argument("--csv", metavar="FILE", help="write the schedule as CSV in torch's layout: a row per rank, "
                         "an empty cell per idle step (compute_only); with --lowered, every action (compute_comms)")
     parser.add_argument("--svg", metavar="FILE", help="write an SVG Gantt chart")
