@@ -91,10 +91,14 @@ class _StepState:
 
 
 class PipelineRuntime:
-    """Runs `schedule.actions[rank]` (lowered) on `modules` (stage -> module) each step."""
+    """Runs `schedule.actions[rank]` (lowered) on `modules` (stage -> module) each step.
+
+    `fuse_linear=False` runs every W through autograd: for hooks on the weights'
+    AccumulateGrad nodes, which the fused Linear W would skip (see `split_backward`).
+    """
 
     def __init__(self, schedule: Schedule, rank: int, modules: dict[int, torch.nn.Module], loss_fn: LossFn,
-                 activation_shape: Sequence[int], dtype: torch.dtype = torch.float32) -> None:
+                 activation_shape: Sequence[int], dtype: torch.dtype = torch.float32, fuse_linear: bool = True) -> None:
         self.schedule = schedule
         self.rank = rank
         self.modules = modules
@@ -107,7 +111,7 @@ class PipelineRuntime:
         expected = {s for s, r in enumerate(schedule.stage_to_rank) if r == rank}
         if set(modules) != expected:
             raise ValueError(f"rank {rank} runs stages {sorted(expected)} but got modules for {sorted(modules)}")
-        self.split = {stage: SplitBackward(module) for stage, module in modules.items()}
+        self.split = {stage: SplitBackward(module, fuse_linear) for stage, module in modules.items()}
 
     def parameters(self) -> list[torch.nn.Parameter]:
         return [p for stage in sorted(self.modules) for p in self.modules[stage].parameters()]

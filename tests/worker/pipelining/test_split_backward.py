@@ -138,3 +138,15 @@ def test_a_module_wrapped_in_ddp_keeps_the_engine(tmp_path) -> None:
         assert not SplitBackward(wrapped).fuse_linear
     finally:
         dist.destroy_process_group()
+
+
+def test_the_runtime_passes_fuse_linear_on_to_every_stage() -> None:
+    from meshdbg.worker.pipelining.lowering import lower
+    from meshdbg.worker.pipelining.runtime import PipelineRuntime
+    from meshdbg.worker.pipelining.schedules import generate
+
+    schedule = lower(generate("interleaved-1f1b", 1, 2, 2))
+    modules = {stage: StageChunk(stage, 8, 0) for stage in (0, 1)}
+    for fuse in (True, False):
+        runtime = PipelineRuntime(schedule, 0, modules, loss_fn, (4, 8), fuse_linear=fuse)
+        assert [runtime.split[stage].fuse_linear for stage in (0, 1)] == [fuse, fuse]
