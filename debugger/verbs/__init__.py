@@ -14,11 +14,39 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from meshdbg.debugger.certificates import ServerCertificate
+    from meshdbg.debugger.control import ControlClient
 
 
 def add_server_argument(parser: argparse.ArgumentParser) -> None:
     """`--addr`: which server a client verb talks to (DESIGN §2 says how it is found otherwise)."""
     parser.add_argument("--addr", help="server address (default: MESHDBG_ADDR, else the connection file)")
+
+
+async def connect(addr: str | None) -> "ControlClient":
+    """The server a client verb talks to. With several live servers and none named, a person
+    at a terminal picks one (the menu on stderr, so stdout stays the verb's own); a script
+    gets exit 2 naming them (meshdbg.wire.connection.ServerChoice)."""
+    from meshdbg.debugger.control import ControlClient
+    from meshdbg.wire.connection import ServerChoice
+    from meshdbg.wire.errors import UsageError
+
+    try:
+        return await ControlClient.connect(addr)
+    except ServerChoice as choice:
+        if not (sys.stdin.isatty() and sys.stderr.isatty()):
+            raise
+        servers = choice.servers
+    for number, server in enumerate(servers, 1):
+        print(f"  {number}) {server.info.addr}  {server.what} (pid {server.pid})", file=sys.stderr)
+    while True:
+        sys.stderr.write(f"which server? [1-{len(servers)}] ")
+        sys.stderr.flush()
+        answer = sys.stdin.readline()
+        if not answer:
+            raise UsageError("no server chosen")
+        if answer.strip().isdecimal() and 1 <= int(answer) <= len(servers):
+            return await ControlClient.connect(servers[int(answer) - 1].info.addr)
+        print(f"type a number from 1 to {len(servers)} (or Ctrl-D)", file=sys.stderr)
 
 
 def print_json(value: object) -> None:

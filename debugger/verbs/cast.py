@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.format import failed, grouped_cast_output
 from meshdbg.debugger.selection import parse_selection
-from meshdbg.debugger.verbs import add_server_argument, print_json
+from meshdbg.debugger.verbs import add_server_argument, connect, print_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,7 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def main(args: argparse.Namespace) -> int:
     parse_selection(args.ranks)  # usage errors before touching the network
-    async with await ControlClient.connect(args.addr) as client:
+    async with await connect(args.addr) as client:
         results = await client.cast(args.ranks, args.command)
     if args.json:
         print_json([r.to_json() for r in results])

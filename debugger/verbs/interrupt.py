@@ -9,9 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.selection import parse_selection, ranks_text
-from meshdbg.debugger.verbs import add_server_argument
+from meshdbg.debugger.verbs import add_server_argument, connect
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def main(args: argparse.Namespace) -> int:
     parse_selection(args.ranks)
-    async with await ControlClient.connect(args.addr) as client:
+    async with await connect(args.addr) as client:
         ranks = await client.interrupt(args.ranks)
     if not ranks:
         print(f"meshdbg: no rank in {args.ranks} is running", file=sys.stderr)

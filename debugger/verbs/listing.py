@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from meshdbg.debugger.control import ControlClient
-from meshdbg.debugger.verbs import add_server_argument, print_json
+from meshdbg.debugger.verbs import add_server_argument, connect, print_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,7 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def main(args: argparse.Namespace) -> int:
-    async with await ControlClient.connect(args.addr) as client:
+    async with await connect(args.addr) as client:
         views = await client.workers() if args.all else await client.list()
     if args.json:
         print_json([view.to_json() for view in views])

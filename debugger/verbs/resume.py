@@ -8,10 +8,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.format import resumed_text
 from meshdbg.debugger.selection import parse_selection
-from meshdbg.debugger.verbs import add_server_argument
+from meshdbg.debugger.verbs import add_server_argument, connect
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 async def main(args: argparse.Namespace) -> int:
     if args.ranks:
         parse_selection(args.ranks)
-    async with await ControlClient.connect(args.addr) as client:
+    async with await connect(args.addr) as client:
         resumed = await client.resume(args.ranks or "", clear_breakpoints=args.clear)
     if not resumed:
         print(f"meshdbg: {resumed_text(resumed)}", file=sys.stderr)

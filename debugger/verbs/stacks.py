@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.selection import parse_selection
 from meshdbg.debugger.stack_tree import stack_groups, stack_tree
-from meshdbg.debugger.verbs import add_server_argument, print_json
+from meshdbg.debugger.verbs import add_server_argument, connect, print_json
 from meshdbg.wire.vocabulary import StackSource, State
 
 MAIN, ALL_THREADS = "main", "all"
@@ -25,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 async def main(args: argparse.Namespace) -> int:
     if args.ranks:
         parse_selection(args.ranks)  # usage errors before touching the network
-    async with await ControlClient.connect(args.addr) as client:
+    async with await connect(args.addr) as client:
         ranks = await client.stacks(args.ranks, all_threads=args.threads == ALL_THREADS)
     if args.json:
         print_json(stack_groups(ranks))

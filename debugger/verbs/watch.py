@@ -10,9 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.news import News
-from meshdbg.debugger.verbs import add_server_argument
+from meshdbg.debugger.verbs import add_server_argument, connect
 from meshdbg.wire.errors import ConnectionFailed
 
 
@@ -24,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def main(args: argparse.Namespace) -> int:
     news = News()
-    async with await ControlClient.connect(args.addr) as client:
+    async with await connect(args.addr) as client:
         async for kind, view, reason in client.watch(exits=True):
             item = news.feed(kind, view, reason)
             if item is not None:
