@@ -18,7 +18,7 @@ from typing import Iterator
 
 import pytest
 
-from e2e import Server, start_server, stop_process
+from e2e import Server, serving
 
 
 @pytest.fixture(autouse=True)
@@ -32,11 +32,5 @@ def private_runtime_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Server]:
-    srv = start_server(tmp_path)
-    try:
+    with serving(tmp_path) as srv:
         yield srv
-    finally:
-        for worker in srv.workers:
-            stop_process(worker)
-        srv.process.terminate()
-        srv.process.communicate(timeout=10)

@@ -6,6 +6,7 @@ A module of its own (not conftest) so tests in every folder import it by one uni
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -14,7 +15,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Callable, Iterator, TypeVar
 
 from meshdbg.wire.connection import ConnectionInfo
 from meshdbg.debugger.control import ControlClient
@@ -81,6 +82,23 @@ class Server:
         """Exactly `count` sessions, every one stopped at its prompt (not merely registered),
         as `list --json` shows them; waits on the watch stream (tests/watching.py)."""
         return wait_sessions(self.env, {"count": count}, timeout)
+
+    def close(self) -> None:
+        """Kill the workers started through it, then stop the server."""
+        for worker in self.workers:
+            stop_process(worker)
+        self.process.terminate()
+        self.process.communicate(timeout=10)
+
+
+@contextlib.contextmanager
+def serving(tmp_path: Path, options: tuple[str, ...] = ()) -> Iterator[Server]:
+    """`start_server` for the length of a `with` block (or a fixture), closed after."""
+    server = start_server(tmp_path, options=options)
+    try:
+        yield server
+    finally:
+        server.close()
 
 
 def start_server(tmp_path: Path, token: str = "test-token", options: tuple[str, ...] = ()) -> Server:

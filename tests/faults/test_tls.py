@@ -9,20 +9,14 @@ from typing import Iterator
 
 import pytest
 
-from e2e import Server, start_server, stop_process
+from e2e import Server, serving, start_server
 from meshdbg.debugger.certificates import ServerCertificate
 from meshdbg.wire.tls import insecure_bind_warning
 
 
 def tls_server(tmp_path: Path, *options: str) -> Iterator[Server]:
-    server = start_server(tmp_path, options=options)
-    try:
+    with serving(tmp_path, options) as server:
         yield server
-    finally:
-        for worker in server.workers:
-            stop_process(worker)
-        server.process.terminate()
-        server.process.communicate(timeout=10)
 
 
 @pytest.fixture

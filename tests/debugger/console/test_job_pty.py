@@ -52,6 +52,14 @@ def finish(child: pexpect.spawn) -> tuple[int, str]:
     return child.exitstatus, text
 
 
+def stop_the_job(child: pexpect.spawn) -> tuple[int, str]:
+    """`stop` at meshdbg>, confirmed: the launcher's status and everything it printed (`finish`)."""
+    child.sendline("stop")
+    child.expect("stop the whole job")
+    child.sendline("y")
+    return finish(child)
+
+
 def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "meshdbg", *args], env=env, capture_output=True, text=True,
                           timeout=WAIT_S)
@@ -79,10 +87,7 @@ def test_start_step_stop_and_end_the_job(env: dict[str, str]) -> None:
         child.sendline("n")
         child.expect("not stopped")
         child.expect(TOP)
-        child.sendline("stop")
-        child.expect("stop the whole job")
-        child.sendline("y")
-        status, text = finish(child)
+        status, text = stop_the_job(child)
     finally:
         child.close(force=True)
     assert status == 130
@@ -168,10 +173,7 @@ def test_an_invalid_line_keeps_the_cursor_at_its_end_and_histories_are_apart(env
         child.send("\r")  # one Enter runs the line found
         child.expect("RANK")
         child.expect(TOP)
-        child.sendline("stop")
-        child.expect("stop the whole job")
-        child.sendline("y")
-        finish(child)
+        stop_the_job(child)
     finally:
         child.close(force=True)
     history = Path(env["MESHDBG_HISTORY"])
@@ -190,10 +192,7 @@ def test_tab_completes_a_file_path_and_line_for_break(env: dict[str, str], tmp_p
         child.sendcontrol("c")
         child.sendcontrol("d")
         child.expect(TOP)
-        child.sendline("stop")
-        child.expect("stop the whole job")
-        child.sendline("y")
-        finish(child)
+        stop_the_job(child)
     finally:
         child.close(force=True)
 
@@ -268,10 +267,7 @@ def test_a_torch_gloo_job_is_quiet_and_ends_from_the_console(env: dict[str, str]
         child.expect(rank1)
         child.sendcontrol("d")
         child.expect(TOP)
-        child.sendline("stop")
-        child.expect("stop the whole job")
-        child.sendline("y")
-        status, text = finish(child)
+        status, text = stop_the_job(child)
     finally:
         child.close(force=True)
     assert status == 130 and "NumPy" not in text

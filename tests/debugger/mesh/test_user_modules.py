@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from e2e import start_server, stop_process, wait_for
+from e2e import serving, wait_for
 from mesh_helpers import client_env
 
 SHADOWS = ("worker", "debugger", "wire", "proto", "meshdbg_worker")
@@ -65,8 +65,8 @@ def test_run_with_user_modules_named_like_ours(tmp_path: Path) -> None:
 
 
 def test_serve_hook_with_user_modules_named_like_ours(tmp_path: Path) -> None:
-    job, server = _job_folder(tmp_path), start_server(tmp_path)
-    try:
+    job = _job_folder(tmp_path)
+    with serving(tmp_path) as server:
         worker = subprocess.Popen([sys.executable, "job.py"], cwd=job, text=True, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, env=dict(server.env, PYTHONBREAKPOINT="meshdbg.set_trace"))
         server.workers.append(worker)
@@ -74,6 +74,3 @@ def test_serve_hook_with_user_modules_named_like_ours(tmp_path: Path) -> None:
         assert server.cli("continue").returncode == 0
         out, err = worker.communicate(timeout=20)
         assert worker.returncode == 0 and "job done 14" in out, err
-    finally:
-        for process in (*server.workers, server.process):
-            stop_process(process)
