@@ -22,7 +22,8 @@ import re
 from typing import Awaitable, Callable, Iterable, Protocol
 
 from meshdbg.debugger.console.board import Board
-from meshdbg.debugger.console.lines import LineError, check_selection, optional_selection, selection_end, split_line
+from meshdbg.debugger.console.lines import (LineError, optional_selection, past_selection, selection_then,
+                                            split_line)
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.format import grouped_cast_output, resumed_text, session_table, worker_table
 from meshdbg.debugger.selection import AttachTarget, parse_attach_target, parse_selection, ranks_text
@@ -164,25 +165,15 @@ class Commands:
     @staticmethod
     def parse_cast(arg: str) -> tuple[str, str]:
         """`<selection> <pdb command>` → (selection, command)."""
-        if not arg.strip():
-            raise LineError("cast needs a selection and a pdb command, e.g. cast all p loss", 0)
-        end = selection_end(arg)
-        selection, command = arg[:end], arg[end:].strip()
-        check_selection(selection)
-        if not command:
-            raise LineError(f"cast needs a pdb command after the selection, e.g. cast {selection} p loss", len(arg))
-        return selection, command
+        return selection_then(arg, "cast", "a pdb command", "p loss")
 
     @staticmethod
     def complete_cast(board: Board, arg: str) -> Iterable[str]:
         """A selection, then the pdb command's name."""
-        try:
-            end = selection_end(arg)
-        except LineError:
+        rest = past_selection(arg)
+        if rest is None:
             return _selections(board, arg)
-        if len(arg) <= end:
-            return _selections(board, arg)
-        return PDB_COMMANDS if " " not in arg[end:].lstrip() else []
+        return PDB_COMMANDS if " " not in rest.lstrip() else []
 
     # ---- stacks / compare -----------------------------------------------------------------
 
@@ -223,23 +214,12 @@ class Commands:
     @staticmethod
     def parse_compare(arg: str) -> tuple[str, str]:
         """`<selection> <expression>` → (selection, expression)."""
-        if not arg.strip():
-            raise LineError("compare needs a selection and an expression, e.g. compare all loss", 0)
-        end = selection_end(arg)
-        selection, expression = arg[:end], arg[end:].strip()
-        check_selection(selection)
-        if not expression:
-            raise LineError(f"compare needs an expression after the selection, e.g. compare {selection} loss", len(arg))
-        return selection, expression
+        return selection_then(arg, "compare", "an expression", "loss")
 
     @staticmethod
     def complete_compare(board: Board, arg: str) -> Iterable[str]:
         """A selection (the expression is the user's)."""
-        try:
-            end = selection_end(arg)
-        except LineError:
-            return _selections(board, arg)
-        return _selections(board, arg) if len(arg) <= end else []
+        return _selections(board, arg) if past_selection(arg) is None else []
 
     # ---- continue -----------------------------------------------------------------------
 

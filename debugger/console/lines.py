@@ -46,6 +46,29 @@ def selection_end(arg: str) -> int:
     return len(arg.split(maxsplit=1)[0]) if arg.strip() else 0
 
 
+def selection_then(arg: str, verb: str, what: str, example: str) -> tuple[str, str]:
+    """`<selection> <rest>` → (selection, rest) for console command `verb`, whose rest is
+    `what` (`a pdb command`, with `example` such as `p loss` in the error)."""
+    if not arg.strip():
+        raise LineError(f"{verb} needs a selection and {what}, e.g. {verb} all {example}", 0)
+    end = selection_end(arg)
+    selection, rest = arg[:end], arg[end:].strip()
+    check_selection(selection)
+    if not rest:
+        raise LineError(f"{verb} needs {what} after the selection, e.g. {verb} {selection} {example}", len(arg))
+    return selection, rest
+
+
+def past_selection(arg: str) -> str | None:
+    """What follows the selection at the start of `arg`; None while the cursor is still in it
+    (completion offers selections there)."""
+    try:
+        end = selection_end(arg)
+    except LineError:  # an unclosed ranks(
+        return None
+    return arg[end:] if len(arg) > end else None
+
+
 def split_line(line: str) -> tuple[str, str, int]:
     """(first word, the rest stripped, where the rest starts in `line`)."""
     stripped = line.lstrip()
