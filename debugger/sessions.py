@@ -210,12 +210,17 @@ class Session:
 _ORDER = operator.attrgetter("order")
 
 
+def _process_of(session: Session) -> tuple[str, int]:
+    return session.identity.hostname, session.identity.pid
+
+
 class SessionRegistry:
     """Every live session, by server-assigned id; publishes changes to watchers."""
 
     def __init__(self) -> None:
         self._sessions: dict[int, Session] = {}
         self._sorted: list[Session] | None = None  # sessions(), until one opens or closes
+        self._by_process: dict[tuple[str, int], list[Session]] = {}  # (hostname, pid) → its live sessions
         self._ids = itertools.count(1)
         self._watchers: dict[asyncio.Queue[pb.WatchEvent | None], bool] = {}  # queue → wants worker exits
 
@@ -224,13 +229,25 @@ class SessionRegistry:
         session = Session(next(self._ids), identity, self, write)
         self._sessions[session.id] = session
         self._sorted = None
+        self._by_process.setdefault(_process_of(session), []).append(session)
         self.publish(WatchKind.OPENED, session)
         return session
 
     def close(self, session: Session, reason: EndReason) -> None:
         if self._sessions.pop(session.id, None) is not None:
             self._sorted = None
+            key = _process_of(session)
+            siblings = self._by_process[key]
+            siblings.remove(session)
+            if not siblings:
+                del self._by_process[key]
             self.publish(WatchKind.CLOSED, session, reason)
+
+    def of_process(self, hostname: str, pid: int) -> Session | None:
+        """The first live session (in `sessions()` order) of the process `pid` on `hostname`,
+        found without a pass over every session (a worker listing asks once per worker)."""
+        siblings = self._by_process.get((hostname, pid))
+        return min(siblings, key=_ORDER) if siblings else None
 
     def __len__(self) -> int:
         return len(self._sessions)

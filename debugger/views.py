@@ -59,7 +59,6 @@ class SessionView(_MeshView):
                    context=dict(ident.context), **_placement(ident, info.frame))
 
 
-
 @dataclass(frozen=True)
 class WorkerView(_MeshView):
     """One worker process as `list --all` shows it: running, stopped, starting or exited.
@@ -86,7 +85,6 @@ class WorkerView(_MeshView):
         return cls(state=State.of(info.state), exit_code=info.exit_code if info.HasField("exit_code") else None,
                    signal=info.signal if info.HasField("signal") else None, launcher=info.launcher,
                    **_placement(info.identity, info.frame))
-
 
 
 @dataclass(frozen=True)

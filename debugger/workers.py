@@ -178,8 +178,7 @@ class WorkerRegistry:
         """The first session opened by this worker's process while it lives (it is in pdb)."""
         if worker.exited:
             return None
-        return next((s for s in self.sessions.sessions() if s.identity.pid == worker.pid
-                     and s.identity.hostname == worker.identity.hostname), None)
+        return self.sessions.of_process(worker.identity.hostname, worker.pid)
 
     def info(self, worker: Worker) -> pb.WorkerInfo:
         """The wire view; `identity.reason` is why it is stopped (empty when it is not)."""
@@ -206,7 +205,7 @@ class WorkerRegistry:
         """Ask every selected running worker with no session to stop in pdb; the ranks asked.
         (A session that runs a command is broken into through the session itself.)"""
         chosen = [w for w in self.select(selection)
-                  if self._session_of(w) is None and self.state(w) is State.RUNNING]
+                  if self._session_of(w) is None and _state(w, None) is State.RUNNING]
         for worker in chosen:
             worker.send(mesh_pb.AgentCommand(interrupt=mesh_pb.AgentInterrupt()))
         return [w.rank for w in chosen]

@@ -35,17 +35,18 @@ async def connect(addr: str | None) -> "ControlClient":
     except ServerChoice as choice:
         if not (sys.stdin.isatty() and sys.stderr.isatty()):
             raise
-        servers = choice.servers
-    for number, server in enumerate(servers, 1):
+        servers = dict(enumerate(choice.servers, 1))
+    for number, server in servers.items():
         print(f"  {number}) {server.info.addr}  {server.what} (pid {server.pid})", file=sys.stderr)
+    by_answer = {str(number): server for number, server in servers.items()}
     while True:
         sys.stderr.write(f"which server? [1-{len(servers)}] ")
         sys.stderr.flush()
         answer = sys.stdin.readline()
         if not answer:
             raise UsageError("no server chosen")
-        if answer.strip().isdecimal() and 1 <= int(answer) <= len(servers):
-            return await ControlClient.connect(servers[int(answer) - 1].info.addr)
+        if answer.strip() in by_answer:
+            return await ControlClient.connect(by_answer[answer.strip()].info.addr)
         print(f"type a number from 1 to {len(servers)} (or Ctrl-D)", file=sys.stderr)
 
 
