@@ -52,7 +52,9 @@ class Costs:
     def __post_init__(self) -> None:
         for field in fields(self):
             value = getattr(self, field.name)
-            if not (value is None and field.name == "overlap") and not value >= 0:
+            if value is None and field.name == "overlap":
+                continue  # unset: its halves together
+            if not value >= 0:
                 raise ConstraintError(f"cost {field.name}={value!r} must be a number >= 0")
 
     def of_action(self, action: AnyAction) -> float:

@@ -55,21 +55,21 @@ class _Linear(NamedTuple):
     weight: torch.Tensor
     bias: torch.Tensor | None
 
+    @property
+    def _addmm(self) -> bool:
+        return type(self.node).__name__ == "AddmmBackward0"  # else MmBackward0 (no bias)
+
     def can_fuse(self) -> bool:
         """Whether finishing it without autograd is indistinguishable from the engine's W."""
-        node, grad = self.node, self.grad
-        if torch.is_anomaly_enabled() or (type(node).__name__ == "AddmmBackward0"
-                                          and (node._saved_alpha != 1 or node._saved_beta != 1)):
+        if torch.is_anomaly_enabled() or (self._addmm and (self.node._saved_alpha != 1 or self.node._saved_beta != 1)):
             return False
-        return all(p is None or (not p._backward_hooks and not p._post_accumulate_grad_hooks and p.dtype == grad.dtype
-                                 and (p.grad is None or (p.grad.layout is torch.strided and not p.grad.requires_grad)))
-                   for p in (self.weight, self.bias))
+        return all(p is None or _unwatched(p, self.grad.dtype) for p in (self.weight, self.bias))
 
     def run(self) -> None:
         """Add the weight's and the bias's gradient into their ``.grad``, as AccumulateGrad
         would (a first gradient becomes ``.grad``; a later one is added in place)."""
         node, grad = self.node, self.grad
-        saved_input = node._saved_mat1 if type(node).__name__ == "AddmmBackward0" else node._saved_self
+        saved_input = node._saved_mat1 if self._addmm else node._saved_self
         with torch.no_grad():
             weight = self.weight
             if weight.grad is None:
@@ -82,6 +82,13 @@ class _Linear(NamedTuple):
                     self.bias.grad = bias_grad
                 else:
                     self.bias.grad.add_(bias_grad)
+
+
+def _unwatched(param: torch.Tensor, dtype: torch.dtype) -> bool:
+    """A leaf no hook watches, of `dtype`, whose ``.grad`` (if any) ``addmm_`` may add to."""
+    grad = param.grad
+    return (not param._backward_hooks and not param._post_accumulate_grad_hooks and param.dtype == dtype
+            and (grad is None or (grad.layout is torch.strided and not grad.requires_grad)))
 
 
 _Group = tuple[tuple[Root, ...], tuple[torch.Tensor, ...], tuple[GradientEdge, ...], list[tuple[Node, tuple[Grad, ...]]]]
