@@ -54,14 +54,25 @@ def _columns(rows: list[tuple[str, ...]]) -> str:
 UNKNOWN_STATUS = "?"
 
 
+def signal_name(number: int) -> str:
+    """`SIGKILL`, or `signal 99` for a number no signal has."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def status_text(status: int) -> str:
+    """An exit status as a shell reports it, as a person reads it: `SIGTERM` for 128 + that
+    signal, else `status 1`."""
+    return signal_name(status - 128) if status > 128 else f"status {status}"
+
+
 def exit_text(worker: WorkerView) -> str:
     """`0`, `1`, `SIGKILL`, `-` while the worker lives, or `?` for one that ended without a
     status (its agent stream broke, and no launcher of this server reaped it)."""
     if worker.signal is not None:
-        try:
-            return signal.Signals(worker.signal).name
-        except ValueError:
-            return f"signal {worker.signal}"
+        return signal_name(worker.signal)
     if worker.exit_code is None:
         return UNKNOWN_STATUS if worker.state is State.EXITED else "-"
     return str(worker.exit_code)

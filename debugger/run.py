@@ -21,8 +21,10 @@ import sys
 from typing import Awaitable, TypeVar
 
 from meshdbg.debugger.console.job import Job
+from meshdbg.debugger.format import status_text
 from meshdbg.debugger.gc_pauses import keep_gc_pauses_short
 from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.selection import ranks_text
 from meshdbg.debugger.views import SessionView
 from meshdbg.debugger.news import News
 from meshdbg.wire.errors import UsageError
@@ -108,13 +110,23 @@ async def main(args: argparse.Namespace) -> int:
         if launcher.first_failure is not None:
             rank, first_status = launcher.first_failure
             consequence = "the other ranks ran on" if args.keep_going else "the mesh was stopped"
-            print(f"meshdbg: rank {rank} failed first (exit status {first_status}); {consequence}",
-                  file=sys.stderr, flush=True)
+            others = how_ranks_ended({r: s for r, s in launcher.exits.items() if r != rank})
+            print(f"meshdbg: rank {rank} failed first (exit status {first_status}); {consequence}"
+                  f"{': ' + others if others else ''}", file=sys.stderr, flush=True)
         return status
     finally:
         collector.cancel()
         await close_console(job, watcher)
         await launcher.close()
+
+
+def how_ranks_ended(exits: dict[int, int]) -> str:
+    """`ranks 0-2 SIGTERM, rank 3 status 0`: exit statuses (as a shell reports them) by rank,
+    grouped; the console's announcements of them may have been cut short by the job's end."""
+    by_status: dict[int, list[int]] = {}
+    for rank, status in sorted(exits.items()):
+        by_status.setdefault(status, []).append(rank)
+    return ", ".join(f"{ranks_text(ranks)} {status_text(status)}" for status, ranks in by_status.items())
 
 
 async def close_console(job: Job, watcher: asyncio.Task[None] | None) -> None:
