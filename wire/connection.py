@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from meshdbg.wire.errors import ConnectionFailed, UsageError
+from meshdbg.wire.errors import ConnectionFailed, UntrustedFile, UsageError
 
 PROTOCOL_VERSION = 4  # 2: states, reasons and watch kinds are enums; 3: output in chunks; 4: worker joins watched
 AUTH_HEADER = "authorization"
@@ -69,9 +69,12 @@ def _record(info: ConnectionInfo, what: str) -> dict[str, object]:
 
 
 def read_server_file(path: Path) -> ServerFile:
-    """Parse one connection file; ConnectionFailed saying what is wrong with it."""
+    """Parse one connection file; ConnectionFailed saying what is wrong with it, UntrustedFile
+    when another user owns it or could have written it."""
     try:
-        data = json.loads(path.read_text())
+        with open(path) as handle:
+            refuse_untrusted(path, os.fstat(handle.fileno()), "the connection file")
+            data = json.loads(handle.read())
         fields = {f.name: data[f.name] for f in dataclasses.fields(ConnectionInfo) if f.name in data}
         info = ConnectionInfo(**fields)
         if not isinstance(info.addr, str) or not isinstance(info.token, str):
@@ -91,15 +94,31 @@ def runtime_dir() -> Path:
     return Path(named) if named else Path.home() / ".meshdbg" / "servers"
 
 
+def refuse_untrusted(path: Path, info: os.stat_result, what: str) -> None:
+    """Raise UntrustedFile unless `path` (whose stat is `info`) belongs to this user and nobody
+    else can write it: ssh's rule for its keys. Servers check the folder they write their file
+    into, and workers and clients every connection file and runtime folder they read, so a
+    file another local user planted (in /tmp, a team folder) never receives our token nor
+    makes our workers join that user's server."""
+    mine = os.getuid()
+    if info.st_uid != mine:
+        raise UntrustedFile(f"refusing {what} {path}: it belongs to uid {info.st_uid}, not to this user (uid {mine})")
+    if stat.S_IMODE(info.st_mode) & 0o022:
+        raise UntrustedFile(f"refusing {what} {path}: group or others can write it (mode "
+                            f"{stat.S_IMODE(info.st_mode):03o}); `chmod go-w` it")
+
+
 def private_dir(path: Path) -> Path:
     """`path` as a directory only this user can enter: created 0700 (parents too), tightened
-    when looser, refused (UsageError) when it is a symlink or another user's."""
+    when looser, refused (UntrustedFile) when it is a symlink or another user's."""
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     info = os.lstat(path)
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-        raise UsageError(f"refusing to keep secrets in {path}: it is not a directory of this user's")
-    if stat.S_IMODE(info.st_mode) & 0o077:
+    if not stat.S_ISDIR(info.st_mode):
+        raise UntrustedFile(f"refusing to keep secrets in {path}: it is not a directory")
+    if info.st_uid == os.getuid() and stat.S_IMODE(info.st_mode) & 0o077:
         os.chmod(path, 0o700)
+        info = os.lstat(path)
+    refuse_untrusted(path, info, "to keep secrets in")
     return path
 
 
@@ -183,16 +202,22 @@ def remove_connection_file(path: Path, info: ConnectionInfo) -> None:
         owner = read_server_file(path)
         if owner.pid == os.getpid() and owner.info.addr == info.addr:
             path.unlink()
-    except (OSError, ConnectionFailed):
+    except (OSError, ConnectionFailed, UntrustedFile):
         pass
 
 
 # ---- clients: find the server -------------------------------------------------------------
 
 def live_servers() -> list[ServerFile]:
-    """The live servers of the runtime directory, oldest first (unreadable and stale files skipped)."""
+    """The live servers of the runtime directory, oldest first (unreadable and stale files
+    skipped); UntrustedFile when the directory is another user's or others can write it."""
+    folder = runtime_dir()
+    try:
+        refuse_untrusted(folder, os.stat(folder), "the runtime folder")
+    except FileNotFoundError:
+        return []
     found = []
-    for path in sorted(runtime_dir().glob(SERVER_FILE_GLOB)):
+    for path in sorted(folder.glob(SERVER_FILE_GLOB)):
         try:
             server = read_server_file(path)
         except (OSError, ConnectionFailed):

@@ -6,6 +6,7 @@
     │       ├── SelectionError   a rank selection that does not parse; points at the bad part
     │       ├── TargetError      an attach target that is not a rank, `name rank` or `#id`
     │       └── (LineError)      a console line that cannot run (meshdbg.debugger.console)
+    │   └── UntrustedFile        a connection file or folder another user could have written
     ├── NoMatchError             a selection or target that matched no session (exit 1)
     ├── SessionError             a session could not run the command (gone, busy) (exit 1)
     ├── ConnectionFailed         no server reachable at the address (exit 3)
@@ -32,6 +33,11 @@ class UsageError(MeshdbgError):
     """The user asked for something malformed."""
 
     exit_code = 2
+
+
+class UntrustedFile(UsageError):
+    """A connection file or runtime folder another user owns or can write: trusting it would
+    send our token to, or run code for, whoever planted it (ssh refuses such keys too)."""
 
 
 class PositionedError(UsageError):
