@@ -1,11 +1,14 @@
-"""Token authentication for every RPC, worker and control alike."""
+"""What every RPC, worker and control alike, passes before its handler: the token check, and
+decoding the request so that a malformed one is INVALID_ARGUMENT, not gRPC's UNKNOWN."""
 
 from __future__ import annotations
 
 import hmac
-from typing import Awaitable, Callable
+import inspect
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from meshdbg.wire.connection import AUTH_HEADER
 
@@ -39,6 +42,51 @@ def _refusal(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         await context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
         yield  # pragma: no cover - makes this an async generator
 
+    return _reshaped(handler, streaming if handler.response_streaming else unary, handler.request_deserializer)
+
+
+class DecodingInterceptor(grpc.aio.ServerInterceptor):
+    """Decodes each request itself: bytes that are not the method's message (a fuzzer, a
+    foreign client) end the call with INVALID_ARGUMENT naming the problem. gRPC would run the
+    deserializer outside any handler and answer UNKNOWN, the status of a server bug."""
+
+    async def intercept_service(self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+                                details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler:
+        handler = await continuation(details)
+        return None if handler is None or handler.request_deserializer is None else _decoding(handler)
+
+
+def _decoding(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+    """`handler` taking raw bytes, which it decodes with the deserializer it had."""
+    parse = handler.request_deserializer
+    behaviour = handler.unary_unary or handler.unary_stream or handler.stream_unary or handler.stream_stream
+
+    async def decode(raw: bytes, context: grpc.aio.ServicerContext) -> Any:
+        try:
+            return parse(raw)
+        except DecodeError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed request: {exc}")
+
+    async def each(raws: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        async for raw in raws:
+            yield await decode(raw, context)
+
+    async def request(raw: Any, context: grpc.aio.ServicerContext) -> Any:
+        return each(raw, context) if handler.request_streaming else await decode(raw, context)
+
+    if inspect.isasyncgenfunction(behaviour):  # gRPC tells the two kinds of handler apart by their function
+        async def decoded(raw, context: grpc.aio.ServicerContext):
+            async for reply in behaviour(await request(raw, context), context):
+                yield reply
+    else:
+        async def decoded(raw, context: grpc.aio.ServicerContext):
+            return await behaviour(await request(raw, context), context)
+    return _reshaped(handler, decoded, None)
+
+
+def _reshaped(handler: grpc.RpcMethodHandler, behaviour: Callable[..., Any],
+              deserializer: Callable[[bytes], Any] | None) -> grpc.RpcMethodHandler:
+    """A handler of the same shape (streaming or not, each way) as `handler` running `behaviour`."""
     factories = {
         (False, False): grpc.unary_unary_rpc_method_handler,
         (False, True): grpc.unary_stream_rpc_method_handler,
@@ -46,6 +94,4 @@ def _refusal(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         (True, True): grpc.stream_stream_rpc_method_handler,
     }
     shape = (handler.request_streaming, handler.response_streaming)
-    behaviour = streaming if handler.response_streaming else unary
-    return factories[shape](behaviour, request_deserializer=handler.request_deserializer,
-                            response_serializer=handler.response_serializer)
+    return factories[shape](behaviour, request_deserializer=deserializer, response_serializer=handler.response_serializer)

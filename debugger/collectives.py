@@ -15,6 +15,7 @@ import os
 
 from meshdbg.debugger.sessions import SessionRegistry
 from meshdbg.debugger.workers import WorkerRegistry
+from meshdbg.wire.coords import SECONDS_LIMIT, bounded_float, shown
 from meshdbg.wire.errors import UsageError
 from meshdbg.wire.vocabulary import WatchKind
 
@@ -25,12 +26,10 @@ DEFAULT_PAUSE_TIMEOUT_S = 3600.0
 def pause_timeout_from_env() -> float:
     """MESHDBG_PAUSE_TIMEOUT in seconds (default 3600; 0: leave the timeouts alone)."""
     text = os.environ.get(PAUSE_TIMEOUT_ENV, "")
-    try:
-        seconds = float(text) if text else DEFAULT_PAUSE_TIMEOUT_S
-    except ValueError:
-        raise UsageError(f"{PAUSE_TIMEOUT_ENV}={text!r} is not a number of seconds") from None
-    if seconds < 0:
-        raise UsageError(f"{PAUSE_TIMEOUT_ENV}={text!r} must be 0 (off) or more")
+    seconds = bounded_float(text.strip(), SECONDS_LIMIT) if text else DEFAULT_PAUSE_TIMEOUT_S
+    if seconds is None:
+        raise UsageError(f"{PAUSE_TIMEOUT_ENV}={shown(text)} is not a number of seconds from 0 (off) "
+                         f"to {SECONDS_LIMIT:.0f}")
     return seconds
 
 

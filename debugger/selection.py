@@ -128,10 +128,11 @@ class _Parser:
             if first is None:
                 raise self.fail("expected a rank number")
             if self.take("-"):
-                token = self.peek()
-                if token is None or token[0] != "int" or int(token[1]) < first:
-                    raise self.fail(f"expected a rank number >= {first} to end the range")
+                end = self.index
                 last = self.integer()
+                if last is None or last < first:
+                    self.index = end
+                    raise self.fail(f"expected a rank number >= {first} to end the range")
                 slices.append((first, last + 1, 1))
             else:
                 values.add(first)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import grpc
 
-from meshdbg.debugger.auth import TokenInterceptor
+from meshdbg.debugger.auth import DecodingInterceptor, TokenInterceptor
 from meshdbg.debugger.certificates import ServerCertificate
 from meshdbg.wire.tls import insecure_bind_warning
 from meshdbg.debugger.collectives import guard_collectives, pause_timeout_from_env
@@ -63,7 +63,7 @@ class DebugClient:
 
     async def start(self) -> ConnectionInfo:
         """Start serving; returns the address and token clients need."""
-        server = grpc.aio.server(interceptors=[TokenInterceptor(self.token)], options=SERVER_OPTIONS)
+        server = grpc.aio.server(interceptors=[TokenInterceptor(self.token), DecodingInterceptor()], options=SERVER_OPTIONS)
         pb_grpc.add_DebuggerServicer_to_server(DebuggerServicer(self.registry, self.workers), server)
         mesh_grpc.add_MeshServicer_to_server(MeshServicer(self.workers), server)
         host = f"[{self.host}]" if ":" in self.host else self.host

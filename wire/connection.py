@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from meshdbg.wire.coords import bounded_float, bounded_int
 from meshdbg.wire.errors import ConnectionFailed, UntrustedFile, UsageError
 
 PROTOCOL_VERSION = 4  # 2: states, reasons and watch kinds are enums; 3: output in chunks; 4: worker joins watched
@@ -31,6 +32,7 @@ AUTH_HEADER = "authorization"
 CONNECTION_FILE_ENV = "MESHDBG_CONNECTION_FILE"
 RUNTIME_DIR_ENV = "MESHDBG_RUNTIME_DIR"
 SERVER_FILE_GLOB = "server-*.json"
+PID_LIMIT = 2**22  # Linux's pid_max ceiling
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,10 @@ def read_server_file(path: Path) -> ServerFile:
         info = ConnectionInfo(**fields)
         if not isinstance(info.addr, str) or not isinstance(info.token, str):
             raise TypeError("addr and token must be strings")
-        return ServerFile(path, info, int(data.get("pid", 0)), str(data.get("what", "")), float(data.get("started", 0)))
+        pid, started = bounded_int(str(data.get("pid", 0)), PID_LIMIT), bounded_float(str(data.get("started", 0)), 1e12)
+        if pid is None or started is None:
+            raise ValueError("pid and started must be plain numbers")
+        return ServerFile(path, info, pid, str(data.get("what", "")), started)
     except FileNotFoundError:
         raise
     except (OSError, ValueError, TypeError, AttributeError) as exc:

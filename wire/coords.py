@@ -14,18 +14,31 @@ from meshdbg.wire.proto import debugger_pb2 as pb
 
 
 RANK_LIMIT = 2**31  # ranks and coordinates travel as int32
+SECONDS_LIMIT = 1e7  # any timeout or pause a person gives (115 days): far past a job, short of overflows
 _DIGITS = re.compile(r"[0-9]+")
+_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")
 
 
 def bounded_int(text: str, limit: int = RANK_LIMIT) -> int | None:
     """`text` as a whole number below `limit` if it is one in ASCII digits, else None.
 
     Never raises: not on `²` (which str.isdigit accepts and int refuses), nor on a number
-    of thousands of digits (which int refuses past 4,300).
+    of thousands of digits (which int refuses past 4,300). Every number a person or the wire
+    gives meshdbg goes through this or bounded_float before any conversion.
     """
-    if len(text) > len(str(limit)) + 8 or not _DIGITS.fullmatch(text):
+    return _bounded(text, limit, _DIGITS, int)
+
+
+def bounded_float(text: str, limit: float) -> float | None:
+    """`text` as a plain decimal (`5`, `2.5`, `.5`) below `limit`, else None: no sign, exponent,
+    `nan` or `inf`, which float() would take and a timeout must not."""
+    return _bounded(text, limit, _DECIMAL, float)
+
+
+def _bounded(text: str, limit: float, form: re.Pattern[str], convert: type) -> int | float | None:
+    if len(text) > len(str(int(limit))) + 8 or not form.fullmatch(text):
         return None
-    value = int(text)
+    value = convert(text)
     return value if value < limit else None
 
 

@@ -15,9 +15,11 @@ import ssl
 
 import grpc
 
+from meshdbg.wire.coords import bounded_int
 from meshdbg.wire.errors import ConnectionFailed
 
 FETCH_TIMEOUT_S = 5.0
+PORT_LIMIT = 2**16
 
 
 def fingerprint(cert_pem: bytes | str) -> str:
@@ -29,7 +31,10 @@ def fingerprint(cert_pem: bytes | str) -> str:
 def split_addr(addr: str) -> tuple[str, int]:
     """`host:port` or `[v6]:port` → (host, port)."""
     host, _, port = addr.rpartition(":")
-    return host.strip("[]"), int(port)
+    number = bounded_int(port, PORT_LIMIT)
+    if number is None:
+        raise ValueError(f"no port in {addr!r}")
+    return host.strip("[]"), number
 
 
 def pinned_certificate(addr: str, expected: str) -> bytes:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
     from meshdbg.debugger.certificates import ServerCertificate
@@ -48,6 +48,21 @@ async def connect(addr: str | None) -> "ControlClient":
         if answer.strip() in by_answer:
             return await ControlClient.connect(by_answer[answer.strip()].info.addr)
         print(f"type a number from 1 to {len(servers)} (or Ctrl-D)", file=sys.stderr)
+
+
+def bounded_argument(limit: float, fractions: bool = False) -> Callable[[str], int | float]:
+    """An argparse `type=` for a number from 0 to below `limit` (whole unless `fractions`), through
+    the one helper every number meshdbg reads goes through (meshdbg.wire.coords)."""
+    from meshdbg.wire.coords import bounded_float, bounded_int
+
+    def number(text: str) -> int | float:
+        value = bounded_float(text, limit) if fractions else bounded_int(text, int(limit))
+        if value is None:
+            raise argparse.ArgumentTypeError(f"expected a {'number' if fractions else 'whole number'} from 0 to "
+                                             f"below {limit:.0f}, not {text[:40]!r}")
+        return value
+
+    return number
 
 
 def print_json(value: object) -> None:

@@ -6,14 +6,15 @@ import argparse
 
 from meshdbg.debugger.selection import parse_selection
 from meshdbg.debugger.value_groups import value_groups, value_text
-from meshdbg.debugger.verbs import add_server_argument, connect, print_json
+from meshdbg.debugger.verbs import add_server_argument, bounded_argument, connect, print_json
+from meshdbg.wire.coords import SECONDS_LIMIT
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_server_argument(parser)
     parser.add_argument("--json", action="store_true", help='an array of {"ranks", "value", "error", "outlier"}, '
                                                              "largest group first")
-    parser.add_argument("--timeout", type=float, default=0, metavar="S",
+    parser.add_argument("--timeout", type=bounded_argument(SECONDS_LIMIT, fractions=True), default=0, metavar="S",
                         help="seconds each rank may take (default 5); a rank slower than that is its own group")
     parser.add_argument("ranks", help="selection: all, 0,3-5, ranks(1,4), ranks(hosts=1, gpus=0:4)")
     parser.add_argument("expression", help="a Python expression, evaluated in each rank's current pdb frame")

@@ -17,10 +17,12 @@ def test_huge_numbers_are_usage_errors_and_nothing_is_lost(server: Server) -> No
     server.worker("hold.py", 0)
     server.wait_sessions(1)
     for args in (("cast", HUGE, "p 1"), ("cast", f"ranks(hosts={HUGE})", "p 1"), ("continue", HUGE),
-                 ("attach", "--plain", HUGE), ("attach", "--plain", f"#{HUGE}")):
+                 ("attach", "--plain", HUGE), ("attach", "--plain", f"#{HUGE}"), ("cast", f"1-{HUGE}", "p 1"),
+                 ("continue", f"1-{HUGE}"), ("interrupt", f"1-{HUGE}"), ("stacks", f"1-{HUGE}"),
+                 ("compare", f"1-{HUGE}", "x"), ("compare", "--timeout", "nan", "all", "x")):
         result = server.cli(*args, input="")
         assert result.returncode == 2, (args, result.stderr)
-        assert "Traceback" not in result.stderr and result.stderr.startswith("meshdbg: ")
+        assert "Traceback" not in result.stderr and result.stderr.startswith(("meshdbg: ", "usage: meshdbg"))
     assert len(server.sessions()) == 1
 
 

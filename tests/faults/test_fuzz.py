@@ -8,11 +8,16 @@ accepted fits the wire. Bounded example counts keep it to seconds in CI.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
 import socket
+from typing import Iterator
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from meshdbg.debugger.cli import main
 from meshdbg.debugger.console.commands import check_line
 from meshdbg.debugger.mesh.shape import MeshShape
 from meshdbg.debugger.selection import parse_attach_target, parse_selection
@@ -45,6 +50,7 @@ def refuses_cleanly(parse, text: str, errors: tuple[type[Exception], ...] = (Mes
 @FUZZ
 @given(texts, st.integers(min_value=0, max_value=INT32 - 1))
 @example("1" * 4301, 0)
+@example("1-" + "1" * 4301, 0)
 @example("ranks(hosts=" + "9" * 5000 + ")", 0)
 def test_selections(text: str, rank: int) -> None:
     selection = refuses_cleanly(parse_selection, text)
@@ -90,8 +96,45 @@ def test_costs(text: str) -> None:
 
 @FUZZ
 @given(texts)
+@example("cast 1-" + "1" * 4301 + " p 1")
+@example("compare 1-" + "1" * 4301 + " x")
+@example("continue 1-" + "1" * 4301)
 def test_console_lines(text: str) -> None:
     refuses_cleanly(check_line, text)
+
+
+CLIENT_VERBS = ("list", "cast", "continue", "stacks", "compare", "interrupt", "attach", "watch", "servers")
+options = st.sampled_from(["--json", "--all", "--plain", "--clear", "--threads", "main", "all", "--timeout", "--addr",
+                           "127.0.0.1:1", "-h", "--", "-", "--port"])
+
+
+@settings(FUZZ, max_examples=150, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(CLIENT_VERBS), st.lists(st.one_of(options, texts), max_size=4))
+@example("cast", ["1-" + "1" * 4301, "p 1"])
+@example("compare", ["--timeout", "nan", "all", "x"])
+@example("compare", ["--timeout", "1" * 4301, "all", "x"])
+@example("attach", ["--plain", "#" + "1" * 4301])
+def test_every_client_verbs_argv(verb: str, argv: list[str]) -> None:
+    """Each verb, in-process with no server to reach (nor a token for --addr): it may refuse its
+    arguments (argparse's exit 2) or say there is no server; it never raises anything else."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), environment_without_a_server():
+        try:
+            status = main([verb, *argv])
+        except SystemExit as exc:  # argparse: usage errors and -h
+            status = exc.code
+    assert status in (0, 1, 2, 3), (status, err.getvalue())
+    assert "Traceback" not in err.getvalue() and (status == 0 or (err.getvalue() + out.getvalue()).strip()), err.getvalue()
+
+
+@contextlib.contextmanager
+def environment_without_a_server() -> Iterator[None]:
+    saved = {key: os.environ.pop(key) for key in ("MESHDBG_ADDR", "MESHDBG_TOKEN", "MESHDBG_CONNECTION_FILE")
+             if key in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
 
 
 identity_keys = st.sampled_from(["MESHDBG_RANK", "MESHDBG_COORDS", "MESHDBG_NAME", "RANK", "LOCAL_RANK", "GROUP_RANK",
