@@ -1,10 +1,13 @@
-"""Identity text made safe for a terminal before anything shows it.
+"""Identity and frame text made safe for a terminal before anything shows it.
 
-A worker names itself (MESHDBG_NAME, its hostname, thread names, context labels), so those
-strings are untrusted: an escape sequence in a name would repaint or retitle the terminal of
-whoever runs `meshdbg list`, and a bidi override would make it lie about what it shows. The
-server rewrites control and bidi-control characters as visible `\\x1b`-style escapes once, when
-a hello arrives, so every listing, watch event and console line shows the same safe text.
+A worker names itself (MESHDBG_NAME, its hostname, thread names, context labels) and its frames
+(any filename given to compile(), any code name), so those strings are untrusted: an escape
+sequence would repaint or retitle the terminal of whoever runs `meshdbg list`, and a bidi
+override would make it lie about what it shows. `printable` is the one function that rewrites
+control and bidi-control characters as visible `\\x1b`-style escapes: the server applies it to
+each hello (so its own stderr and every client see the same names), and the views every client
+and announcement is built from (meshdbg.debugger.views) apply it to identity and frame text.
+It changes nothing twice: its output holds no character it rewrites.
 """
 
 from __future__ import annotations

@@ -2,12 +2,17 @@
 and compare results, stacks, pdb replies and watch changes, each built from its protobuf
 message (`from_pb`) and, where scripts read it, with the JSON shape of DESIGN's contract
 (`to_json`). No gRPC here; meshdbg.debugger.control makes the calls.
+
+Every text a worker chose (its name, host, threads, context labels, the filenames and function
+names of its frames) passes meshdbg.debugger.sanitize.printable here, so no listing, watch line,
+stack tree, announcement or cast header shows a terminal an escape sequence a rank planted.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from meshdbg.debugger.sanitize import printable
 from meshdbg.wire.coords import format_coords, identity_coords
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import EndReason, StackSource, State, StopReason, WatchKind
@@ -28,9 +33,14 @@ class _MeshView:
 
 def _placement(identity: pb.Identity, frame: pb.Frame) -> dict[str, object]:
     """The fields session and worker views both take from an identity and a frame."""
-    return dict(name=identity.name, rank=identity.rank, coords=identity_coords(identity), hostname=identity.hostname,
-                pid=identity.pid, reason=StopReason.of(identity.reason) if identity.reason else "", filename=frame.filename, function=frame.function,
-                lineno=frame.lineno)
+    return dict(name=printable(identity.name), rank=identity.rank, coords=_coords(identity),
+                hostname=printable(identity.hostname), pid=identity.pid,
+                reason=StopReason.of(identity.reason) if identity.reason else "", filename=printable(frame.filename),
+                function=printable(frame.function), lineno=frame.lineno)
+
+
+def _coords(identity: pb.Identity) -> dict[str, int]:
+    return {printable(dim): index for dim, index in identity_coords(identity).items()}
 
 
 @dataclass(frozen=True)
@@ -55,8 +65,9 @@ class SessionView(_MeshView):
     @classmethod
     def from_pb(cls, info: pb.SessionInfo) -> "SessionView":
         ident = info.identity
-        return cls(id=info.id, thread=ident.thread_name, thread_id=ident.thread_id, state=State.of(info.state),
-                   context=dict(ident.context), **_placement(ident, info.frame))
+        return cls(id=info.id, thread=printable(ident.thread_name), thread_id=ident.thread_id, state=State.of(info.state),
+                   context={printable(key): printable(value) for key, value in ident.context.items()},
+                   **_placement(ident, info.frame))
 
 
 @dataclass(frozen=True)
@@ -135,10 +146,11 @@ class RankStacksView:
     @classmethod
     def from_pb(cls, info: pb.RankStacks) -> "RankStacksView":
         ident = info.identity
-        threads = tuple(ThreadView(t.thread_name, t.thread_id, t.main, tuple((f.filename, f.function, f.lineno)
-                                                                            for f in t.frames)) for t in info.threads)
-        return cls(ident.rank, ident.name, identity_coords(ident), ident.hostname, ident.pid, State.of(info.state),
-                   StackSource.of(info.source), threads, info.error)
+        threads = tuple(ThreadView(printable(t.thread_name), t.thread_id, t.main,
+                                   tuple((printable(f.filename), printable(f.function), f.lineno) for f in t.frames))
+                        for t in info.threads)
+        return cls(ident.rank, printable(ident.name), _coords(ident), printable(ident.hostname), ident.pid,
+                   State.of(info.state), StackSource.of(info.source), threads, printable(info.error))
 
 
 @dataclass(frozen=True)
@@ -168,7 +180,8 @@ class PdbReply:
 
     @classmethod
     def from_pb(cls, reply: pb.Reply) -> "PdbReply":
-        return cls(reply.output, reply.prompt, reply.frame.filename, reply.frame.function, reply.frame.lineno,
+        return cls(reply.output, reply.prompt, printable(reply.frame.filename), printable(reply.frame.function),
+                   reply.frame.lineno,
                    reply.ended, EndReason.of(reply.reason) if reply.ended else None)
 
 
