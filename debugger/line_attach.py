@@ -3,13 +3,18 @@
 Reads lines from stdin (with the terminal's line editing when it is one) until `detach`, EOF,
 or the rank is gone; useful from scripts and dumb terminals. As local pdb does, it follows
 the rank across `c`: while stdin has another line, it waits for the rank's next stop,
-attaches there and goes on. The worker's death ends it at once, with a message, even while
-a line is being read (the read runs in a daemon thread, so nothing waits for it at exit).
+attaches there and goes on. However the session ends while a line is being read (its worker
+dies, another client continues it, the server stops), it ends at once with one line and an
+exit status. The read runs in a daemon thread, so nothing waits for it at exit; off a terminal
+it reads file descriptor 0 itself, never through sys.stdin's buffer, whose lock that thread
+would hold while the interpreter shuts down ("Fatal Python error: _enter_buffered_busy").
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import os
 import socket
 import sys
 import threading
@@ -33,22 +38,53 @@ def _show(reply: PdbReply) -> None:
     sys.stdout.flush()
 
 
+class _Stdin:
+    """Lines of stdin for the event loop, one read at a time: a read still under way when its
+    session ended is the one the next caller gets, so no line is lost to a second reader."""
+
+    def __init__(self) -> None:
+        self._unread = b""  # bytes read past the last line (off a terminal)
+        self._in_flight: asyncio.Future[str | None] | None = None
+
+    def line(self, prompt: str) -> asyncio.Future[str | None]:
+        if self._in_flight is not None and not self._in_flight.done():
+            return self._in_flight
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[str | None] = loop.create_future()
+        on_terminal = sys.stdin.isatty() and sys.stdout.isatty()  # input() edits lines without sys.stdin's buffer
+        if not on_terminal:
+            sys.stdout.write(prompt)
+            sys.stdout.flush()
+
+        def read() -> None:
+            try:
+                line = input(prompt) if on_terminal else self._read_fd()
+            except (EOFError, OSError, ValueError, KeyboardInterrupt):
+                line = None
+            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(line))
+
+        threading.Thread(target=read, daemon=True, name="meshdbg-stdin").start()
+        self._in_flight = future
+        return future
+
+    def _read_fd(self) -> str | None:
+        """The next line of file descriptor 0 without its newline; None at EOF."""
+        while b"\n" not in self._unread:
+            chunk = os.read(0, 65536)
+            if not chunk:
+                rest, self._unread = self._unread, b""
+                return rest.decode(errors="replace") if rest else None
+            self._unread += chunk
+        line, _, self._unread = self._unread.partition(b"\n")
+        return line.decode(errors="replace")
+
+
+_stdin = _Stdin()
+
+
 def read_line(prompt: str) -> asyncio.Future[str | None]:
     """The next line of stdin (None at EOF), read by a daemon thread."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[str | None] = loop.create_future()
-
-    def read() -> None:
-        try:
-            line: str | None = input(prompt)
-        except EOFError:
-            line = None
-        except (OSError, ValueError, KeyboardInterrupt):
-            line = None
-        loop.call_soon_threadsafe(lambda: future.done() or future.set_result(line))
-
-    threading.Thread(target=read, daemon=True, name="meshdbg-stdin").start()
-    return future
+    return _stdin.line(prompt)
 
 
 async def attach_lines(client: ControlClient, rank: int | None = None, session_id: int | None = None) -> int:
@@ -65,8 +101,7 @@ async def attach_lines(client: ControlClient, rank: int | None = None, session_i
                 if pending is None:
                     line = await _line_unless_ended(reply.prompt or "(Pdb) ", attached.wait_ended())
                     if isinstance(line, PdbReply):
-                        _show(line)
-                        return 0
+                        return _ended_elsewhere(session, line)
                 else:
                     line, pending = pending, None
                     print(f"{reply.prompt or '(Pdb) '}{line}", flush=True)
@@ -87,6 +122,18 @@ async def attach_lines(client: ControlClient, rank: int | None = None, session_i
         if not await next_stop(client, session):
             return 0
         rank = session.rank
+
+
+def _ended_elsewhere(session: SessionView, reply: PdbReply) -> int:
+    """Say in one line why the session ended while we waited for input; the exit status:
+    0 when its rank runs on (another client continued it), 1 when it or the server is gone."""
+    if reply.output:
+        _show(dataclasses.replace(reply, reason=EndReason.CONTINUED))
+    if reply.reason is EndReason.CONTINUED:
+        print(f"meshdbg: {rank_label(session)} was continued by another client; detached", flush=True)
+        return 0
+    print(f"meshdbg: session ended ({reply.reason})", flush=True)
+    return 0 if isinstance(reply.reason, EndReason) and reply.reason.rank_runs_on else 1
 
 
 async def _line_unless_ended(prompt: str, ended: Awaitable[PdbReply]) -> str | None | PdbReply:

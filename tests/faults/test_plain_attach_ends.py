@@ -1,0 +1,64 @@
+"""`meshdbg attach --plain` ends cleanly however its session ends while it waits for a line.
+
+Its stdin stays open with nothing to read (a pipe whose writer is silent, or a terminal nobody
+types in), so a daemon thread is blocked reading it when the session ends: the worker dies,
+another client continues the rank, or the server stops. It must exit with a status and one
+line saying why; before, the interpreter aborted at exit ("Fatal Python error:
+_enter_buffered_busy ... daemon threads", SIGABRT) because that thread held sys.stdin's lock.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from e2e import start_server, stop_process
+
+ENDINGS = {
+    "its worker dies": (lambda server: server.workers[0].kill(), 1, "meshdbg: session ended (the worker went away)"),
+    "another client continues it": (lambda server: server.cli("continue"), 0,
+                                     "meshdbg: rank 0 was continued by another client; detached"),
+    "the server stops": (lambda server: server.process.terminate(), 1, "meshdbg: session ended (no meshdbg server"),
+}
+
+
+def silent_stdin(kind: str) -> tuple[int, int]:
+    """(the fd the attach reads, the fd the test keeps open so it never sees EOF)."""
+    if kind == "pipe":
+        read, write = os.pipe()
+        return read, write
+    primary, secondary = os.openpty()
+    return secondary, primary
+
+
+@pytest.mark.parametrize("stdin", ["pipe", "terminal"])
+@pytest.mark.parametrize("ending", ENDINGS, ids=list(ENDINGS))
+def test_attach_plain_ends_with_one_line_and_a_status(tmp_path: Path, ending: str, stdin: str) -> None:
+    end, status, line = ENDINGS[ending]
+    server = start_server(tmp_path)
+    reading, kept = silent_stdin(stdin)
+    try:
+        server.worker("hold.py", 0)
+        server.wait_sessions(1)
+        attach = subprocess.Popen([sys.executable, "-m", "meshdbg", "attach", "--plain", "0"], env=server.env,
+                                  stdin=reading, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        os.close(reading)
+        first = attach.stdout.readline()
+        assert first.startswith("meshdbg: attached to rank 0"), first
+        end(server)
+        out, err = attach.communicate(timeout=15)
+    finally:
+        os.close(kept)
+        for worker in server.workers:
+            stop_process(worker)
+        if server.process.poll() is None:
+            server.process.terminate()
+        server.process.communicate(timeout=10)
+    assert err == "" and attach.returncode == status, (attach.returncode, err)
+    last = out.rstrip("\n").splitlines()[-1]
+    assert last.startswith(line), out
+    assert out.count("meshdbg: ") == 1, out  # after "attached": the one line saying why it ended
