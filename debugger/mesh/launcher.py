@@ -167,9 +167,11 @@ class MeshLauncher:
         return bool(done)
 
     def _signal_all(self, signum: int) -> None:
+        """Signal each running rank's process group (meshdbg.worker.mesh.zygote), so what a
+        rank started stops with it."""
         for pid in list(self._pids):
             try:
-                os.kill(pid, signum)
+                os.killpg(pid, signum)
             except ProcessLookupError:
                 pass  # exited; the fork server is about to report it
 

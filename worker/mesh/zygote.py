@@ -10,11 +10,14 @@ AF_UNIX SOCK_SEQPACKET socket FD, one JSON message per packet:
                         {"op": "reaped", "pid", "code"}   code: exit status, or -signal
 
 The zygote creates no gRPC channel, server or thread before forking (gRPC does not survive a
-fork once started); each child creates its own after the fork. Nothing outlives the launcher:
-the zygote dies with it (PR_SET_PDEATHSIG, and SIGKILLs its children when the socket reaches
-EOF), and every child dies with the zygote (PR_SET_PDEATHSIG). Ctrl-C in the launcher's
-terminal reaches the launcher only: the zygote and its children have a process group of their
-own, and the launcher decides how the mesh stops.
+fork once started); each child creates its own after the fork. Nothing outlives the launcher,
+not even what a rank starts itself (a DataLoader worker, a subprocess): each rank leads a
+session and process group of its own, as under torchrun, which the launcher signals to stop
+it. When the launcher dies, even by SIGKILL, the zygote learns it (a parent-death SIGTERM, or
+EOF on the socket) and SIGKILLs every rank's group before it exits; a rank dies with the zygote
+(PR_SET_PDEATHSIG) should the zygote itself be killed. Ctrl-C in the launcher's terminal
+reaches the launcher only: none of these groups is the terminal's, and the launcher decides
+how the mesh stops.
 """
 
 from __future__ import annotations
@@ -32,10 +35,11 @@ PR_SET_PDEATHSIG = 1
 MAX_MESSAGE = 1 << 20
 
 
-def die_with_parent(parent_pid: int) -> None:
-    """Have the kernel SIGKILL this process when its parent dies (Linux); exit if it already has."""
+def die_with_parent(parent_pid: int, signum: int = signal.SIGKILL) -> None:
+    """Have the kernel send `signum` to this process when its parent dies (Linux); exit if it
+    already has."""
     if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum)
     if os.getppid() != parent_pid:
         os._exit(1)
 
@@ -60,9 +64,11 @@ class Zygote:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.children: set[int] = set()
+        self.groups: set[int] = set()  # every rank's process group, reaped or not: what it started may live on
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
         signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+        signal.signal(signal.SIGTERM, self._launcher_died)
         signal.set_wakeup_fd(self._wake_w)
         self._selector = selectors.DefaultSelector()
         self._selector.register(sock, selectors.EVENT_READ)
@@ -93,12 +99,15 @@ class Zygote:
         for fd in fds:
             os.close(fd)
         self.children.add(pid)
+        self.groups.add(pid)
         _send(self.sock, {"op": "spawned", "id": request["id"], "pid": pid})
         return None
 
     def _become_child(self, zygote_pid: int, fds: list[int]) -> None:
+        os.setsid()  # a session and process group of its own: the launcher and the zygote end all of it
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         self._selector.close()
         for fd in (self._wake_r, self._wake_w):
             os.close(fd)
@@ -118,8 +127,19 @@ class Zygote:
             _send(self.sock, {"op": "reaped", "pid": pid, "code": os.waitstatus_to_exitcode(status)})
 
     def _kill_all(self) -> None:
+        """SIGKILL every rank and every process of its group (what it started, and what those started)."""
         for pid in self.children:
             os.kill(pid, signal.SIGKILL)
+        for group in self.groups:
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass  # the group is empty (or its id already names another user's group)
+
+    def _launcher_died(self, signum: int, frame: object) -> None:
+        """The parent-death signal: the launcher is gone (perhaps SIGKILLed), so is its mesh."""
+        self._kill_all()
+        os._exit(1)
 
 
 def run_child(task: ChildTask) -> int:
@@ -139,7 +159,7 @@ def run_child(task: ChildTask) -> int:
 
 def main(argv: list[str]) -> int:
     launcher_pid, fd = int(argv[0]), int(argv[1])
-    die_with_parent(launcher_pid)
+    die_with_parent(launcher_pid, signal.SIGTERM)  # caught once the Zygote is made: it ends the ranks' groups
     os.setpgid(0, 0)
     from meshdbg.worker.mesh import bootstrap  # noqa: F401  (the point of a zygote: import once, fork many)
 

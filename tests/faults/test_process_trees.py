@@ -1,0 +1,53 @@
+"""Every process a rank starts ends with the job, however `meshdbg run` ends.
+
+Each rank of tests/scripts/spawns_children.py starts a `sleep 600` (subprocess) and a
+multiprocessing child, as a DataLoader would. When `run` is SIGKILLed (no chance to clean up)
+or stopped with SIGTERM, the ranks and all those processes must be gone within 5 s.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from e2e import SCRIPTS, wait_for
+from meshdbg.wire.connection import pid_alive
+
+RANKS = 2
+
+
+def start_job(tmp_path: Path) -> tuple[subprocess.Popen, list[int]]:
+    """`meshdbg run` of the script; every pid it wrote (ranks and what they started)."""
+    pids_dir = tmp_path / "pids"
+    pids_dir.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("MESHDBG_ADDR", "MESHDBG_TOKEN")}
+    env.update(MESHDBG_CONNECTION_FILE=str(tmp_path / "conn.json"), PIDS_DIR=str(pids_dir))
+    run = subprocess.Popen([sys.executable, "-m", "meshdbg", "run", "--mesh", f"procs={RANKS}", "spawns_children.py"],
+                           env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           cwd=SCRIPTS)
+    written = wait_for(lambda: len(list(pids_dir.iterdir())) == RANKS and list(pids_dir.iterdir()), 30,
+                       "every rank to start its children")
+    pids = [int(pid) for path in written for pid in path.read_text().split()]
+    assert len(pids) == 3 * RANKS and all(pid_alive(pid) for pid in pids)
+    return run, pids
+
+
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_what_ranks_start_ends_with_the_job(tmp_path: Path, signum: int) -> None:
+    run, pids = start_job(tmp_path)
+    try:
+        run.send_signal(signum)
+        run.communicate(timeout=30)
+        wait_for(lambda: not any(pid_alive(pid) for pid in pids), 5, "every rank and what it started to end")
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate(timeout=10)
+        for pid in pids:  # only if the test failed: leave nothing behind
+            if pid_alive(pid):
+                os.kill(pid, signal.SIGKILL)
