@@ -28,7 +28,7 @@ from prompt_toolkit.input import Input
 from prompt_toolkit.output import ColorDepth, Output
 
 from meshdbg.debugger.console.attachment import Attachment
-from meshdbg.debugger.console.board import Board, RankKey
+from meshdbg.debugger.console.board import Board, RankKey, stop_key
 from meshdbg.debugger.console.commands import Commands
 from meshdbg.debugger.console.completion import ConsoleCompleter
 from meshdbg.debugger.console.highlight import STYLE, pdb_fragments
@@ -375,15 +375,19 @@ class Console:
     async def _watch(self) -> None:
         """Keep the board current and announce changes; survive the server going away.
 
-        The stream replays the live sessions (known already, not news), says `synced`, then
-        reports changes; every (re)connection starts the board afresh.
+        The stream replays the live sessions, says `synced`, then reports changes; every
+        (re)connection starts the board afresh. At first the replayed sessions are known
+        already, not news; after a lost server, a stop the board did not hold before is news
+        (it happened while we were away, perhaps on a restarted server).
         """
         dropped = False
         while True:
             try:
                 client = await self.link.ensure()
+                known = self.board.stops() if dropped else None  # None: every replayed stop is known
                 self.board.reset()
                 self.synced = False
+                replayed: list[SessionView] = []
                 async for kind, session, reason in client.watch(exits=True):
                     if self.synced:
                         self._on_event(kind, session, reason)
@@ -393,9 +397,14 @@ class Console:
                         if dropped:
                             dropped = False
                             self.announce(f"reconnected to the server at {client.connection.addr}")
+                        for view in replayed:
+                            if known is None or stop_key(view) in known:
+                                self.board.know(view)
+                            else:
+                                self._on_event(WatchKind.OPENED, view, None)
                         self._refresh()
                     else:
-                        self.board.know(session)
+                        replayed.append(session)
                 raise ConnectionFailed(f"the server at {client.connection.addr} went away")
             except MeshdbgError as exc:
                 dropped = True

@@ -17,6 +17,12 @@ from meshdbg.debugger.format import exit_note, exit_text, rank_label, where
 from meshdbg.wire.vocabulary import EndReason, State, WatchKind
 
 RankKey = tuple[str, int]
+StopKey = tuple[str, int, int, str, int]  # host, pid, thread, file, line: one stop, whatever its session id
+
+
+def stop_key(session: SessionView) -> StopKey:
+    """What names one stop across servers (a restarted server numbers its sessions afresh)."""
+    return session.hostname, session.pid, session.thread_id, session.filename, session.lineno
 
 
 @dataclass
@@ -39,6 +45,10 @@ class Board:
         """A session that was live before we looked: on the board, but not news."""
         self.live[session.id] = session
         self.announced.add(session.id)
+
+    def stops(self) -> set[StopKey]:
+        """The stops of the live sessions on the board."""
+        return {stop_key(session) for session in self.live.values()}
 
     def know_workers(self, workers: Iterable[WorkerView]) -> None:
         """The server's worker processes (its agent streams), as `list --all` has them."""
