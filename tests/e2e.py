@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -123,3 +124,14 @@ def stop_process(process: subprocess.Popen) -> None:
     except ProcessLookupError:
         pass
     process.communicate(timeout=10)
+
+
+def with_meshdbg_pth(tmp_path: Path) -> str:
+    """A PYTHONPATH whose sitecustomize reads meshdbg.pth from a site dir of the test's own: what
+    a wheel install puts in site-packages, for this (editable) checkout."""
+    site, boot = tmp_path / "site", tmp_path / "boot"
+    site.mkdir(exist_ok=True)
+    boot.mkdir(exist_ok=True)
+    shutil.copy(Path(__file__).parents[1] / "meshdbg.pth", site)
+    (boot / "sitecustomize.py").write_text(f"import site\nsite.addsitedir({str(site)!r})\n")
+    return str(boot)

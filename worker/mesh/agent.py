@@ -58,6 +58,8 @@ def install_interrupt_handler() -> None:
 class Agent:
     """One worker's agent stream; `calls` yields actor spawns/calls, then None when it ends."""
 
+    opened = False  # whether this process has opened one (meshdbg.worker.autostart opens no second)
+
     def __init__(self, connection: ConnectionInfo, identity: WorkerIdentity) -> None:
         """Open the stream and wait for the welcome; raises ConnectionFailed when unreachable."""
         self.calls: queue.SimpleQueue[mesh_pb.AgentCommand | None] = queue.SimpleQueue()
@@ -65,6 +67,7 @@ class Agent:
         self._outgoing, self._responses, first = open_stream(
             connection, lambda channel: mesh_grpc.MeshStub(channel).Agent, mesh_pb.AgentMessage(hello=hello))
         allow_sampling_by(first.welcome)
+        Agent.opened = True
         self._main_thread = threading.main_thread().ident
         self._reader = threading.Thread(target=self._read, name=OWN_THREAD_PREFIX + "agent-reader", daemon=True)
         self._reader.start()

@@ -98,3 +98,18 @@ def start_run(tmp_path: Path, *args: str) -> Run:
 
 def all_in(state: str, size: int):
     return lambda by_rank: len(by_rank) == size and all(w["state"] == state for w in by_rank.values())
+
+
+def torchrun(env: dict[str, str], nproc: int, *target: str, **extra: str) -> subprocess.Popen:
+    """torchrun --standalone of TARGET in SCRIPTS with the breakpoint hook set (and `extra`),
+    through torchrun's own entry point (torch.distributed.run:main) run with this interpreter
+    rather than a version-manager shim on PATH."""
+    import pytest
+
+    pytest.importorskip("torch")
+    env = {**env, "PYTHONBREAKPOINT": "meshdbg.worker.remote_breakpointhook", "PYTHONUNBUFFERED": "1", **extra}
+    for key in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_PORT", "MESHDBG_RANK"):
+        env.pop(key, None)
+    return subprocess.Popen([sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}",
+                             *target], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=SCRIPTS, start_new_session=True)

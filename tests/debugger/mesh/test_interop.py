@@ -3,26 +3,12 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 
 import pytest
 
-from e2e import Server
-from mesh_helpers import SCRIPTS, all_in, wait_workers
+from e2e import Server, stop_process
+from mesh_helpers import all_in, torchrun, wait_workers
 from meshdbg.worker.identity import detect_identity
-
-
-def _torchrun(server: Server, nproc: int, *target: str) -> subprocess.Popen:
-    pytest.importorskip("torch")
-    # torchrun's own entry point (the `torchrun` console script is torch.distributed.run:main),
-    # run with this interpreter rather than through a version-manager shim on PATH
-
-    env = dict(server.env, PYTHONBREAKPOINT="meshdbg.worker.remote_breakpointhook", PYTHONUNBUFFERED="1")
-    for key in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_PORT", "MESHDBG_RANK"):
-        env.pop(key, None)
-    return subprocess.Popen([sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}",
-                             *target], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=SCRIPTS)
 
 
 def _finish(job: subprocess.Popen) -> str:
@@ -33,7 +19,7 @@ def _finish(job: subprocess.Popen) -> str:
 
 @pytest.mark.torch
 def test_torchrun_job_shows_up_with_its_ranks_and_coords(server: Server) -> None:
-    job = _torchrun(server, 4, "torchrun_stop.py")
+    job = torchrun(server.env, 4, "torchrun_stop.py")
     try:
         sessions = {s["rank"]: s for s in server.wait_sessions(4, timeout=40)}
         assert sorted(sessions) == [0, 1, 2, 3]
@@ -43,14 +29,12 @@ def test_torchrun_job_shows_up_with_its_ranks_and_coords(server: Server) -> None
         assert server.cli("continue").returncode == 0
         assert _finish(job).count("continued") == 4
     finally:
-        if job.poll() is None:
-            job.kill()
-            job.communicate()
+        stop_process(job)
 
 
 @pytest.mark.torch
 def test_torchrun_with_the_bootstrap_registers_every_worker(server: Server) -> None:
-    job = _torchrun(server, 2, "-m", "meshdbg.worker.mesh.bootstrap", "torchrun_stop.py")
+    job = torchrun(server.env, 2, "-m", "meshdbg.worker.mesh.bootstrap", "torchrun_stop.py")
     try:
         server.wait_sessions(2, timeout=40)
         workers = wait_workers(server.cli, all_in("stopped", 2), "two stopped torchrun workers", 20)
@@ -61,9 +45,7 @@ def test_torchrun_with_the_bootstrap_registers_every_worker(server: Server) -> N
         exited = wait_workers(server.cli, all_in("exited", 2), "both torchrun workers exited", 20)
         assert [w["exit_code"] for w in exited.values()] == [0, 0]
     finally:
-        if job.poll() is None:
-            job.kill()
-            job.communicate()
+        stop_process(job)
 
 
 def test_slurm_variables() -> None:

@@ -1,5 +1,6 @@
 """Pause-safe collectives: a gloo job survives one rank paused in pdb for longer than its
-process group's timeout, while its peer waits in all_reduce; the timeouts come back after."""
+process group's timeout, while its peer waits in all_reduce; the timeouts come back after.
+Under `meshdbg run`, and under torchrun with nothing but the hook set (meshdbg.pth)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from e2e import wait_for
-from mesh_helpers import start_run
+from e2e import Server, stop_process, wait_for, with_meshdbg_pth
+from mesh_helpers import start_run, torchrun, wait_workers
 from watching import wait_sessions
 
 PG_TIMEOUT_S = 2.0  # the script's init_process_group timeout
@@ -45,3 +46,28 @@ def test_a_pause_longer_than_the_timeout_does_not_kill_the_waiting_peer(tmp_path
             assert f"rank {rank} sum 3" in out and f"rank {rank} timeout restored" in out
     finally:
         run.kill()
+
+
+@pytest.mark.torch
+@pytest.mark.timeout(120)
+def test_torchrun_ranks_with_only_the_hook_are_guarded_too(server: Server, tmp_path: Path) -> None:
+    job = torchrun(server.env, 2, "pause_allreduce.py", PYTHONPATH=with_meshdbg_pth(tmp_path),
+                   PYTHONBREAKPOINT="meshdbg.set_trace")
+    try:
+        sessions = server.wait_sessions(1, timeout=60)
+        assert sessions[0]["rank"] == 1
+        # rank 0 goes into all_reduce only once its group's timeout is extended: told through
+        # the agent stream it opened at init_process_group
+        workers = wait_workers(server.cli, lambda by_rank: len(by_rank) == 2, "both ranks registered", 30)
+        assert [w["launcher"] for w in workers.values()] == ["torchrun", "torchrun"]
+        paused_at = time.monotonic()
+        while time.monotonic() - paused_at < 2 * PG_TIMEOUT_S:  # the pause: twice the timeout
+            assert job.poll() is None, job.communicate()
+            time.sleep(0.2)
+        assert server.cli("continue").returncode == 0
+        out, err = job.communicate(timeout=60)
+        assert job.returncode == 0, err
+        for rank in (0, 1):
+            assert f"rank {rank} sum 3" in out and f"rank {rank} timeout restored" in out
+    finally:
+        stop_process(job)

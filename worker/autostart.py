@@ -1,0 +1,98 @@
+"""Pause-safe collectives wherever the hook is set, not only in bootstrapped ranks.
+
+A rank paused in pdb keeps its peers waiting in their next collective; the server extends
+every process group's timeout meanwhile (meshdbg.worker.collectives), through each worker's
+agent stream. Ranks that `meshdbg run` (or the bootstrap) starts have one; ranks that torchrun,
+Slurm or mpirun start with nothing but `PYTHONBREAKPOINT=meshdbg.set_trace` had none, so their
+groups kept their short timeouts. As coverage.py starts in every process through a `.pth` file
+when its variable is set, meshdbg.pth (installed at the top of site-packages) calls `arm()` at
+start-up in every process whose PYTHONBREAKPOINT names meshdbg. `arm()` imports nothing: it
+waits for torch.distributed to be imported, then wraps its init_process_group so that once the
+process has its default group it opens an agent stream (unless it has one). A process that
+cannot reach a server is left alone, silently: its breakpoint() will say why when it matters.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+from types import ModuleType
+from typing import Any, Callable
+
+DISTRIBUTED = "torch.distributed"
+MARK = "_meshdbg_registers"  # on our wrapper: never wrapped twice
+_lock = threading.Lock()
+
+
+def arm() -> None:
+    """Wrap torch.distributed.init_process_group as soon as torch.distributed is imported."""
+    if DISTRIBUTED in sys.modules:
+        _wrap(sys.modules[DISTRIBUTED])
+    elif not any(isinstance(finder, _OnImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _OnImport())
+
+
+class _OnImport:
+    """A meta-path finder that finds nothing itself: it lets the real finder find
+    torch.distributed, and has the module wrapped once it has run."""
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name != DISTRIBUTED:
+            return None
+        sys.meta_path.remove(self)
+        import importlib.util
+
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            run = spec.loader.exec_module
+
+            def exec_module(module: ModuleType) -> None:
+                run(module)
+                _wrap(module)
+
+            spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def _wrap(distributed: ModuleType) -> None:
+    init = getattr(distributed, "init_process_group", None)
+    if init is None or getattr(init, MARK, False):
+        return
+    wrapped = _registering(init)
+    distributed.init_process_group = wrapped
+    c10d = sys.modules.get(f"{DISTRIBUTED}.distributed_c10d")
+    if c10d is not None and c10d.init_process_group is init:  # init_device_mesh calls it from there
+        c10d.init_process_group = wrapped
+
+
+def _registering(init: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(init)
+    def init_process_group(*args: Any, **kwargs: Any) -> Any:
+        result = init(*args, **kwargs)
+        register()
+        return result
+
+    setattr(init_process_group, MARK, True)
+    return init_process_group
+
+
+def register() -> None:
+    """Open this process's agent stream, once (nothing when it has one or no server answers)."""
+    from meshdbg.wire.connection import resolve_connection
+    from meshdbg.wire.errors import MeshdbgError
+    from meshdbg.worker.identity import detect_identity
+    from meshdbg.worker.mesh import agent
+
+    with _lock:
+        if agent.Agent.opened:
+            return
+        try:
+            agent.Agent(resolve_connection(), detect_identity())
+        except MeshdbgError:
+            return
+        if threading.current_thread() is threading.main_thread():
+            import signal
+
+            if signal.getsignal(agent.INTERRUPT_SIGNAL) in (signal.SIG_DFL, None):
+                agent.install_interrupt_handler()  # `meshdbg interrupt` reaches this rank too
