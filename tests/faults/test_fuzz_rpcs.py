@@ -1,4 +1,5 @@
-"""Fuzzing every RPC of a live `meshdbg serve` with random fields and garbage bytes.
+"""Fuzzing every RPC of a live `meshdbg serve` (control, worker and agent streams) with random
+fields and garbage bytes.
 
 Whatever a client or a worker sends, the server answers with a status that says what was
 wrong (INVALID_ARGUMENT, NOT_FOUND, ...) or serves it; never UNKNOWN, which is what gRPC
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 
 from e2e import Server, start_server, stop_process
 from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.wire.proto import mesh_pb2 as mesh_pb
 
 FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 METADATA = (("authorization", "Bearer test-token"),)
@@ -73,7 +75,8 @@ def message_of(descriptor: Descriptor, depth: int = 0) -> st.SearchStrategy:
     return _message(descriptor, depth)
 
 
-SERVICE = pb.DESCRIPTOR.services_by_name["Debugger"]
+METHODS = {method.name: method for service in (pb.DESCRIPTOR.services_by_name["Debugger"],
+                                                mesh_pb.DESCRIPTOR.services_by_name["Mesh"]) for method in service.methods}
 
 
 @pytest.fixture(scope="module")
@@ -96,8 +99,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, grp
 
 def call(channel: grpc.Channel, method: str, requests: list[bytes]) -> grpc.StatusCode:
     """Send `requests` (serialized) to `method`; the status it ends with (OK when it answered)."""
-    descriptor = SERVICE.methods_by_name[method]
-    path = f"/{SERVICE.full_name}/{method}"
+    descriptor = METHODS[method]
+    path = f"/{descriptor.containing_service.full_name}/{method}"
     kind = (descriptor.client_streaming, descriptor.server_streaming)
     identity = dict(request_serializer=None, response_deserializer=None)
     try:
@@ -115,10 +118,10 @@ def call(channel: grpc.Channel, method: str, requests: list[bytes]) -> grpc.Stat
 
 
 def request_type(method: str) -> Descriptor:
-    return SERVICE.methods_by_name[method].input_type
+    return METHODS[method].input_type
 
 
-@pytest.mark.parametrize("method", [m.name for m in SERVICE.methods])
+@pytest.mark.parametrize("method", list(METHODS))
 def test_random_fields_never_answer_unknown(live: tuple[Server, grpc.Channel], method: str) -> None:
     server, channel = live
 
@@ -132,7 +135,7 @@ def test_random_fields_never_answer_unknown(live: tuple[Server, grpc.Channel], m
     assert server.process.poll() is None and server.workers[0].poll() is None
 
 
-@pytest.mark.parametrize("method", [m.name for m in SERVICE.methods])
+@pytest.mark.parametrize("method", list(METHODS))
 def test_garbage_bytes_never_answer_unknown(live: tuple[Server, grpc.Channel], method: str) -> None:
     server, channel = live
 
@@ -145,7 +148,7 @@ def test_garbage_bytes_never_answer_unknown(live: tuple[Server, grpc.Channel], m
     assert server.process.poll() is None
 
 
-@pytest.mark.parametrize("method", [m.name for m in SERVICE.methods if "selection" in m.input_type.fields_by_name])
+@pytest.mark.parametrize("method", [name for name, m in METHODS.items() if "selection" in m.input_type.fields_by_name])
 def test_a_huge_range_end_is_invalid_argument(live: tuple[Server, grpc.Channel], method: str) -> None:
     request = GetMessageClass(request_type(method))(selection="1-" + "1" * 4301)
     assert call(live[1], method, [request.SerializeToString()]) == grpc.StatusCode.INVALID_ARGUMENT
