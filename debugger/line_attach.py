@@ -13,7 +13,6 @@ would hold while the interpreter shuts down ("Fatal Python error: _enter_buffere
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 import socket
 import sys
@@ -76,7 +75,7 @@ class _Stdin:
                 return rest.decode(errors="replace") if rest else None
             self._unread += chunk
         line, _, self._unread = self._unread.partition(b"\n")
-        return line.decode(errors="replace")
+        return line.removesuffix(b"\r").decode(errors="replace")
 
 
 _stdin = _Stdin()
@@ -127,12 +126,10 @@ async def attach_lines(client: ControlClient, rank: int | None = None, session_i
 def _ended_elsewhere(session: SessionView, reply: PdbReply) -> int:
     """Say in one line why the session ended while we waited for input; the exit status:
     0 when its rank runs on (another client continued it), 1 when it or the server is gone."""
-    if reply.output:
-        _show(dataclasses.replace(reply, reason=EndReason.CONTINUED))
+    _show(reply)  # its output, and `session ended (why)` unless it was continued
     if reply.reason is EndReason.CONTINUED:
         print(f"meshdbg: {rank_label(session)} was continued by another client; detached", flush=True)
         return 0
-    print(f"meshdbg: session ended ({reply.reason})", flush=True)
     return 0 if isinstance(reply.reason, EndReason) and reply.reason.rank_runs_on else 1
 
 
