@@ -28,7 +28,8 @@ from typing import Callable
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.text import fit_reply, wire_text
 from meshdbg.wire.vocabulary import EndReason
-from meshdbg.worker.frames import innermost_user_frame, is_internal, is_outermost_user_frame
+from meshdbg.worker.frames import (FrameWithLocals, innermost_user_frame, is_internal, is_meshdbg_call,
+                                   is_outermost_user_frame)
 from meshdbg.worker.interact import interact
 from meshdbg.worker.output import StreamedOutput
 from meshdbg.worker.remote import RemoteSession
@@ -137,8 +138,15 @@ class PdbWrapper(pdb.Pdb):
         """`breakpoint()` reached while this pdb steps: a fresh pdb (as local `pdb.set_trace()`
         makes one) takes this session and stops at `frame`; the command that got here gets
         the new position as its reply."""
-        remote, self.remote = self.remote, None
-        PdbWrapper(open_session, remote).set_trace(frame)
+        successor = PdbWrapper(open_session)
+        successor._take_session_of(self)
+        successor.set_trace(frame)
+
+    def _take_session_of(self, stepping: "PdbWrapper") -> None:
+        """Stop in the session that `stepping` (another pdb of this thread) runs a command in:
+        that command returns with this stop, as local pdb's shares one terminal."""
+        remote, stepping.remote = stepping.remote, None
+        self._adopt(remote)
 
     @property
     def stopped(self) -> bool:
@@ -151,6 +159,11 @@ class PdbWrapper(pdb.Pdb):
         (said on stderr) when none can be opened, and the worker goes on."""
         if self.remote is not None and not self.remote.owned:
             self.remote = None  # a forked child: the parent's session is not ours
+        stepping = active_debugger()
+        if self.remote is None and stepping is not None and not stepping.stopped:
+            # A stop of this pdb (its coroutine resumed after an await, say) while another pdb
+            # of the thread runs `n` or `s`: the stop lands in that command's session.
+            self._take_session_of(stepping)
         if self.remote is None:
             try:
                 self._adopt(self._open_session())
@@ -234,7 +247,9 @@ class PdbWrapper(pdb.Pdb):
         standing = self._standing()
         if not standing.stack:
             return ""
-        return "> " + standing.format_stack_entry(standing.stack[standing.curindex], pdb.line_prefix)
+        frame, lineno = standing.stack[standing.curindex]  # the frame of pdb's curframe_locals
+        return "> " + standing.format_stack_entry((FrameWithLocals(frame, standing.curframe_locals), lineno),
+                                                  pdb.line_prefix)
 
     def read_remote_line(self) -> str:
         """Send what pdb wrote plus a read request; return the line the server sends back."""
@@ -324,7 +339,7 @@ class PdbWrapper(pdb.Pdb):
         return stack[hidden:], index - hidden
 
     def stop_here(self, frame: FrameType) -> bool:
-        return not is_internal(frame) and super().stop_here(frame)
+        return super().stop_here(frame) and not is_meshdbg_call(frame)
 
     def dispatch_return(self, frame: FrameType, arg: object):  # type: ignore[override]
         trace = super().dispatch_return(frame, arg)
@@ -386,9 +401,16 @@ class PdbWrapper(pdb.Pdb):
     do_cl = do_clear
 
     def do_interact(self, arg: str) -> None:
-        interact(self, {**self.curframe.f_globals, **self.curframe_locals})
+        interact(self, self.curframe_locals)
 
     do_interact.__doc__ = pdb.Pdb.do_interact.__doc__
+
+    def do_run(self, arg: str) -> None:
+        self.error("run/restart is not available in a remote session (it would end the rank's program); "
+                   "the session goes on")
+
+    do_run.__doc__ = pdb.Pdb.do_run.__doc__ + "\n(remote: not available; it would end the rank's program)\n"
+    do_restart = do_run
 
     def help_pdb(self) -> None:
         """pdb's overview (local pdb starts Python's interactive help here, which would read
