@@ -19,6 +19,7 @@ from __future__ import annotations
 import bdb
 import ctypes
 import enum
+import os
 import pdb
 import sys
 import threading
@@ -108,12 +109,20 @@ class _RemoteStdin:
         """(`exit()` in `interact` closes sys.stdin, which is this then: nothing to close.)"""
 
 
+READRC_ENV = "MESHDBG_READRC"  # "0": remote pdb reads no .pdbrc
+
+
+def reads_pdbrc() -> bool:
+    """Whether a remote pdb reads ~/.pdbrc and ./.pdbrc as local pdb does (readrc=True)."""
+    return os.environ.get(READRC_ENV, "1").strip() != "0"
+
+
 class PdbWrapper(pdb.Pdb):
     """A pdb.Pdb whose console is a remote client of the DebugClient."""
 
     def __init__(self, open_session: SessionOpener, remote: RemoteSession | None = None) -> None:
         self._output = StreamedOutput(lambda: getattr(self, "remote", None))
-        super().__init__(stdin=_RemoteStdin(self), stdout=self._output, nosigint=True, readrc=False)
+        super().__init__(stdin=_RemoteStdin(self), stdout=self._output, nosigint=True, readrc=reads_pdbrc())
         self.use_rawinput = False
         self._open_session = open_session
         self._leaving: EndReason | None = None  # set when pdb is about to let the worker run
@@ -184,6 +193,8 @@ class PdbWrapper(pdb.Pdb):
             super().interaction(frame, traceback)
         finally:
             self._set_activity(_Activity.RUNNING)
+        if self._leaving is not None and self.remote is not None:
+            self._end_session(self._leaving)  # a .pdbrc's `c` on 3.11/3.12: no prompt was shown
 
     def cmdloop(self, intro: str | None = None) -> None:
         """pdb's command loop, for a stop or a breakpoint's `commands` block; when it lets the
