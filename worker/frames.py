@@ -3,8 +3,9 @@
 A worker started by `meshdbg run` runs the user's script under the fork server, the bootstrap
 and runpy; a thread runs it under threading's bootstrap. Local `python script.py` shows none
 of meshdbg's frames, so neither does a remote session: `where` starts at the user's
-outermost frame, stepping never stops in meshdbg's code (nor in what it calls), and stepping off the end of the
-user's outermost frame ends the session instead of wandering into those internals.
+outermost frame, stepping never stops in meshdbg's code (nor in what it calls), and stepping
+off the end of the user's outermost frame ends the session instead of wandering into those
+internals.
 """
 
 from __future__ import annotations

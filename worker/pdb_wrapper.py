@@ -130,15 +130,18 @@ class PdbWrapper(pdb.Pdb):
         self._activity = _Activity.RUNNING
         self._activity_lock = threading.Lock()  # an interrupt (another thread) reads what this one does
         self._interrupted = False
+        self._prompted = False
         self.remote: RemoteSession | None = None
         if remote is not None:
             self._adopt(remote)
 
     # ---- session lifecycle ------------------------------------------------------------
 
-    def _adopt(self, remote: RemoteSession) -> None:
-        """Make `remote` this pdb's session, the calling thread's one."""
+    def _adopt(self, remote: RemoteSession, prompted: bool = False) -> None:
+        """Make `remote` this pdb's session, the calling thread's one (`prompted`: someone has
+        seen a prompt of it and waits for the reply to a command)."""
         self.remote = remote
+        self._prompted = prompted
         remote.on_interrupt = self._on_interrupt
         _thread_state.debugger = self
         _end_with_thread(remote)
@@ -155,7 +158,7 @@ class PdbWrapper(pdb.Pdb):
         """Stop in the session that `stepping` (another pdb of this thread) runs a command in:
         that command returns with this stop, as local pdb's shares one terminal."""
         remote, stepping.remote = stepping.remote, None
-        self._adopt(remote)
+        self._adopt(remote, stepping._prompted)
 
     @property
     def stopped(self) -> bool:
@@ -194,7 +197,7 @@ class PdbWrapper(pdb.Pdb):
         finally:
             self._set_activity(_Activity.RUNNING)
         if self._leaving is not None and self.remote is not None:
-            self._end_session(self._leaving)  # a .pdbrc's `c` on 3.11/3.12: no prompt was shown
+            self._end_session(self._leaving)  # a .pdbrc's `c` (3.11/3.12 run it before any prompt)
 
     def cmdloop(self, intro: str | None = None) -> None:
         """pdb's command loop, for a stop or a breakpoint's `commands` block; when it lets the
@@ -230,12 +233,14 @@ class PdbWrapper(pdb.Pdb):
         return stop
 
     def _end_session(self, reason: EndReason) -> None:
+        """End the session with what pdb wrote since its last prompt; when it never showed a
+        prompt (a .pdbrc that continues), no one asked for that output: the next stop shows it."""
         remote, self.remote = self.remote, None
         self._leaving = None
         if getattr(_thread_state, "debugger", None) is self:
             _thread_state.debugger = None
         if remote is not None:
-            remote.end(fit_reply(self._take_output()), reason)
+            remote.end(fit_reply(self._take_output()) if self._prompted else "", reason)
 
     def _take_output(self) -> str:
         return self._output.take()
@@ -277,6 +282,7 @@ class PdbWrapper(pdb.Pdb):
         remote.send(pb.WorkerMessage(prompt=pb.Prompt(
             output=fit_reply(output), prompt=wire_text(prompt), frame=self._frame(),
             location=wire_text(self._location()))))
+        self._prompted = True
         while True:
             message = remote.receive()
             kind = message.WhichOneof("kind") if message is not None else None

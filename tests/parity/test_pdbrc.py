@@ -38,3 +38,12 @@ def test_meshdbg_readrc_0_reads_neither(server: Server, folders: tuple[Path, dic
     job, env = folders
     got, _ = remote_transcript(server, "commands_block.py", ["show 5", "c"], cwd=job, env=dict(env, MESHDBG_READRC="0"))
     assert "*** SyntaxError" in got and "Breakpoint 1" not in got
+
+
+def test_a_pdbrc_that_continues_acts_as_locally_and_leaves_no_session_behind(server: Server, tmp_path: Path) -> None:
+    (tmp_path / ".pdbrc").write_text("b visit\ncontinue\n")
+    lines = ["p n", "c", "p n", "cl 1", "c"]
+    expected = local_transcript("commands_block.py", lines, cwd=tmp_path, env={"HOME": str(tmp_path / "nowhere")})
+    got, ids = remote_transcript(server, "commands_block.py", lines, cwd=tmp_path, env={"HOME": str(tmp_path / "nowhere")})
+    assert got == expected and "visit()" in got
+    assert len(set(ids)) == 2  # one session per stop in visit; the one the rc file continued from is gone
