@@ -15,7 +15,7 @@ from e2e import Server
 from meshdbg.debugger.control import ControlClient
 from meshdbg.wire.errors import UsageError
 from meshdbg.wire.vocabulary import EndReason
-from parity import SCRIPTS, local_transcript
+from parity import SCRIPTS, bootstrap_worker, local_transcript
 
 
 async def _step_until(pdb, text: str) -> None:
@@ -26,8 +26,12 @@ async def _step_until(pdb, text: str) -> None:
     raise AssertionError(f"no {text!r} within 3 steps")
 
 
-def _start(server: Server, script: str) -> None:
-    server.worker(str(SCRIPTS / script))
+def _start(server: Server, script: str, bootstrap: bool = False) -> None:
+    """SCRIPT as a worker (`bootstrap`: as `meshdbg run` runs a rank), stopped at its first breakpoint."""
+    if bootstrap:
+        bootstrap_worker(server, script)
+    else:
+        server.worker(str(SCRIPTS / script))
     server.wait_sessions(1)
 
 
@@ -169,12 +173,13 @@ def test_help_pdb_shows_the_overview_instead_of_pythons_interactive_help(server:
     server.run(body)
 
 
-def test_step_onto_a_breakpoint_line_steps_over_it_in_the_same_session(server: Server) -> None:
+@pytest.mark.parametrize("bootstrap", [False, True], ids=["serve", "bootstrap"])
+def test_step_onto_a_breakpoint_line_steps_over_it_in_the_same_session(server: Server, bootstrap: bool) -> None:
     """`s` on `breakpoint()`: the breakpoint's new pdb takes over at the next line, in this session
     (local pdb 3.11/3.12 steps into pdb's own set_trace; no session may open inside meshdbg's frames)."""
     if sys.version_info < (3, 13):
         assert "pdb.py" in local_transcript("rebreak_loop.py", ["n", "n", "n", "s", "s", "s", "c", "c", "c"])
-    _start(server, "rebreak_loop.py")
+    _start(server, "rebreak_loop.py", bootstrap)
 
     async def body(client: ControlClient) -> None:
         async with client.attach(rank=0) as pdb:

@@ -4,19 +4,13 @@ worker's bootstrap waits for such threads before it lets the interpreter finaliz
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 from e2e import Server, stop_process
 from meshdbg.debugger.control import ControlClient
-from parity import SCRIPTS
+from parity import bootstrap_worker
 
 
 def test_a_breakpoint_in_a_thread_after_the_main_thread_finished_stops(server: Server) -> None:
-    env = dict(server.env, MESHDBG_RANK="0", MESHDBG_COORDS="", PYTHONUNBUFFERED="1")
-    worker = subprocess.Popen([sys.executable, "-m", "meshdbg.worker.mesh.bootstrap", str(SCRIPTS / "late_thread.py")],
-                              env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, start_new_session=True)
+    worker = bootstrap_worker(server, "late_thread.py")
     try:
         server.wait_sessions(1)
 
