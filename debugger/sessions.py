@@ -37,6 +37,8 @@ class Session:
         self.prompt = ""
         self.location = ""  # pdb's `> file(line)func()` / `-> source` for where it stands
         self._transcript = Tail()  # (the end of) the output since the last command, replayed on attach
+        self._unseen = ""  # a stop's beginning with more than its position (display changes, a commands
+        # block's output, --Return--) that no attach has replayed yet: the next command's output starts with it
         self.end_reason: EndReason | None = None
         self.gone = ""  # why the worker went away (died, hung), once it has
         self.ended = asyncio.Event()
@@ -73,9 +75,11 @@ class Session:
 
     def replay(self) -> pb.Reply:
         """What an attaching client sees first: where pdb stands, then the output since the
-        last command (just that output when it already ends with the position, as a stop's does)."""
+        last command (just that output when it already shows the position, as a stop's does,
+        followed by what pdb printed as the stop began: display changes)."""
+        self._unseen = ""
         output = self._transcript.text()
-        if self.location and self.state is State.STOPPED and not output.endswith(self.location + "\n"):
+        if self.location and self.state is State.STOPPED and self.location + "\n" not in output:
             output = self.location + "\n" + output
         return pb.Reply(output=output, prompt=self.prompt, frame=self.frame, ended=self.state is State.EXITED,
                         reason=wire_value(self.end_reason))
@@ -145,6 +149,9 @@ class Session:
             self._listener, self._collected = on_output, []
             self._registry.publish(WatchKind.UPDATED, self)
             try:
+                unseen, self._unseen = self._unseen, ""
+                if unseen:
+                    await self.on_output(unseen)
                 await self._write(message)
                 reply = await self._pending
             finally:
@@ -169,6 +176,8 @@ class Session:
             self._collected.append(text)
 
     def on_prompt(self, prompt: pb.Prompt) -> None:
+        if self._pending is None and prompt.output.replace(prompt.location + "\n", "", 1).strip():
+            self._unseen = prompt.output  # a stop no command asked for began with more than its position
         self.state, self._info_bytes = State.STOPPED, None
         self.frame = prompt.frame
         self.prompt = prompt.prompt

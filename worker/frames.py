@@ -3,8 +3,9 @@
 A worker started by `meshdbg run` runs the user's script under the fork server, the bootstrap
 and runpy; a thread runs it under threading's bootstrap. Local `python script.py` shows none
 of meshdbg's frames, so neither does a remote session: `where` starts at the user's
-outermost frame, stepping never stops in meshdbg's code, and stepping off the end of the
-user's outermost frame ends the session instead of wandering into those internals.
+outermost frame, stepping never stops in meshdbg's code (nor in what it calls), and stepping
+off the end of the user's outermost frame ends the session instead of wandering into those
+internals.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import runpy
 import threading
 from types import CodeType, FrameType
+from typing import Mapping
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # meshdbg's machinery; worker/pipelining is a library the user's code calls, so it stays visible
@@ -42,6 +44,38 @@ def is_outermost_user_frame(frame: FrameType) -> bool:
     this thread (the module ran to its end, or the thread's target returned)."""
     caller = frame.f_back
     return caller is None or is_internal(caller) or caller.f_code in _THREAD_START
+
+
+def is_meshdbg_call(frame: FrameType) -> bool:
+    """`frame` is meshdbg's, or runs inside a call the user's code made into meshdbg (the
+    breakpoint hook and what it calls: importlib, pdb's own `__init__`, gRPC): stepping
+    (`s` on a `breakpoint()` line) goes over those as over a C function."""
+    if is_internal(frame):
+        return True
+    inside = False
+    while frame is not None:
+        if is_internal(frame):
+            inside = True
+        elif inside:
+            return True  # a user frame called meshdbg, which (in the end) called `frame`
+        frame = frame.f_back
+    return False
+
+
+class FrameWithLocals:
+    """`frame` as pdb's formatting reads it, with `f_locals` standing for pdb's own copy of them.
+
+    On 3.11 and 3.12 each read of a function frame's `f_locals` refreshes the dict pdb edits
+    (`curframe_locals`) from the frame's fast locals, undoing a `!x = 99` not yet written back;
+    anything of meshdbg's that describes the frame pdb shows reads its locals through this.
+    """
+
+    def __init__(self, frame: FrameType, f_locals: Mapping[str, object]) -> None:
+        self._frame = frame
+        self.f_locals = f_locals
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._frame, name)
 
 
 def innermost_user_frame(frame: FrameType | None) -> FrameType | None:

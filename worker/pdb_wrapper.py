@@ -19,6 +19,7 @@ from __future__ import annotations
 import bdb
 import ctypes
 import enum
+import os
 import pdb
 import sys
 import threading
@@ -28,7 +29,8 @@ from typing import Callable
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.text import fit_reply, wire_text
 from meshdbg.wire.vocabulary import EndReason
-from meshdbg.worker.frames import innermost_user_frame, is_internal, is_outermost_user_frame
+from meshdbg.worker.frames import (FrameWithLocals, innermost_user_frame, is_internal, is_meshdbg_call,
+                                   is_outermost_user_frame)
 from meshdbg.worker.interact import interact
 from meshdbg.worker.output import StreamedOutput
 from meshdbg.worker.remote import RemoteSession
@@ -107,12 +109,20 @@ class _RemoteStdin:
         """(`exit()` in `interact` closes sys.stdin, which is this then: nothing to close.)"""
 
 
+READRC_ENV = "MESHDBG_READRC"  # "0": remote pdb reads no .pdbrc
+
+
+def reads_pdbrc() -> bool:
+    """Whether a remote pdb reads ~/.pdbrc and ./.pdbrc as local pdb does (readrc=True)."""
+    return os.environ.get(READRC_ENV, "1").strip() != "0"
+
+
 class PdbWrapper(pdb.Pdb):
     """A pdb.Pdb whose console is a remote client of the DebugClient."""
 
     def __init__(self, open_session: SessionOpener, remote: RemoteSession | None = None) -> None:
         self._output = StreamedOutput(lambda: getattr(self, "remote", None))
-        super().__init__(stdin=_RemoteStdin(self), stdout=self._output, nosigint=True, readrc=False)
+        super().__init__(stdin=_RemoteStdin(self), stdout=self._output, nosigint=True, readrc=reads_pdbrc())
         self.use_rawinput = False
         self._open_session = open_session
         self._leaving: EndReason | None = None  # set when pdb is about to let the worker run
@@ -120,15 +130,18 @@ class PdbWrapper(pdb.Pdb):
         self._activity = _Activity.RUNNING
         self._activity_lock = threading.Lock()  # an interrupt (another thread) reads what this one does
         self._interrupted = False
+        self._prompted = False
         self.remote: RemoteSession | None = None
         if remote is not None:
             self._adopt(remote)
 
     # ---- session lifecycle ------------------------------------------------------------
 
-    def _adopt(self, remote: RemoteSession) -> None:
-        """Make `remote` this pdb's session, the calling thread's one."""
+    def _adopt(self, remote: RemoteSession, prompted: bool = False) -> None:
+        """Make `remote` this pdb's session, the calling thread's one (`prompted`: someone has
+        seen a prompt of it and waits for the reply to a command)."""
         self.remote = remote
+        self._prompted = prompted
         remote.on_interrupt = self._on_interrupt
         _thread_state.debugger = self
         _end_with_thread(remote)
@@ -137,8 +150,15 @@ class PdbWrapper(pdb.Pdb):
         """`breakpoint()` reached while this pdb steps: a fresh pdb (as local `pdb.set_trace()`
         makes one) takes this session and stops at `frame`; the command that got here gets
         the new position as its reply."""
-        remote, self.remote = self.remote, None
-        PdbWrapper(open_session, remote).set_trace(frame)
+        successor = PdbWrapper(open_session)
+        successor._take_session_of(self)
+        successor.set_trace(frame)
+
+    def _take_session_of(self, stepping: "PdbWrapper") -> None:
+        """Stop in the session that `stepping` (another pdb of this thread) runs a command in:
+        that command returns with this stop, as local pdb's shares one terminal."""
+        remote, stepping.remote = stepping.remote, None
+        self._adopt(remote, stepping._prompted)
 
     @property
     def stopped(self) -> bool:
@@ -151,6 +171,11 @@ class PdbWrapper(pdb.Pdb):
         (said on stderr) when none can be opened, and the worker goes on."""
         if self.remote is not None and not self.remote.owned:
             self.remote = None  # a forked child: the parent's session is not ours
+        stepping = active_debugger()
+        if self.remote is None and stepping is not None and not stepping.stopped:
+            # A stop of this pdb (its coroutine resumed after an await, say) while another pdb
+            # of the thread runs `n` or `s`: the stop lands in that command's session.
+            self._take_session_of(stepping)
         if self.remote is None:
             try:
                 self._adopt(self._open_session())
@@ -171,6 +196,8 @@ class PdbWrapper(pdb.Pdb):
             super().interaction(frame, traceback)
         finally:
             self._set_activity(_Activity.RUNNING)
+        if self._leaving is not None and self.remote is not None:
+            self._end_session(self._leaving)  # a .pdbrc's `c` (3.11/3.12 run it before any prompt)
 
     def cmdloop(self, intro: str | None = None) -> None:
         """pdb's command loop, for a stop or a breakpoint's `commands` block; when it lets the
@@ -206,12 +233,14 @@ class PdbWrapper(pdb.Pdb):
         return stop
 
     def _end_session(self, reason: EndReason) -> None:
+        """End the session with what pdb wrote since its last prompt; when it never showed a
+        prompt (a .pdbrc that continues), no one asked for that output: the next stop shows it."""
         remote, self.remote = self.remote, None
         self._leaving = None
         if getattr(_thread_state, "debugger", None) is self:
             _thread_state.debugger = None
         if remote is not None:
-            remote.end(fit_reply(self._take_output()), reason)
+            remote.end(fit_reply(self._take_output()) if self._prompted else "", reason)
 
     def _take_output(self) -> str:
         return self._output.take()
@@ -234,7 +263,9 @@ class PdbWrapper(pdb.Pdb):
         standing = self._standing()
         if not standing.stack:
             return ""
-        return "> " + standing.format_stack_entry(standing.stack[standing.curindex], pdb.line_prefix)
+        frame, lineno = standing.stack[standing.curindex]  # the frame of pdb's curframe_locals
+        return "> " + standing.format_stack_entry((FrameWithLocals(frame, standing.curframe_locals), lineno),
+                                                  pdb.line_prefix)
 
     def read_remote_line(self) -> str:
         """Send what pdb wrote plus a read request; return the line the server sends back."""
@@ -251,6 +282,7 @@ class PdbWrapper(pdb.Pdb):
         remote.send(pb.WorkerMessage(prompt=pb.Prompt(
             output=fit_reply(output), prompt=wire_text(prompt), frame=self._frame(),
             location=wire_text(self._location()))))
+        self._prompted = True
         while True:
             message = remote.receive()
             kind = message.WhichOneof("kind") if message is not None else None
@@ -324,7 +356,7 @@ class PdbWrapper(pdb.Pdb):
         return stack[hidden:], index - hidden
 
     def stop_here(self, frame: FrameType) -> bool:
-        return not is_internal(frame) and super().stop_here(frame)
+        return super().stop_here(frame) and not is_meshdbg_call(frame)
 
     def dispatch_return(self, frame: FrameType, arg: object):  # type: ignore[override]
         trace = super().dispatch_return(frame, arg)
@@ -386,9 +418,16 @@ class PdbWrapper(pdb.Pdb):
     do_cl = do_clear
 
     def do_interact(self, arg: str) -> None:
-        interact(self, {**self.curframe.f_globals, **self.curframe_locals})
+        interact(self, self.curframe_locals)
 
     do_interact.__doc__ = pdb.Pdb.do_interact.__doc__
+
+    def do_run(self, arg: str) -> None:
+        self.error("run/restart is not available in a remote session (it would end the rank's program); "
+                   "the session goes on")
+
+    do_run.__doc__ = pdb.Pdb.do_run.__doc__ + "\n(remote: not available; it would end the rank's program)\n"
+    do_restart = do_run
 
     def help_pdb(self) -> None:
         """pdb's overview (local pdb starts Python's interactive help here, which would read

@@ -33,19 +33,34 @@ def normalise(text: str) -> str:
     return ADDRESS.sub("0x…", text)
 
 
-def local_transcript(script: str, lines: list[str], *args: str) -> str:
-    """Everything local pdb printed on stdout, prompts included, for these lines on its stdin."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MESHDBG_", "PYTHONBREAKPOINT"))}
+def local_transcript(script: str, lines: list[str], *args: str, cwd: Path | None = None,
+                     env: dict[str, str] | None = None) -> str:
+    """Everything local pdb printed on stdout, prompts included, for these lines on its stdin
+    (run in `cwd` with `env` added to the environment, when given)."""
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith(("MESHDBG_", "PYTHONBREAKPOINT"))}
     done = subprocess.run([sys.executable, str(SCRIPTS / script), *args], input="".join(f"{line}\n" for line in lines),
                           capture_output=True, encoding="utf-8", errors="surrogateescape", timeout=60,
-                          env=dict(env, PYTHONUNBUFFERED="1"))
+                          env=dict(inherited, PYTHONUNBUFFERED="1", **(env or {})), cwd=cwd)
     return normalise(done.stdout)
 
 
-def remote_transcript(server: Server, script: str, lines: list[str], *args: str) -> tuple[str, list[int]]:
+def bootstrap_worker(server: Server, script: str, *args: str) -> subprocess.Popen:
+    """SCRIPT as `meshdbg run` runs a rank: under the worker bootstrap, which installs the hook
+    itself (no PYTHONBREAKPOINT import at each `breakpoint()`) and runs the script with runpy."""
+    env = dict(server.env, MESHDBG_RANK="0", MESHDBG_COORDS="", PYTHONUNBUFFERED="1")
+    worker = subprocess.Popen([sys.executable, "-m", "meshdbg.worker.mesh.bootstrap", str(SCRIPTS / script), *args],
+                              env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, start_new_session=True)
+    server.workers.append(worker)
+    return worker
+
+
+def remote_transcript(server: Server, script: str, lines: list[str], *args: str, cwd: Path | None = None,
+                      env: dict[str, str] | None = None, bootstrap: bool = False) -> tuple[str, list[int]]:
     """The same through meshdbg: the first stop, then each line's prompt and reply; and the
-    session ids that answered, line by line."""
-    worker = server.worker(str(SCRIPTS / script), 0, "", *args)
+    session ids that answered, line by line (`bootstrap`: the worker runs as under `meshdbg run`)."""
+    worker = (bootstrap_worker(server, script, *args) if bootstrap else
+              server.worker(str(SCRIPTS / script), 0, "", *args, env=dict(server.env, **(env or {})), cwd=cwd))
     try:
         server.wait_sessions(1)
         return asyncio.run(_drive(server, lines, worker))

@@ -7,6 +7,7 @@ beside meshdbg where the contrast is the point.
 from __future__ import annotations
 
 import asyncio
+import sys
 
 import pytest
 
@@ -14,19 +15,23 @@ from e2e import Server
 from meshdbg.debugger.control import ControlClient
 from meshdbg.wire.errors import UsageError
 from meshdbg.wire.vocabulary import EndReason
-from parity import SCRIPTS, local_transcript
+from parity import SCRIPTS, bootstrap_worker, local_transcript
 
 
-async def _step_to_return(pdb) -> None:
-    """`n` until pdb shows `--Return--` (3.13 stops on the breakpoint() line itself, so one more)."""
+async def _step_until(pdb, text: str) -> None:
+    """`n` until pdb's reply shows `text` (3.13 stops on the breakpoint() line itself, so one more)."""
     for _ in range(3):
-        if "--Return--" in (await pdb.send("n")).output:
+        if text in (await pdb.send("n")).output:
             return
-    raise AssertionError("no --Return-- within 3 steps")
+    raise AssertionError(f"no {text!r} within 3 steps")
 
 
-def _start(server: Server, script: str) -> None:
-    server.worker(str(SCRIPTS / script))
+def _start(server: Server, script: str, bootstrap: bool = False) -> None:
+    """SCRIPT as a worker (`bootstrap`: as `meshdbg run` runs a rank), stopped at its first breakpoint."""
+    if bootstrap:
+        bootstrap_worker(server, script)
+    else:
+        server.worker(str(SCRIPTS / script))
     server.wait_sessions(1)
 
 
@@ -36,7 +41,7 @@ def test_stepping_off_the_end_ends_the_session_instead_of_entering_threading(ser
 
     async def body(client: ControlClient) -> None:
         async with client.attach(rank=0) as pdb:
-            await _step_to_return(pdb)
+            await _step_until(pdb, "--Return--")
             last = await pdb.send("n")
             assert last.ended and last.reason is EndReason.THREAD_FINISHED
             assert "threading" not in last.output
@@ -50,7 +55,7 @@ def test_a_thread_stepping_off_its_target_ends_its_session_and_the_rank_runs_on(
 
     async def body(client: ControlClient) -> None:
         async with client.attach(rank=0) as pdb:
-            await _step_to_return(pdb)
+            await _step_until(pdb, "--Return--")
             last = await pdb.send("n")
             assert last.ended and last.reason is EndReason.THREAD_FINISHED and last.reason.rank_runs_on
             assert "threading.py" not in last.output
@@ -163,6 +168,70 @@ def test_help_pdb_shows_the_overview_instead_of_pythons_interactive_help(server:
     async def body(client: ControlClient) -> None:
         async with client.attach(rank=0) as pdb:
             assert "The Python Debugger Pdb" in (await pdb.send("help pdb")).output
+            await pdb.send("c")
+
+    server.run(body)
+
+
+@pytest.mark.parametrize("bootstrap", [False, True], ids=["serve", "bootstrap"])
+def test_step_onto_a_breakpoint_line_steps_over_it_in_the_same_session(server: Server, bootstrap: bool) -> None:
+    """`s` on `breakpoint()`: the breakpoint's new pdb takes over at the next line, in this session
+    (local pdb 3.11/3.12 steps into pdb's own set_trace; no session may open inside meshdbg's frames)."""
+    if sys.version_info < (3, 13):
+        assert "pdb.py" in local_transcript("rebreak_loop.py", ["n", "n", "n", "s", "s", "s", "c", "c", "c"])
+    _start(server, "rebreak_loop.py", bootstrap)
+
+    async def body(client: ControlClient) -> None:
+        async with client.attach(rank=0) as pdb:
+            for command in ("n", "n", "n", "s", "s", "s", "s", "s"):  # into step(), onto its breakpoint() line
+                if "-> breakpoint()" in (await pdb.send(command)).output:
+                    break
+            else:
+                raise AssertionError("never reached the breakpoint() line")
+            stepped = await pdb.send("s")
+            # where the breakpoint's pdb stops, as after `n` (3.13 stops on the breakpoint() line itself)
+            landing = "-> breakpoint()\n" if sys.version_info >= (3, 13) else "-> return i\n"
+            assert stepped.output.endswith(landing) and stepped.prompt == "(Pdb) " and not stepped.ended
+            where = (await pdb.send("where")).output
+            assert "pdb.py" not in where and "meshdbg" not in where.replace(str(SCRIPTS), "")
+            assert [s.id for s in await client.list()] == [pdb.session.id]  # one session, stopped
+            await pdb.send("c")
+
+    server.run(body)
+
+
+def test_restart_says_it_is_not_available_and_the_session_goes_on(server: Server) -> None:
+    _start(server, "step_basic.py")
+
+    async def body(client: ControlClient) -> None:
+        async with client.attach(rank=0) as pdb:
+            for command in ("restart", "run a b", "restart"):
+                reply = await pdb.send(command)
+                assert not reply.ended and reply.prompt == "(Pdb) "
+                assert reply.output == ("*** run/restart is not available in a remote session (it would end the "
+                                        "rank's program); the session goes on\n")
+            assert (await pdb.send("p 6 * 7")).output == "42\n"
+            await pdb.send("c")
+
+    server.run(body)
+
+
+def test_assignments_in_interact_stick_as_with_bang(server: Server) -> None:
+    """(local pdb's `interact` works on a copy of the namespace and forgets them, as pdb's
+    documentation says; before 3.13 its `exit()` ends the program, so only 3.13 shows it here)"""
+    if sys.version_info >= (3, 13):
+        assert "(Pdb) 41\n" in local_transcript("assign_locals.py", ["interact", "x = 7", "exit()", "p x", "c"])
+    _start(server, "assign_locals.py")
+
+    async def body(client: ControlClient) -> None:
+        async with client.attach(rank=0) as pdb:
+            await pdb.send("interact")
+            await pdb.send("x = 7")
+            await pdb.send("z = x * 3")
+            await pdb.send("", eof=True)
+            assert (await pdb.send("p x, z")).output == "(7, 21)\n"
+            await _step_until(pdb, "-> print(y")
+            assert (await pdb.send("p y")).output == "8\n"  # the program ran on with x = 7
             await pdb.send("c")
 
     server.run(body)

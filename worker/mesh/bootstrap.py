@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import runpy
 import sys
+import threading
 import traceback
 
 from meshdbg.wire.connection import resolve_connection
@@ -68,6 +69,18 @@ def run_target(argv: list[str], with_post_mortem: bool) -> int:
     return 0
 
 
+def wait_for_threads() -> None:
+    """Wait for the script's non-daemon threads, as the interpreter does at exit, but before it
+    starts finalizing: from then on Python 3.12 starts no thread, and a session needs some
+    (gRPC's, its reader), so a `breakpoint()` in such a thread could not stop."""
+    while True:
+        others = [t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
+        if not others:
+            return
+        for thread in others:
+            thread.join()
+
+
 def connect_agent() -> Agent | None:
     """Register with the DebugClient; None (and a note on stderr) when it is unreachable."""
     try:
@@ -99,6 +112,7 @@ def main(argv: list[str]) -> int:
         status = serve_actors(agent, with_post_mortem)
     else:
         status = run_target(argv, with_post_mortem)
+        wait_for_threads()
     if agent is not None:
         agent.close(status)
     return status
