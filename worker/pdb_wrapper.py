@@ -129,6 +129,7 @@ class PdbWrapper(pdb.Pdb):
     def _adopt(self, remote: RemoteSession) -> None:
         """Make `remote` this pdb's session, the calling thread's one."""
         self.remote = remote
+        self._output.open_session()
         remote.on_interrupt = self._on_interrupt
         _thread_state.debugger = self
         _end_with_thread(remote)
@@ -206,6 +207,7 @@ class PdbWrapper(pdb.Pdb):
         return stop
 
     def _end_session(self, reason: EndReason) -> None:
+        self._output.close_session()
         remote, self.remote = self.remote, None
         self._leaving = None
         if getattr(_thread_state, "debugger", None) is self:
