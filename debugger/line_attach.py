@@ -16,6 +16,7 @@ import threading
 from typing import AsyncIterator, Awaitable
 
 from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.peers import SharedLines
 from meshdbg.debugger.views import Change, PdbReply, SessionView, WorkerView
 from meshdbg.debugger.format import rank_label
 from meshdbg.wire.connection import pid_alive
@@ -30,6 +31,11 @@ def _show(reply: PdbReply) -> None:
         sys.stdout.write(reply.output if reply.output.endswith("\n") else reply.output + "\n")
     if reply.ended and reply.reason is not EndReason.CONTINUED:
         sys.stdout.write(f"meshdbg: session ended ({reply.reason})\n")
+    sys.stdout.flush()
+
+
+def _show_text(text: str) -> None:
+    sys.stdout.write(text)
     sys.stdout.flush()
 
 
@@ -55,7 +61,7 @@ async def attach_lines(client: ControlClient, rank: int | None = None, session_i
     """Drive one rank line by line; the session stays paused when we detach."""
     pending: str | None = None  # a line read after `c`, for the rank's next stop
     while True:
-        async with client.attach(rank=rank, session_id=session_id) as attached:
+        async with client.attach(rank=rank, session_id=session_id, on_shared=SharedLines(_show_text)) as attached:
             session = attached.session
             print(f"meshdbg: attached to rank {session.rank} ({session.coords_text or 'no coords'}, "
                   f"{session.thread}); `detach` or Ctrl-D leaves it paused", flush=True)

@@ -120,7 +120,7 @@ class Console:
     async def attach(self, target: AttachTarget) -> None:
         client = await self.link.ensure()
         await self.detach()
-        attachment = await Attachment.open(client, target)
+        attachment = await Attachment.open(client, target, self.show_pdb)
         self.attachment, self.following = attachment, None
         self.announce(f"attached to {attachment.label} at {where(attachment.session)}; "
                       f"detach or Ctrl-D leaves it paused")
