@@ -16,7 +16,9 @@ Never a deadlock: nothing flushes the program's streams while holding the lock t
 needs, the reader never waits for pdb's thread, and a full wire only slows the reader (which
 slows the writer, as a slow terminal does). When the last session ends the descriptors are
 restored at once; the reader then drains what is left (a forked child may still hold the
-pipe) into the old destination only, until end of file, and exits.
+pipe) into the old destination only, until end of file, and exits. Under `meshdbg run` what
+goes on to the launcher's pipes is marked as shown (meshdbg.wire.shown_marks), so a console
+attached to this rank does not print it a second time as a log line.
 """
 
 from __future__ import annotations
@@ -25,9 +27,12 @@ import codecs
 import ctypes
 import os
 import select
+import stat
 import sys
 import threading
 from typing import Protocol
+
+from meshdbg.wire.shown_marks import MARKS_ENV, mark
 
 STREAMS = (1, 2)
 READ_BYTES = 64 * 1024
@@ -83,6 +88,8 @@ class _Epoch:
         self.reads: dict[int, int] = {}  # pipe read end → the stream it captures
         self._decoders = {fd: codecs.getincrementaldecoder("utf-8")(errors="replace") for fd in STREAMS}
         self._alive = dict.fromkeys(STREAMS, True)  # still able to tee to the old destination
+        marks = os.environ.get(MARKS_ENV) == "1"  # the launcher's pipes (not a file a child was sent to)
+        self._marked = {fd: marks and stat.S_ISFIFO(os.fstat(saved).st_mode) for fd, saved in self.saved.items()}
         self._wake_read, self._wake_write = os.pipe()
         self.restored = False
         for fd in STREAMS:
@@ -121,7 +128,7 @@ class _Epoch:
                     del self.reads[read]
                     break
                 if self._alive[fd]:
-                    self._alive[fd] = _write_all(self.saved[fd], data)
+                    self._alive[fd] = _write_all(self.saved[fd], mark(data) if sinks and self._marked[fd] else data)
                 text = self._decoders[fd].decode(data)
                 for sink in sinks:
                     sink.program_wrote(text)
