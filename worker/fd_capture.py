@@ -23,6 +23,7 @@ attached to this rank does not print it a second time as a log line.
 
 from __future__ import annotations
 
+import atexit
 import codecs
 import ctypes
 import os
@@ -50,6 +51,17 @@ class Sink(Protocol):
         """Take the program's text, in order with what pdb wrote before it."""
 
 
+def _c_fflush():
+    """C stdio's fflush, or None where there is no C library to ask."""
+    try:
+        return ctypes.CDLL(None).fflush
+    except (OSError, AttributeError):
+        return None
+
+
+_fflush = _c_fflush()
+
+
 def _flush_program_buffers() -> None:
     """Push what the program has written but not yet handed to fd 1/2: Python's streams
     and C stdio's (a C extension's printf on a pipe). Never called holding the capture's lock."""
@@ -59,10 +71,8 @@ def _flush_program_buffers() -> None:
                 stream.flush()
         except Exception:  # a replaced or closed stream: nothing of ours to flush there
             pass
-    try:
-        ctypes.CDLL(None).fflush(None)
-    except Exception:  # no C library to ask (not on a POSIX libc)
-        pass
+    if _fflush is not None:
+        _fflush(None)
 
 
 def _write_all(fd: int, data: bytes) -> bool:
@@ -84,7 +94,14 @@ class _Epoch:
 
     def __init__(self, owner: "FdCapture") -> None:
         self._owner = owner
-        self.saved = {fd: os.dup(fd) for fd in STREAMS}  # where each stream went before
+        self.saved: dict[int, int] = {}  # where each stream went before
+        try:
+            for fd in STREAMS:
+                self.saved[fd] = os.dup(fd)
+        except OSError:  # a stream closed from the start: nothing to capture it into
+            for saved in self.saved.values():
+                os.close(saved)
+            raise
         self.reads: dict[int, int] = {}  # pipe read end → the stream it captures
         self._decoders = {fd: codecs.getincrementaldecoder("utf-8")(errors="replace") for fd in STREAMS}
         self._alive = dict.fromkeys(STREAMS, True)  # still able to tee to the old destination
@@ -206,6 +223,20 @@ class FdCapture:
             if self._epoch is not None:
                 self._epoch.drain(self.live_sinks(self._epoch))
 
+    def close(self) -> None:
+        """At exit with a session still open (a daemon thread's): the descriptors back and the
+        pipes emptied into them now, before daemon threads stop and the last flush, which
+        would otherwise wait on a pipe nobody reads."""
+        if self._pid != os.getpid() or self._epoch is None:
+            return
+        _flush_program_buffers()
+        with self.lock:
+            epoch = self._epoch
+            if epoch is not None:
+                self._sinks = []
+                self._stop()
+                epoch.drain([])
+
     def live_sinks(self, epoch: _Epoch | None) -> list[Sink]:
         """The sinks still open (for `epoch`, the current capture; none for an old one); the
         capture stops when none is left. Called with the lock held."""
@@ -246,3 +277,4 @@ class FdCapture:
 
 
 program_output = FdCapture()
+atexit.register(program_output.close)

@@ -8,6 +8,7 @@ where its descriptors point once the session is over.
 from __future__ import annotations
 
 import asyncio
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -50,3 +51,10 @@ def test_fds_are_given_back_when_the_server_goes_away_mid_session(server: Server
     worker.wait(timeout=30)
     assert (tmp_path / "log").read_text().endswith(RESTORED)
     stop_process(worker)
+
+
+def test_a_process_that_exits_with_a_session_open_loses_none_of_its_output(server: Server, tmp_path: Path) -> None:
+    worker = server.worker("exit_while_stopped.py", stdin=subprocess.PIPE, stdout=(tmp_path / "log").open("w"))
+    server.wait_sessions(1)
+    worker.communicate("go\n", timeout=30)
+    assert (tmp_path / "log").read_text() == "y" * 200_000 + "\nmain done\n"
