@@ -77,9 +77,10 @@ class Session:
 
     def replay(self) -> pb.Reply:
         """What an attaching client sees first: where pdb stands, then the output since the
-        last command (just that output when it already ends with the position, as a stop's does)."""
+        last command (just that output when it already shows the position, as a stop's does,
+        maybe followed by what the program printed since)."""
         output = self._transcript.text()
-        if self.location and self.state is State.STOPPED and not output.endswith(self.location + "\n"):
+        if self.location and self.state is State.STOPPED and self.location + "\n" not in output:
             output = self.location + "\n" + output
         return pb.Reply(output=output, prompt=self.prompt, frame=self.frame, ended=self.state is State.EXITED,
                         reason=wire_value(self.end_reason))

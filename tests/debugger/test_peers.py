@@ -73,9 +73,10 @@ def test_the_programs_output_between_commands_is_in_the_replay_of_a_later_attach
         async with client.attach(rank=0, on_shared=screen.lines):
             async with client.attach(rank=0) as first:
                 await first.send("!later('between commands')")
+                stop = await first.send("n")  # back before the thread prints
             await screen.until("between commands\n")
             async with client.attach(rank=0) as late:
-                assert late.replay.output.endswith("between commands\n")
+                assert late.replay.output == stop.output + "between commands\n"  # where it stands, once
 
     server.run(body)
 
