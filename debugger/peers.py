@@ -73,8 +73,8 @@ def output(text: str) -> pb.ProgramShared:
     return pb.ProgramShared(output=pb.OutputChunk(text=text))
 
 
-def reply(reply: pb.Reply) -> pb.ProgramShared:
-    return pb.ProgramShared(reply=reply)
+def reply(answer: pb.Reply) -> pb.ProgramShared:
+    return pb.ProgramShared(reply=answer)
 
 
 class SharedLines:
