@@ -112,9 +112,12 @@ class Session:
         if feed in self._peers:
             self._peers.remove(feed)
 
-    def _share(self, shared: pb.ProgramShared) -> None:
-        for feed in self._peers:
-            if feed is not self._issuer:
+    def _share(self, make: Callable[..., pb.ProgramShared], *args: object) -> None:
+        """`make(*args)` to every attached client but the issuer (built only if one is there)."""
+        others = [feed for feed in self._peers if feed is not self._issuer]
+        if others:
+            shared = make(*args)
+            for feed in others:
                 feed.put(shared)
 
     async def complete(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
@@ -167,7 +170,7 @@ class Session:
             self._transcript.clear()
             self._listener, self._collected = on_output, []
             self._issuer = by
-            self._share(peers.echo(self.prompt, line))
+            self._share(peers.echo, self.prompt, line)
             self._registry.publish(WatchKind.UPDATED, self)
             try:
                 await self._write(message)
@@ -186,7 +189,7 @@ class Session:
         to its listener (waiting while the listener's client is behind, which holds the worker
         back too), else collected; and to the other attached clients."""
         self._transcript.add(text)
-        self._share(peers.output(text))
+        self._share(peers.output, text)
         if self._listener is not None:
             try:
                 await self._listener(text)
@@ -201,7 +204,7 @@ class Session:
         self.prompt = prompt.prompt
         self.location = prompt.location
         self._transcript.add(prompt.output)
-        self._share(peers.reply(pb.Reply(output=prompt.output, prompt=prompt.prompt, frame=prompt.frame)))
+        self._share(lambda: peers.reply(pb.Reply(output=prompt.output, prompt=prompt.prompt, frame=prompt.frame)))
         self._registry.publish(WatchKind.UPDATED, self)
         if self._pending and not self._pending.done():
             self._pending.set_result(pb.Reply(output=prompt.output, prompt=prompt.prompt, frame=prompt.frame))
@@ -225,7 +228,7 @@ class Session:
         self.end_reason = reason
         self._transcript.add(output)
         ended = pb.Reply(output=output, frame=self.frame, ended=True, reason=reason.pb)
-        self._share(peers.reply(ended))
+        self._share(peers.reply, ended)
         if self._pending and not self._pending.done():
             self._pending.set_result(ended)
         self._completions.close([])
