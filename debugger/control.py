@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import AsyncIterator, Iterator
+from typing import AsyncIterator, Callable, Iterator
 
 import grpc
 
 from meshdbg.debugger.pending import PendingRequests
-from meshdbg.debugger.views import (CastResult, Change, CompareView, PdbReply, RankStacksView, SessionView,
+from meshdbg.debugger.views import (CastResult, Change, CompareView, PdbReply, RankStacksView, SessionView, Shared,
                                     WorkerView, change_of)
 from meshdbg.wire.chunks import check_line
 from meshdbg.wire.connection import PROTOCOL_VERSION, ConnectionInfo, resolve_connection
@@ -41,12 +41,16 @@ class AttachedSession:
     """A live attach: send pdb lines, get replies; `replay` is what was on screen before.
 
     One reader task dispatches the stream's events, so a client may wait for the session to
-    end (`wait_ended`) while also sending commands and asking for completions.
+    end (`wait_ended`) while also sending commands and asking for completions. What others do
+    on the session (another console's lines and their output, a `cast`, the program's output
+    while pdb waits) goes to `on_shared` as it comes, if given.
     """
 
-    def __init__(self, client: "ControlClient", target: pb.AttachTarget) -> None:
+    def __init__(self, client: "ControlClient", target: pb.AttachTarget,
+                 on_shared: Callable[[Shared], None] | None = None) -> None:
         self._client = client
         self._target = target
+        self.on_shared = on_shared
         self._call: grpc.aio.StreamStreamCall | None = None
         self._reader: asyncio.Task[None] | None = None
         self._reply: asyncio.Future[PdbReply] | None = None
@@ -103,6 +107,8 @@ class AttachedSession:
                             self._finish(reply)
                     elif event.HasField("completions"):
                         self._completions.answer(event.completions.request_id, list(event.completions.matches))
+                    elif event.HasField("shared") and self.on_shared is not None:
+                        self.on_shared(Shared.from_pb(event.shared))
         except MeshdbgError as exc:
             self._failure = exc
         self._finish(PdbReply("", "", "", "", 0, True, str(self._failure or "the attach stream closed")))
@@ -257,13 +263,14 @@ class ControlClient:
                                              metadata=self.connection.metadata())
         return [SessionView.from_pb(info) for info in reply.resumed]
 
-    def attach(self, rank: int | None = None, name: str = "", session_id: int | None = None) -> AttachedSession:
-        """Attach to one session, by id or by rank (and name)."""
+    def attach(self, rank: int | None = None, name: str = "", session_id: int | None = None,
+               on_shared: Callable[[Shared], None] | None = None) -> AttachedSession:
+        """Attach to one session, by id or by rank (and name); `on_shared` gets what others do there."""
         if session_id is not None:
             target = pb.AttachTarget(session_id=session_id)
         else:
             target = pb.AttachTarget(rank=pb.RankTarget(rank=rank or 0, name=name))
-        return AttachedSession(self, target)
+        return AttachedSession(self, target, on_shared)
 
     async def watch(self, exits: bool = False) -> AsyncIterator[Change]:
         """(kind, session, reason): OPENED for each live session, one SYNCED (with an empty

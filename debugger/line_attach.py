@@ -20,6 +20,7 @@ import threading
 from typing import AsyncIterator, Awaitable
 
 from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.peers import SharedLines
 from meshdbg.debugger.views import Change, PdbReply, SessionView, WorkerView
 from meshdbg.debugger.format import rank_label
 from meshdbg.wire.connection import pid_alive
@@ -79,6 +80,9 @@ class _Stdin:
 
 
 _stdin = _Stdin()
+def _show_text(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 def read_line(prompt: str) -> asyncio.Future[str | None]:
@@ -90,7 +94,7 @@ async def attach_lines(client: ControlClient, rank: int | None = None, session_i
     """Drive one rank line by line; the session stays paused when we detach."""
     pending: str | None = None  # a line read after `c`, for the rank's next stop
     while True:
-        async with client.attach(rank=rank, session_id=session_id) as attached:
+        async with client.attach(rank=rank, session_id=session_id, on_shared=SharedLines(_show_text)) as attached:
             session = attached.session
             print(f"meshdbg: attached to rank {session.rank} ({session.coords_text or 'no coords'}, "
                   f"{session.thread}); `detach` or Ctrl-D leaves it paused", flush=True)

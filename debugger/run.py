@@ -91,6 +91,7 @@ async def main(args: argparse.Namespace) -> int:
                             stop_on_failure=not args.keep_going, tls=server_certificate(args, "127.0.0.1"))
     job = Job()
     job.take_signals()
+    launcher.shown = lambda rank: job.showing() == rank
     watcher: asyncio.Task[None] | None = None
     collector = asyncio.create_task(keep_gc_pauses_short(lambda: not len(launcher.server.registry)))
     try:

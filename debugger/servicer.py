@@ -21,6 +21,7 @@ from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 from meshdbg.debugger.evaluation import evaluate_all
 from meshdbg.debugger.sampling import collect_stacks
 from meshdbg.debugger.liveness import gone_reason
+from meshdbg.debugger.peers import PeerFeed
 from meshdbg.debugger.sanitize import sanitize_identity
 from meshdbg.debugger.selection import ALL, parse_selection
 from meshdbg.debugger.sessions import Session, SessionRegistry
@@ -232,23 +233,36 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         except MeshdbgError as exc:
             await _abort(context, exc)
         write = serialized_writer(context, "the client went away")
-        await write(pb.AttachEvent(attached=session.info()))
-        await write(pb.AttachEvent(reply=session.replay()))
-        watcher = asyncio.create_task(self._announce_end(session, write))
+        feed = PeerFeed()
+        replay = session.replay()
+        session.subscribe(feed)  # from the replay on, nothing others do here goes unseen
         try:
-            async for request in request_iterator:
-                kind = request.WhichOneof("kind")
-                if kind == "input":
-                    reply = await self._attached_command(session, request.input, write)
-                    await write(pb.AttachEvent(reply=reply))
-                    if reply.ended:
-                        break
-                elif kind == "complete":
-                    c = request.complete
-                    matches = await session.complete(c.text, c.line, c.begidx, c.endidx)
-                    await write(pb.AttachEvent(completions=pb.Completions(request_id=c.request_id, matches=matches)))
+            await write(pb.AttachEvent(attached=session.info()))
+            await write(pb.AttachEvent(reply=replay))
+            sharer = asyncio.create_task(self._share_with(feed, write))
+            watcher = asyncio.create_task(self._announce_end(session, feed, write))
+            try:
+                await self._serve_attached(session, feed, request_iterator, write)
+            finally:
+                watcher.cancel()
+                sharer.cancel()
         finally:
-            watcher.cancel()
+            session.unsubscribe(feed)
+
+    async def _serve_attached(self, session: Session, feed: PeerFeed, request_iterator: AsyncIterator[pb.AttachRequest],
+                              write: Callable[[pb.AttachEvent], Awaitable[None]]) -> None:
+        """An attach stream's requests: pdb lines (sent as `feed`'s client's) and completions."""
+        async for request in request_iterator:
+            kind = request.WhichOneof("kind")
+            if kind == "input":
+                reply = await self._attached_command(session, request.input, feed, write)
+                await write(pb.AttachEvent(reply=reply))
+                if reply.ended:
+                    return
+            elif kind == "complete":
+                c = request.complete
+                matches = await session.complete(c.text, c.line, c.begidx, c.endidx)
+                await write(pb.AttachEvent(completions=pb.Completions(request_id=c.request_id, matches=matches)))
 
     def _resolve(self, target: pb.AttachTarget) -> Session:
         if target.WhichOneof("kind") == "session_id":
@@ -256,22 +270,37 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         return self.registry.by_rank(target.rank.rank, target.rank.name)
 
     @staticmethod
-    async def _attached_command(session: Session, line: pb.Input, write: Callable[[pb.AttachEvent], Awaitable[None]]
-                                ) -> pb.Reply:
+    async def _attached_command(session: Session, line: pb.Input, feed: PeerFeed,
+                                write: Callable[[pb.AttachEvent], Awaitable[None]]) -> pb.Reply:
         """pdb's reply to one line (its output streamed ahead of it), or why it could not run."""
         async def forward(text: str) -> None:
             await write(pb.AttachEvent(output=pb.OutputChunk(text=text)))
 
         try:
-            return await session.execute(line.line, forward, eof=line.eof)
+            return await session.execute(line.line, forward, eof=line.eof, by=feed)
         except (SessionError, UsageError) as exc:
             return pb.Reply(output=f"*** {exc}\n", prompt=session.prompt, frame=session.frame,
                             ended=session.state is State.EXITED, reason=wire_value(session.end_reason))
 
     @staticmethod
-    async def _announce_end(session: Session, write: Callable[[pb.AttachEvent], Awaitable[None]]) -> None:
-        """Tell an idle client that its session ended elsewhere (continue, exit, kill)."""
+    async def _share_with(feed: PeerFeed, write: Callable[[pb.AttachEvent], Awaitable[None]]) -> None:
+        """Send an attached client what others do on its session, as it comes."""
+        while True:
+            shared = await feed.get()
+            try:
+                await write(pb.AttachEvent(shared=shared))
+            except SessionError:  # the client went away: its stream ends on its own
+                return
+            finally:
+                feed.done()
+
+    @staticmethod
+    async def _announce_end(session: Session, feed: PeerFeed, write: Callable[[pb.AttachEvent], Awaitable[None]]
+                            ) -> None:
+        """Tell an idle client that its session ended elsewhere (continue, exit, kill), after
+        what it was still to be shown of it."""
         await session.ended.wait()
+        await feed.drained()
         await write(pb.AttachEvent(reply=pb.Reply(frame=session.frame, ended=True, reason=wire_value(session.end_reason))))
 
     async def Watch(self, request: pb.WatchRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[pb.WatchEvent]:

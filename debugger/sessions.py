@@ -17,6 +17,8 @@ from typing import AsyncIterator, Awaitable, Callable
 from meshdbg.wire.chunks import Tail, check_line
 from meshdbg.wire.errors import NoMatchError, SessionError
 from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.debugger import peers
+from meshdbg.debugger.peers import PeerFeed
 from meshdbg.debugger.pending import PendingRequests
 from meshdbg.debugger.selection import Selection
 from meshdbg.wire.coords import identity_coords
@@ -48,6 +50,8 @@ class Session:
         self._pending: asyncio.Future[pb.Reply] | None = None
         self._listener: OutputListener | None = None
         self._collected: list[str] = []  # output chunks of a command run without a listener
+        self._peers: list[PeerFeed] = []  # the attached clients, each shown what the others do
+        self._issuer: PeerFeed | None = None  # the attached client whose command runs (it sees its own)
         self._completions: PendingRequests[list[str]] = PendingRequests()
         self._samples: PendingRequests[pb.SampledStacks] = PendingRequests()
         self._evaluations: PendingRequests[pb.Evaluation] = PendingRequests()
@@ -76,7 +80,8 @@ class Session:
     def replay(self) -> pb.Reply:
         """What an attaching client sees first: where pdb stands, then the output since the
         last command (just that output when it already shows the position, as a stop's does,
-        followed by what pdb printed as the stop began: display changes)."""
+        maybe followed by what the program printed since, and by what pdb printed as the stop
+        began: display changes)."""
         self._unseen = ""
         output = self._transcript.text()
         if self.location and self.state is State.STOPPED and self.location + "\n" not in output:
@@ -86,18 +91,38 @@ class Session:
 
     # ---- driven by control clients ----------------------------------------------------
 
-    async def execute(self, line: str, on_output: OutputListener | None = None, eof: bool = False) -> pb.Reply:
+    async def execute(self, line: str, on_output: OutputListener | None = None, eof: bool = False,
+                      by: PeerFeed | None = None) -> pb.Reply:
         """Run one pdb command and return its output (`eof`: end pdb's input instead, as Ctrl-D).
 
         With `on_output`, the output streams to it in chunks as the worker writes it and the
         reply holds only its tail, so output of any size passes in bounded memory; without,
-        the reply holds all of it.
+        the reply holds all of it. Every attached client but `by` (the one that sent it) sees
+        the line, its output and the reply.
         """
-        return await self._send(pb.ServerMessage(input=pb.Input(line=check_line(line), eof=eof)), on_output)
+        line = check_line(line)
+        return await self._send(pb.ServerMessage(input=pb.Input(line=line, eof=eof)), on_output, line, by)
 
     async def resume(self, clear_breakpoints: bool = False, on_output: OutputListener | None = None) -> pb.Reply:
         """Leave pdb and let the worker run."""
-        return await self._send(pb.ServerMessage(resume=pb.Resume(clear_breakpoints=clear_breakpoints)), on_output)
+        return await self._send(pb.ServerMessage(resume=pb.Resume(clear_breakpoints=clear_breakpoints)), on_output,
+                                "continue", None)
+
+    def subscribe(self, feed: PeerFeed) -> None:
+        """An attached client: from now on it sees what others do here (meshdbg.debugger.peers)."""
+        self._peers.append(feed)
+
+    def unsubscribe(self, feed: PeerFeed) -> None:
+        if feed in self._peers:
+            self._peers.remove(feed)
+
+    def _share(self, make: Callable[..., pb.ProgramShared], *args: object) -> None:
+        """`make(*args)` to every attached client but the issuer (built only if one is there)."""
+        others = [feed for feed in self._peers if feed is not self._issuer]
+        if others:
+            shared = make(*args)
+            for feed in others:
+                feed.put(shared)
 
     async def complete(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
         """Tab completions computed by the remote pdb in its current frame."""
@@ -135,7 +160,8 @@ class Session:
     def running_command(self) -> bool:
         return self.state is State.RUNNING and self._pending is not None
 
-    async def _send(self, message: pb.ServerMessage, on_output: OutputListener | None) -> pb.Reply:
+    async def _send(self, message: pb.ServerMessage, on_output: OutputListener | None, line: str,
+                    by: PeerFeed | None) -> pb.Reply:
         if self._lock.locked():
             raise SessionError(f"rank {self.rank} is busy running another command")
         async with self._lock:
@@ -147,6 +173,8 @@ class Session:
             self.state, self._info_bytes = State.RUNNING, None
             self._transcript.clear()
             self._listener, self._collected = on_output, []
+            self._issuer = by
+            self._share(peers.echo, self.prompt, line)
             self._registry.publish(WatchKind.UPDATED, self)
             try:
                 unseen, self._unseen = self._unseen, ""
@@ -155,7 +183,7 @@ class Session:
                 await self._write(message)
                 reply = await self._pending
             finally:
-                self._pending, self._listener = None, None
+                self._pending, self._listener, self._issuer = None, None, None
             if self._collected:
                 reply.output = "".join(self._collected) + reply.output
                 self._collected = []
@@ -164,9 +192,11 @@ class Session:
     # ---- driven by the worker's stream ------------------------------------------------
 
     async def on_output(self, text: str) -> None:
-        """A chunk of the running command's output: to its listener (waiting while the
-        listener's client is behind, which holds the worker back too), else collected."""
+        """A chunk of the running command's output (or, between commands, of the program's):
+        to its listener (waiting while the listener's client is behind, which holds the worker
+        back too), else collected; and to the other attached clients."""
         self._transcript.add(text)
+        self._share(peers.output, text)
         if self._listener is not None:
             try:
                 await self._listener(text)
@@ -183,6 +213,7 @@ class Session:
         self.prompt = prompt.prompt
         self.location = prompt.location
         self._transcript.add(prompt.output)
+        self._share(lambda: peers.reply(pb.Reply(output=prompt.output, prompt=prompt.prompt, frame=prompt.frame)))
         self._registry.publish(WatchKind.UPDATED, self)
         if self._pending and not self._pending.done():
             self._pending.set_result(pb.Reply(output=prompt.output, prompt=prompt.prompt, frame=prompt.frame))
@@ -205,8 +236,10 @@ class Session:
         self.state, self._info_bytes = State.EXITED, None
         self.end_reason = reason
         self._transcript.add(output)
+        ended = pb.Reply(output=output, frame=self.frame, ended=True, reason=reason.pb)
+        self._share(peers.reply, ended)
         if self._pending and not self._pending.done():
-            self._pending.set_result(pb.Reply(output=output, frame=self.frame, ended=True, reason=reason.pb))
+            self._pending.set_result(ended)
         self._completions.close([])
         gone = SessionError(f"rank {self.rank}'s session ended ({reason})")
         self._samples.close(error=gone)

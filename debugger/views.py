@@ -185,6 +185,27 @@ class PdbReply:
                    reply.ended, EndReason.of(reply.reason) if reply.ended else None)
 
 
+@dataclass(frozen=True)
+class Shared:
+    """What an attached client sees without asking (meshdbg.debugger.peers): a `line` that
+    someone else sent at `prompt`, `output` (theirs, or the program's while pdb waits), or
+    pdb's `reply` to their line."""
+
+    line: str | None = None
+    prompt: str = ""
+    output: str = ""
+    reply: PdbReply | None = None
+
+    @classmethod
+    def from_pb(cls, shared: pb.ProgramShared) -> "Shared":
+        kind = shared.WhichOneof("kind")
+        if kind == "echo":
+            return cls(line=shared.echo.line, prompt=shared.echo.prompt)
+        if kind == "reply":
+            return cls(reply=PdbReply.from_pb(shared.reply))
+        return cls(output=shared.output.text)
+
+
 Change = tuple[WatchKind, "SessionView | WorkerView", "EndReason | None"]
 
 

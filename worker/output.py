@@ -1,16 +1,24 @@
-"""pdb's stdout in a worker: what pdb writes, streamed to the session once it grows large.
+"""pdb's stdout in a worker: what pdb writes, with the program's own output in order, streamed
+to the session once it grows large.
 
 Small output waits for the next prompt and travels with it (one round trip per command);
 output past OUTPUT_CHUNK_CHARS goes out at once in chunks, so `p 'x'*100_000_000` never
 holds more than the text pdb built itself, and the client sees it as it comes.
+
+The program's output (fd 1 and 2, meshdbg.worker.fd_capture) joins it where a terminal would
+show it: everything the program wrote before a write of pdb's comes before it. While pdb
+waits at its prompt, or runs a command that has written nothing yet (`n` over a loop that
+prints), the program's output goes out at once, so the person sees it as it comes.
 """
 
 from __future__ import annotations
 
 import io
+import threading
 from typing import Callable
 
 from meshdbg.wire.chunks import OUTPUT_CHUNK_CHARS
+from meshdbg.worker.fd_capture import program_output
 from meshdbg.worker.remote import RemoteSession
 
 
@@ -28,22 +36,67 @@ class StreamedOutput(io.TextIOBase):
         self._session = session
         self._parts: list[str] = []
         self._pending = 0
+        self._lock = threading.Lock()  # pdb's thread and the capture's reader both add text
+        self._live = False  # pdb has written nothing since its last prompt: the program's text goes out at once
 
     def writable(self) -> bool:
         return True
 
     def write(self, text: str) -> int:
-        self.last_write = text
+        program_output.sync()
+        with self._lock:
+            self.last_write = text
+            self._live = False
+            self._add(text)
+        return len(text)
+
+    def take(self) -> str:
+        """Everything written and not yet sent (the program's output so far included); the
+        buffer starts empty again."""
+        program_output.sync()
+        with self._lock:
+            self._live = True
+            return self._take()
+
+    # ---- the program's side (meshdbg.worker.fd_capture.Sink) ------------------------------
+
+    def open_session(self) -> None:
+        """The session is open: the program's output comes here too until it ends."""
+        program_output.attach(self)
+
+    def close_session(self) -> None:
+        """The session ends: the program's output so far is in the buffer, the rest is not ours."""
+        program_output.detach(self)
+
+    @property
+    def open(self) -> bool:
+        remote = self._session()
+        return remote is not None and remote.owned
+
+    def program_wrote(self, text: str) -> None:
+        with self._lock:
+            if self._parts and self._parts[-1] is self.last_write and not self.last_write.endswith("\n"):
+                # pdb's prompt is written and not yet sent: the person sees this above it
+                self._parts.insert(-1, text)
+                self._pending += len(text)
+                return
+            self._add(text)
+            if self._live and self._pending:
+                remote = self._session()
+                if remote is not None:
+                    remote.send_output(self._take())
+
+    # ---- the buffer (with the lock held) -------------------------------------------------
+
+    def _add(self, text: str) -> None:
         self._parts.append(text)
         self._pending += len(text)
         if self._pending >= OUTPUT_CHUNK_CHARS:
             remote = self._session()
             if remote is not None:
-                remote.send_output(self.take())
-        return len(text)
+                remote.send_output(self._take())
 
-    def take(self) -> str:
-        """Everything written and not yet sent; the buffer starts empty again."""
+    def _take(self) -> str:
         text = "".join(self._parts)
         self._parts, self._pending = [], 0
         return text

@@ -142,6 +142,7 @@ class PdbWrapper(pdb.Pdb):
         seen a prompt of it and waits for the reply to a command)."""
         self.remote = remote
         self._prompted = prompted
+        self._output.open_session()
         remote.on_interrupt = self._on_interrupt
         _thread_state.debugger = self
         _end_with_thread(remote)
@@ -235,6 +236,7 @@ class PdbWrapper(pdb.Pdb):
     def _end_session(self, reason: EndReason) -> None:
         """End the session with what pdb wrote since its last prompt; when it never showed a
         prompt (a .pdbrc that continues), no one asked for that output: the next stop shows it."""
+        self._output.close_session()
         remote, self.remote = self.remote, None
         self._leaving = None
         if getattr(_thread_state, "debugger", None) is self:

@@ -61,6 +61,8 @@ class Console:
         self.exit_when_idle = exit_when_idle
         self.job = job
         self.attachment: Attachment | None = None
+        if job is not None:  # the job's logs leave out what this console shows of the rank's session
+            job.showing = lambda: self.attachment.session.rank if self.attachment is not None else None
         self.following: SessionView | None = None  # the rank we let run with `c`: Ctrl-C stops it
         self.synced = False  # the board holds what the server had when we (re)connected
         self._command: Callable[[], None] | None = None  # what Ctrl-C does to the running command
@@ -120,7 +122,7 @@ class Console:
     async def attach(self, target: AttachTarget) -> None:
         client = await self.link.ensure()
         await self.detach()
-        attachment = await Attachment.open(client, target)
+        attachment = await Attachment.open(client, target, self.show_pdb)
         self.attachment, self.following = attachment, None
         self.announce(f"attached to {attachment.label} at {where(attachment.session)}; "
                       f"detach or Ctrl-D leaves it paused")

@@ -7,9 +7,11 @@ session itself stays paused on the server.
 from __future__ import annotations
 
 import asyncio
+from typing import Callable
 
 from meshdbg.debugger.control import AttachedSession, ControlClient
-from meshdbg.debugger.views import PdbReply, SessionView
+from meshdbg.debugger.peers import SharedLines
+from meshdbg.debugger.views import PdbReply, SessionView, Shared
 from meshdbg.debugger.format import rank_label, shown_name
 from meshdbg.debugger.selection import AttachTarget
 
@@ -22,17 +24,26 @@ PDB_PROMPT, PDB_WORD = "(Pdb) ", "Pdb"
 class Attachment:
     """One open attach: pdb lines go through `send`, Tab through `complete`."""
 
-    def __init__(self, attached: AttachedSession) -> None:
+    def __init__(self, attached: AttachedSession, show: Callable[[str], None] = lambda text: None) -> None:
         self.attached = attached
         self.pdb_prompt = attached.replay.prompt if attached.replay else ""  # what the remote pdb prompts with
         self.busy = False  # a line is on its way; its reply, not the end watcher, reports the end
         self.end_watcher: asyncio.Task[None] | None = None  # the console's wait for the session's end
+        self._shared = SharedLines(show)
+        attached.on_shared = self._on_shared
 
     @classmethod
-    async def open(cls, client: ControlClient, target: AttachTarget) -> "Attachment":
+    async def open(cls, client: ControlClient, target: AttachTarget,
+                   show: Callable[[str], None] = lambda text: None) -> "Attachment":
+        """Attach; `show` prints what others do on the session (meshdbg.debugger.peers), line by line."""
         attached = client.attach(rank=target.rank, name=target.name, session_id=target.session_id)
         await attached.__aenter__()
-        return cls(attached)
+        return cls(attached, show)
+
+    def _on_shared(self, shared: Shared) -> None:
+        self._shared(shared)
+        if shared.reply is not None:  # another client's line changed what pdb reads next
+            self.pdb_prompt = shared.reply.prompt or self.pdb_prompt
 
     @property
     def session(self) -> SessionView:

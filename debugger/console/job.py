@@ -12,6 +12,7 @@ import asyncio
 import signal
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 SECOND_CTRL_C_S = 3.0  # a second Ctrl-C at meshdbg> this soon after the first stops the job
 
@@ -25,6 +26,7 @@ class Job:
     why: str = ""
     console_open: bool = False  # a console is on the terminal (the launcher lets it close itself)
     closed_by_user: bool = False  # the last console was closed with quit or Ctrl-D, not left idle
+    showing: Callable[[], int | None] = lambda: None  # the rank whose session the open console shows
     _last_ctrl_c: float = float("-inf")
 
     def stop(self, why: str) -> None:

@@ -20,7 +20,7 @@ import os
 import signal
 import socket
 import time
-from typing import Mapping
+from typing import Callable, Mapping
 
 from meshdbg.wire.connection import ConnectionInfo
 from meshdbg.wire.proto import debugger_pb2 as pb
@@ -28,6 +28,7 @@ from meshdbg.debugger.certificates import ServerCertificate
 from meshdbg.debugger.service import DebugClient
 from meshdbg.debugger.workers import Worker
 from meshdbg.wire.coords import format_coords, pb_coords
+from meshdbg.wire.shown_marks import MARKS_ENV
 from meshdbg.debugger.mesh.output import PrefixedLines, pipe_to, stderr, stdout
 from meshdbg.debugger.mesh.shape import MeshShape, rank_env
 from meshdbg.debugger.mesh.spawner import ForkServer
@@ -76,6 +77,7 @@ class MeshLauncher:
         self._pids: dict[int, int] = {}  # pid → rank, while running
         self._early_exits: dict[int, int] = {}  # pid → code, reported before its spawn returned
         self._pumps: list[PrefixedLines] = []
+        self.shown: Callable[[int], bool] = lambda rank: False  # a console here shows this rank's session
         self._all_exited = asyncio.Event()  # every rank has exited
         self._none_running = asyncio.Event()  # no spawned rank is running (also before the first spawn)
         self._none_running.set()
@@ -98,10 +100,10 @@ class MeshLauncher:
         env = dict(self.env, **rank_env(self.shape, rank, name=self.name, addr=connection.addr, token=connection.token,
                                         master_addr=MASTER_ADDR, master_port=self._port.getsockname()[1],
                                         fingerprint=connection.fingerprint),
-                   MESHDBG_POST_MORTEM="1" if self.post_mortem else "0")
+                   MESHDBG_POST_MORTEM="1" if self.post_mortem else "0", **{MARKS_ENV: "1"})
         prefix = f"[r{rank} {format_coords(self.shape.coords(rank))}] "
-        out_fd, out_pump = await pipe_to(prefix, stdout)
-        err_fd, err_pump = await pipe_to(prefix, stderr)
+        out_fd, out_pump = await pipe_to(prefix, stdout, lambda: self.shown(rank))
+        err_fd, err_pump = await pipe_to(prefix, stderr, lambda: self.shown(rank))
         self._pumps += [out_pump, err_pump]
         pid = await self._forks.spawn(env, self.argv, self.cwd, out_fd, err_fd, self.sys_path)
         self._pids[pid] = rank

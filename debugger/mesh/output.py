@@ -6,6 +6,8 @@ A pipe per stream and rank is read on the launcher's event loop; only complete l
 written (a partial line waits for its newline or for the end of the stream), and each batch
 of lines goes out in one write, so lines of different ranks never interleave. The target
 stream is looked up at every write, so a console that redirects sys.stdout gets the logs.
+A line the rank's open session already showed (marked so by the worker, meshdbg.wire.shown_marks)
+is left out while `shows()` says that a console on this terminal is attached to the rank.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import asyncio
 import os
 import sys
 from typing import Callable, TextIO
+
+from meshdbg.wire.shown_marks import MarkedSplitter
 
 Target = Callable[[], TextIO]
 
@@ -29,21 +33,30 @@ def stderr() -> TextIO:
 class PrefixedLines(asyncio.Protocol):
     """Reads one pipe; writes its complete lines with `prefix` to `target()`."""
 
-    def __init__(self, prefix: str, target: Target) -> None:
+    def __init__(self, prefix: str, target: Target, shows: Callable[[], bool] = lambda: False) -> None:
         self.prefix = prefix
         self.target = target
+        self.shows = shows
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._partial = b""
+        self._partial_shown = True  # every byte of the partial line was shown by a session
+        self._marks = MarkedSplitter()
 
     def data_received(self, data: bytes) -> None:
-        data = self._partial + data
-        complete, newline, self._partial = data.rpartition(b"\n")
-        if newline:
-            self._write(complete.split(b"\n"))
+        lines: list[tuple[bytes, bool]] = []
+        for shown, piece in self._marks.split(data):
+            *complete, rest = piece.split(b"\n")
+            for part in complete:
+                lines.append((self._partial + part, self._partial_shown and shown))
+                self._partial, self._partial_shown = b"", True
+            self._partial += rest
+            self._partial_shown = self._partial_shown and (shown or not rest)
+        self._write(lines)
 
     def eof_received(self) -> bool:
+        self._partial += self._marks.rest()
         if self._partial:
-            self._write([self._partial])
+            self._write([(self._partial, False)])
             self._partial = b""
         return False
 
@@ -51,16 +64,23 @@ class PrefixedLines(asyncio.Protocol):
         if not self.closed.done():
             self.closed.set_result(None)
 
-    def _write(self, lines: list[bytes]) -> None:
-        text = "".join(f"{self.prefix}{line.decode(errors='replace').rstrip(chr(13))}\n" for line in lines)
+    def _write(self, lines: list[tuple[bytes, bool]]) -> None:
+        if not lines:
+            return
+        hidden = self.shows()
+        text = "".join(f"{self.prefix}{line.decode(errors='replace').rstrip(chr(13))}\n"
+                       for line, shown in lines if not (shown and hidden))
+        if not text:
+            return
         stream = self.target()
         stream.write(text)
         stream.flush()
 
 
-async def pipe_to(prefix: str, target: Target) -> tuple[int, PrefixedLines]:
+async def pipe_to(prefix: str, target: Target, shows: Callable[[], bool] = lambda: False) -> tuple[int, PrefixedLines]:
     """A new pipe whose read end feeds PrefixedLines; returns (write fd for the child, protocol)."""
     read_fd, write_fd = os.pipe()
     loop = asyncio.get_running_loop()
-    _, protocol = await loop.connect_read_pipe(lambda: PrefixedLines(prefix, target), os.fdopen(read_fd, "rb", 0))
+    _, protocol = await loop.connect_read_pipe(lambda: PrefixedLines(prefix, target, shows),
+                                               os.fdopen(read_fd, "rb", 0))
     return write_fd, protocol

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import pexpect
 import os
 import re
 import subprocess
@@ -42,6 +43,25 @@ def local_transcript(script: str, lines: list[str], *args: str, cwd: Path | None
                           capture_output=True, encoding="utf-8", errors="surrogateescape", timeout=60,
                           env=dict(inherited, PYTHONUNBUFFERED="1", **(env or {})), cwd=cwd)
     return normalise(done.stdout)
+
+
+def terminal_transcript(script: str, lines: list[str], *args: str) -> str:
+    """What a person sees of local pdb in a terminal (stdout and stderr on one screen), typed
+    lines not echoed, for these lines typed one at a time at each `(Pdb) ` prompt."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MESHDBG_", "PYTHONBREAKPOINT"))}
+    child = pexpect.spawn(sys.executable, [str(SCRIPTS / script), *args], env=dict(env, TERM="dumb"),
+                          encoding="utf-8", timeout=REPLY_S, echo=False)
+    text = ""
+    try:
+        for line in lines:
+            child.expect_exact("(Pdb) ")
+            text += child.before + "(Pdb) "
+            child.sendline(line)
+        child.expect(pexpect.EOF)
+        text += child.before
+    finally:
+        child.close(force=True)
+    return normalise(text.replace("\r\n", "\n"))
 
 
 def bootstrap_worker(server: Server, script: str, *args: str) -> subprocess.Popen:

@@ -374,16 +374,36 @@ class Reply(_message.Message):
     def __init__(self, output: _Optional[str] = ..., prompt: _Optional[str] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., ended: _Optional[bool] = ..., reason: _Optional[_Union[EndReason, str]] = ...) -> None: ...
 
 class AttachEvent(_message.Message):
-    __slots__ = ("attached", "reply", "completions", "output")
+    __slots__ = ("attached", "reply", "completions", "output", "shared")
     ATTACHED_FIELD_NUMBER: _ClassVar[int]
     REPLY_FIELD_NUMBER: _ClassVar[int]
     COMPLETIONS_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    SHARED_FIELD_NUMBER: _ClassVar[int]
     attached: SessionInfo
     reply: Reply
     completions: Completions
     output: OutputChunk
-    def __init__(self, attached: _Optional[_Union[SessionInfo, _Mapping]] = ..., reply: _Optional[_Union[Reply, _Mapping]] = ..., completions: _Optional[_Union[Completions, _Mapping]] = ..., output: _Optional[_Union[OutputChunk, _Mapping]] = ...) -> None: ...
+    shared: ProgramShared
+    def __init__(self, attached: _Optional[_Union[SessionInfo, _Mapping]] = ..., reply: _Optional[_Union[Reply, _Mapping]] = ..., completions: _Optional[_Union[Completions, _Mapping]] = ..., output: _Optional[_Union[OutputChunk, _Mapping]] = ..., shared: _Optional[_Union[ProgramShared, _Mapping]] = ...) -> None: ...
+
+class ProgramShared(_message.Message):
+    __slots__ = ("echo", "output", "reply")
+    ECHO_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    REPLY_FIELD_NUMBER: _ClassVar[int]
+    echo: ProgramEcho
+    output: OutputChunk
+    reply: Reply
+    def __init__(self, echo: _Optional[_Union[ProgramEcho, _Mapping]] = ..., output: _Optional[_Union[OutputChunk, _Mapping]] = ..., reply: _Optional[_Union[Reply, _Mapping]] = ...) -> None: ...
+
+class ProgramEcho(_message.Message):
+    __slots__ = ("prompt", "line")
+    PROMPT_FIELD_NUMBER: _ClassVar[int]
+    LINE_FIELD_NUMBER: _ClassVar[int]
+    prompt: str
+    line: str
+    def __init__(self, prompt: _Optional[str] = ..., line: _Optional[str] = ...) -> None: ...
 
 class CastRequest(_message.Message):
     __slots__ = ("selection", "command")

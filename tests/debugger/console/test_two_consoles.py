@@ -1,0 +1,32 @@
+"""Two consoles in pseudo-terminals attached to the same rank: each shows the other's lines,
+their output (the program's own included) and where the rank stands after them."""
+
+from __future__ import annotations
+
+import re
+
+from console_harness import Mesh
+
+PDB = re.escape("(Pdb r0 hosts=0,gpus=0)")
+
+
+def test_a_second_console_sees_the_first_ones_commands_and_their_output(mesh: Mesh) -> None:
+    mesh.start_worker(0)
+    mesh.wait_sessions(stopped={0})
+    first, second = mesh.console("0"), mesh.console("0")
+    for console in (first, second):
+        console.expect(PDB)
+    first.sendline("p loss_scale")
+    first.expect(r"0\.5")
+    second.expect(re.escape("(Pdb) p loss_scale   [sent by another client]"))
+    second.expect(r"0\.5")
+    first.sendline("p __import__('os').write(1, b'written to fd 1\\n')")
+    first.expect("written to fd 1")  # the program's own output, before pdb's value of the call
+    first.expect(r"16\r")
+    second.expect("written to fd 1")
+    second.expect(r"16\r")
+    second.sendline("n")
+    first.expect(re.escape("(Pdb) n   [sent by another client]"))
+    first.expect(re.escape("-> elif then =="))
+    second.expect(PDB)
+    assert "(Pdb) n   [sent by another client]" not in second.logfile_read.getvalue()  # its own line

@@ -1,0 +1,60 @@
+"""The worker's side of the program's output in a session (meshdbg.worker.fd_capture): huge
+output never blocks, and fd 1 and 2 are given back on every way a session ends.
+
+Real `serve`, real worker processes, the control API; the worker reports on its own stdout
+where its descriptors point once the session is over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from e2e import SCRIPTS, Server, stop_process
+from meshdbg.debugger.control import ControlClient
+
+RESTORED = "restored and no capture thread\n"
+
+
+def _start(server: Server, megabytes: int, log: Path):
+    """The worker, its stdout a file (its log: where the output went before the session)."""
+    worker = server.worker("output_restored.py", 0, "", str(megabytes), stdout=log.open("w"))
+    server.wait_sessions(1)
+    return worker
+
+
+@pytest.mark.timeout(120)
+def test_ten_megabytes_printed_during_n_reach_the_session_and_the_log_without_blocking(server: Server,
+                                                                                      tmp_path: Path) -> None:
+    worker = _start(server, 10, tmp_path / "log")
+
+    async def body(client: ControlClient) -> str:
+        async with client.attach(rank=0) as pdb:
+            reply = await asyncio.wait_for(pdb.send("n"), 60)
+            assert (await pdb.send("c")).ended
+        return reply.output
+
+    output = server.run(body)
+    assert output.count("x") == 10 * 1024 * 1024  # all of it, ahead of pdb's next position
+    assert output.endswith("-> done = time.monotonic() + 5\n")
+    worker.wait(timeout=30)
+    log = (tmp_path / "log").read_text()
+    assert log.count("x") == 10 * 1024 * 1024 and log.endswith(RESTORED)
+
+
+def test_fds_are_given_back_when_the_server_goes_away_mid_session(server: Server, tmp_path: Path) -> None:
+    worker = _start(server, 0, tmp_path / "log")
+    server.process.kill()  # the session's stream breaks: the worker runs on without a debugger
+    worker.wait(timeout=30)
+    assert (tmp_path / "log").read_text().endswith(RESTORED)
+    stop_process(worker)
+
+
+def test_a_process_that_exits_with_a_session_open_loses_none_of_its_output(server: Server, tmp_path: Path) -> None:
+    worker = server.worker("exit_while_stopped.py", stdin=subprocess.PIPE, stdout=(tmp_path / "log").open("w"))
+    server.wait_sessions(1)
+    worker.communicate("go\n", timeout=30)
+    assert (tmp_path / "log").read_text() == "y" * 200_000 + "\nmain done\n"

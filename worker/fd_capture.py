@@ -1,0 +1,280 @@
+"""The program's own output while a session is open: file descriptors 1 and 2, teed.
+
+A person at local pdb sees the program's prints between pdb's lines, C extensions' writes
+included, because both share one terminal. A remote session gets the same: while at least one
+session of the process is open, a pipe is dup2'ed over fd 1 and fd 2, and a reader thread
+writes every byte on to where it went before (a terminal, a launcher's pipe, a log file) and
+hands the text to each open session's output (`Sink.program_wrote`), in the order it came.
+
+Order with pdb's own text: pdb writes into a buffer (meshdbg.worker.output), which calls
+`sync()` first: the program's Python-level and C stdio buffers are flushed, then whatever
+is in the pipes is drained into the sinks, so text the program wrote before pdb's reaches
+the session before it, as on a terminal. While a session is open sys.stdout is
+line-buffered, as it is on a terminal.
+
+Never a deadlock: nothing flushes the program's streams while holding the lock the reader
+needs, the reader never waits for pdb's thread, and a full wire only slows the reader (which
+slows the writer, as a slow terminal does). When the last session ends the descriptors are
+restored at once; the reader then drains what is left (a forked child may still hold the
+pipe) into the old destination only, until end of file, and exits. Under `meshdbg run` what
+goes on to the launcher's pipes is marked as shown (meshdbg.wire.shown_marks), so a console
+attached to this rank does not print it a second time as a log line.
+"""
+
+from __future__ import annotations
+
+import atexit
+import codecs
+import ctypes
+import os
+import select
+import stat
+import sys
+import threading
+from typing import Protocol
+
+from meshdbg.wire.shown_marks import MARKS_ENV, mark
+
+STREAMS = (1, 2)
+READ_BYTES = 64 * 1024
+_POLL_MS = 200  # how often the reader looks for sinks whose session ended without saying so
+
+
+class Sink(Protocol):
+    """Where the program's output goes besides its old destination: an open session's output."""
+
+    @property
+    def open(self) -> bool:
+        """False once the session is over (the capture lets the sink go)."""
+
+    def program_wrote(self, text: str) -> None:
+        """Take the program's text, in order with what pdb wrote before it."""
+
+
+def _c_fflush():
+    """C stdio's fflush, or None where there is no C library to ask."""
+    try:
+        return ctypes.CDLL(None).fflush
+    except (OSError, AttributeError):
+        return None
+
+
+_fflush = _c_fflush()
+
+
+def _flush_program_buffers() -> None:
+    """Push what the program has written but not yet handed to fd 1/2: Python's streams
+    and C stdio's (a C extension's printf on a pipe). Never called holding the capture's lock."""
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.flush()
+        except Exception:  # a replaced or closed stream: nothing of ours to flush there
+            pass
+    if _fflush is not None:
+        _fflush(None)
+
+
+def _write_all(fd: int, data: bytes) -> bool:
+    """Write all of `data` to `fd`; False when the destination is gone."""
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view):]
+        except InterruptedError:
+            continue
+        except OSError:  # EPIPE, EBADF: the old destination went away; the session still gets it
+            return False
+    return True
+
+
+class _Epoch:
+    """One capture, from the first session opened to the last one ended: the pipes, the saved
+    descriptors and the reader thread."""
+
+    def __init__(self, owner: "FdCapture") -> None:
+        self._owner = owner
+        self.saved: dict[int, int] = {}  # where each stream went before
+        try:
+            for fd in STREAMS:
+                self.saved[fd] = os.dup(fd)
+        except OSError:  # a stream closed from the start: nothing to capture it into
+            for saved in self.saved.values():
+                os.close(saved)
+            raise
+        self.reads: dict[int, int] = {}  # pipe read end → the stream it captures
+        self._decoders = {fd: codecs.getincrementaldecoder("utf-8")(errors="replace") for fd in STREAMS}
+        self._alive = dict.fromkeys(STREAMS, True)  # still able to tee to the old destination
+        marks = os.environ.get(MARKS_ENV) == "1"  # the launcher's pipes (not a file a child was sent to)
+        self._marked = {fd: marks and stat.S_ISFIFO(os.fstat(saved).st_mode) for fd, saved in self.saved.items()}
+        self._wake_read, self._wake_write = os.pipe()
+        self.restored = False
+        for fd in STREAMS:
+            read, write = os.pipe()
+            os.set_blocking(read, False)
+            os.dup2(write, fd)
+            os.close(write)
+            self.reads[read] = fd
+        self.thread = threading.Thread(target=self._run, name="meshdbg-output", daemon=True)
+        self.thread.start()
+
+    def restore(self) -> None:
+        """Give fd 1 and 2 back their old destinations (the reader drains the rest)."""
+        if self.restored:
+            return
+        self.restored = True
+        for fd, saved in self.saved.items():
+            os.dup2(saved, fd)
+        _write_all(self._wake_write, b"x")
+
+    def drain(self, sinks: list[Sink]) -> bool:
+        """Read what the pipes hold now, tee it, hand it to `sinks`; False once every pipe
+        reached end of file (no writer is left). Called with the owner's lock held."""
+        open_any = False
+        for read, fd in list(self.reads.items()):
+            while True:
+                try:
+                    data = os.read(read, READ_BYTES)
+                except BlockingIOError:
+                    open_any = True
+                    break
+                except InterruptedError:
+                    continue
+                if not data:
+                    os.close(read)
+                    del self.reads[read]
+                    break
+                if self._alive[fd]:
+                    self._alive[fd] = _write_all(self.saved[fd], mark(data) if sinks and self._marked[fd] else data)
+                text = self._decoders[fd].decode(data)
+                for sink in sinks:
+                    sink.program_wrote(text)
+        return open_any
+
+    def _run(self) -> None:
+        poller = select.poll()
+        for read in self.reads:
+            poller.register(read, select.POLLIN)
+        poller.register(self._wake_read, select.POLLIN)
+        while self.reads:
+            try:
+                events = poller.poll(_POLL_MS)
+            except InterruptedError:
+                continue
+            if any(fd == self._wake_read for fd, _ in events):
+                os.read(self._wake_read, 16)
+            with self._owner.lock:
+                before = set(self.reads)
+                self.drain(self._owner.live_sinks(self))
+            for read in before - set(self.reads):
+                poller.unregister(read)
+        for fd in (self._wake_read, self._wake_write, *self.saved.values()):
+            os.close(fd)
+        self._owner.unbuffer()  # a capture stopped here (a session that ended unannounced)
+
+
+class FdCapture:
+    """The process's capture: started by the first sink attached, stopped when none is left."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self._sinks: list[Sink] = []
+        self._epoch: _Epoch | None = None
+        self._pid = os.getpid()
+        self._line_buffered: object = None  # sys.stdout, when we made it line-buffered
+
+    def _forked(self) -> None:
+        """In a forked child the parent's capture is not ours (its reader is not here): start afresh."""
+        if self._pid != os.getpid():
+            self.lock = threading.RLock()
+            self._sinks, self._epoch, self._pid, self._line_buffered = [], None, os.getpid(), None
+
+    def attach(self, sink: Sink) -> None:
+        """Send the program's output to `sink` too, capturing from now on if nothing did."""
+        self._forked()
+        _flush_program_buffers()  # what was written before the session is not part of it
+        with self.lock:
+            if sink not in self._sinks:
+                self._sinks.append(sink)
+            if self._epoch is None:
+                try:
+                    self._epoch = _Epoch(self)
+                except OSError as exc:  # out of descriptors: the session works, without the program's output
+                    sys.stderr.write(f"meshdbg: cannot capture the program's output ({exc})\n")
+                    return
+                self._line_buffer()
+
+    def detach(self, sink: Sink) -> None:
+        """`sink`'s session is over: flush to it what came before, then let it go (and restore
+        the descriptors when it was the last)."""
+        self.sync()
+        with self.lock:
+            if sink in self._sinks:
+                self._sinks.remove(sink)
+            self.live_sinks(self._epoch)
+        self.unbuffer()
+
+    def sync(self) -> None:
+        """Everything the program wrote so far is in the sinks (call before pdb writes)."""
+        if self._pid != os.getpid() or self._epoch is None:
+            return
+        _flush_program_buffers()
+        with self.lock:
+            if self._epoch is not None:
+                self._epoch.drain(self.live_sinks(self._epoch))
+
+    def close(self) -> None:
+        """At exit with a session still open (a daemon thread's): the descriptors back and the
+        pipes emptied into them now, before daemon threads stop and the last flush, which
+        would otherwise wait on a pipe nobody reads."""
+        if self._pid != os.getpid() or self._epoch is None:
+            return
+        _flush_program_buffers()
+        with self.lock:
+            epoch = self._epoch
+            if epoch is not None:
+                self._sinks = []
+                self._stop()
+                epoch.drain([])
+
+    def live_sinks(self, epoch: _Epoch | None) -> list[Sink]:
+        """The sinks still open (for `epoch`, the current capture; none for an old one); the
+        capture stops when none is left. Called with the lock held."""
+        if epoch is None or epoch is not self._epoch:
+            return []
+        self._sinks = [sink for sink in self._sinks if sink.open]
+        if not self._sinks:
+            self._stop()
+        return list(self._sinks)
+
+    def _stop(self) -> None:
+        epoch, self._epoch = self._epoch, None
+        if epoch is not None:
+            epoch.restore()
+
+    def _line_buffer(self) -> None:
+        """sys.stdout line-buffered, as on a terminal, so a print shows before pdb's next line."""
+        stdout = sys.stdout
+        if getattr(stdout, "line_buffering", True) is False and hasattr(stdout, "reconfigure"):
+            try:
+                stdout.reconfigure(line_buffering=True)
+                self._line_buffered = stdout
+            except Exception:  # a stream that cannot change: the sync before pdb's writes still orders it
+                pass
+
+    def unbuffer(self) -> None:
+        """sys.stdout as it was, once no capture runs. Never with the lock held nor on a
+        reader thread: reconfiguring flushes, and a flush may wait for a reader."""
+        with self.lock:
+            if self._epoch is not None:
+                return
+            stdout, self._line_buffered = self._line_buffered, None
+        if stdout is not None:
+            try:
+                stdout.reconfigure(line_buffering=False)
+            except Exception:  # replaced or closed meanwhile: nothing to give back
+                pass
+
+
+program_output = FdCapture()
+atexit.register(program_output.close)
