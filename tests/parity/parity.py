@@ -36,13 +36,28 @@ def normalise(text: str) -> str:
 
 def local_transcript(script: str, lines: list[str], *args: str, cwd: Path | None = None,
                      env: dict[str, str] | None = None) -> str:
-    """Everything local pdb printed on stdout, prompts included, for these lines on its stdin
-    (run in `cwd` with `env` added to the environment, when given)."""
+    """What a terminal shows of local pdb and the program (stdout and stderr together), prompts
+    included, for these lines on its stdin (run in `cwd` with `env` added to the environment,
+    when given), up to the last prompt's reply when that reply ends pdb: what the program prints
+    once no session is open is the rank's log, not a session's (see `until_pdb_ends`)."""
     inherited = {k: v for k, v in os.environ.items() if not k.startswith(("MESHDBG_", "PYTHONBREAKPOINT"))}
     done = subprocess.run([sys.executable, str(SCRIPTS / script), *args], input="".join(f"{line}\n" for line in lines),
-                          capture_output=True, encoding="utf-8", errors="surrogateescape", timeout=60,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, encoding="utf-8",
+                          errors="surrogateescape", timeout=60,
                           env=dict(inherited, PYTHONUNBUFFERED="1", **(env or {})), cwd=cwd)
-    return normalise(done.stdout)
+    return until_pdb_ends(normalise(done.stdout), lines)
+
+
+RESUMING = {"c", "cont", "continue", "q", "quit", "exit"}
+
+
+def until_pdb_ends(text: str, lines: list[str]) -> str:
+    """TEXT up to its last prompt when the last line typed resumes the program: what follows is
+    the program running with no pdb in charge, which remotely is the rank's log."""
+    if lines and lines[-1].strip() in RESUMING:
+        cut = text.rfind("(Pdb) ")
+        return text[:cut + len("(Pdb) ")] if cut >= 0 else text
+    return text
 
 
 def terminal_transcript(script: str, lines: list[str], *args: str) -> str:
@@ -114,4 +129,4 @@ async def _drive(server: Server, lines: list[str], worker: subprocess.Popen) -> 
                 prompt = "" if reply.ended else reply.prompt
                 ids.append(pdb.session.id)
             text += prompt
-    return normalise(text), ids
+    return until_pdb_ends(normalise(text), lines), ids
