@@ -75,8 +75,8 @@ class StreamedOutput(io.TextIOBase):
 
     def program_wrote(self, text: str) -> None:
         with self._lock:
-            if self._parts and self._parts[-1] is self.last_write and not self.last_write.endswith("\n"):
-                # pdb's prompt is written and not yet sent: the person sees this above it
+            if self._parts and self._parts[-1] is self.last_write and self.last_write.endswith(" "):
+                # pdb's prompt (`(Pdb) `, `>>> `) is written and about to be sent: the person sees this above it
                 self._parts.insert(-1, text)
                 self._pending += len(text)
                 return
