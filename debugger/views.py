@@ -7,10 +7,22 @@ message (`from_pb`) and, where scripts read it, with the JSON shape of DESIGN's 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Iterable, TypeVar
 
 from meshdbg.wire.coords import format_coords, identity_coords
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import EndReason, StackSource, State, StopReason, WatchKind
+
+T = TypeVar("T")
+
+
+class Waited(list):
+    """What answered a command that waits on ranks, as a list; `no_answer` the ranks that did
+    not within its deadline (or were not answering at all)."""
+
+    def __init__(self, answered: Iterable[T], no_answer: Iterable[int] = ()) -> None:
+        super().__init__(answered)
+        self.no_answer = sorted(set(no_answer))
 
 
 class _MeshView:
@@ -95,6 +107,7 @@ class CastResult:
     output: str
     error: str = ""
     ended: bool = False
+    no_answer: bool = False  # it did not answer within the deadline (`error` says so)
 
     @property
     def ok(self) -> bool:
@@ -148,6 +161,7 @@ class CompareView:
     session: SessionView
     value: str
     error: str
+    no_answer: bool = False  # it did not answer within the deadline (`error` says so)
 
     @property
     def ok(self) -> bool:

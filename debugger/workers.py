@@ -17,6 +17,7 @@ from typing import Callable
 from meshdbg.wire.errors import MeshError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import mesh_pb2 as mesh_pb
+from meshdbg.debugger.liveness import alive_here, wait_gone
 from meshdbg.debugger.pending import PendingRequests
 from meshdbg.debugger.selection import Selection
 from meshdbg.debugger.sessions import Session, SessionRegistry
@@ -153,10 +154,18 @@ class WorkerRegistry:
 
     def disconnected(self, worker: Worker) -> None:
         """A worker's agent stream ended; one started elsewhere has ended with it (one launched
-        here ends when the launcher reaps it, with its status)."""
+        here ends when the launcher reaps it, with its status), unless its process is still
+        there on this host: then it is "not answering" until it is gone."""
         worker.on_disconnect()
-        if not worker.reaped_here:
+        if worker.reaped_here:
+            return
+        if not alive_here(worker.identity):
             self.ended(worker)
+            return
+        task = asyncio.create_task(wait_gone(worker.identity))
+        task.add_done_callback(lambda done: done.cancelled() or self.ended(worker))
+        self.sessions.tasks.add(task)
+        task.add_done_callback(self.sessions.tasks.discard)
 
     def ended(self, worker: Worker) -> None:
         """Announce a worker's end to watchers, once."""
@@ -220,7 +229,8 @@ def _state(worker: Worker, session: Session | None) -> State:
     session's own state, so a worker is `stopped` only once pdb has shown its prompt (and
     its position is known), and `running` again while the session runs a command."""
     if worker.exited:
-        return State.EXITED
+        silent = worker.exit_code is None and worker.signal is None and alive_here(worker.identity)  # its agent stream broke, it lives
+        return State.NOT_ANSWERING if silent else State.EXITED
     if session is not None:
         return session.state
     return State.RUNNING if worker.outbox is not None else State.STARTING
