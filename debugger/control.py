@@ -26,7 +26,8 @@ from meshdbg.wire.chunks import check_line
 from meshdbg.wire.connection import PROTOCOL_VERSION, ConnectionInfo, resolve_connection
 from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
 from meshdbg.wire.tls import channel_credentials
-from meshdbg.wire.errors import MeshdbgError, SessionError
+from meshdbg.debugger.deadlines import cut_off_text
+from meshdbg.wire.errors import ConnectionFailed, MeshdbgError, SessionError
 from meshdbg.wire.status import error_from_rpc
 from meshdbg.wire.text import wire_text
 from meshdbg.wire.proto import debugger_pb2 as pb
@@ -88,7 +89,7 @@ class AttachedSession:
 
     async def _read_events(self) -> None:
         try:
-            with self._client.translating():
+            async with self._client.cut_off_when_left_behind():
                 while (event := await self._call.read()) is not grpc.aio.EOF:
                     if event.HasField("output"):
                         self._output.append(event.output.text)
@@ -178,6 +179,23 @@ class ControlClient:
     def translating(self) -> contextlib.AbstractContextManager[None]:
         return translating(self.connection.addr)
 
+    @contextlib.asynccontextmanager
+    async def cut_off_when_left_behind(self) -> AsyncIterator[None]:
+        """`translating`, for a stream of output: when it breaks but the server still answers,
+        the server cut this client off for falling behind (it was stopped, or its terminal
+        froze), and SessionError says so, instead of "no server reachable"."""
+        try:
+            with self.translating():
+                yield
+        except ConnectionFailed as lost:
+            try:
+                with self.translating():
+                    await self.stub.Handshake(pb.HandshakeRequest(protocol_version=PROTOCOL_VERSION),
+                                              metadata=self.connection.metadata(), timeout=CONNECT_TIMEOUT_S)
+            except MeshdbgError:
+                raise lost from None  # the server is gone
+            raise SessionError(cut_off_text()) from lost
+
     async def list(self) -> list[SessionView]:
         with self.translating():
             reply = await self.stub.List(pb.ListRequest(), metadata=self.connection.metadata())
@@ -226,7 +244,7 @@ class ControlClient:
         results: list[CastResult] = []
         call = self.stub.Cast(pb.CastRequest(selection=wire_text(selection), command=command, timeout_s=timeout_s),
                               metadata=self.connection.metadata())
-        with self.translating():
+        async with self.cut_off_when_left_behind():
             async for event in call:
                 if event.HasField("output"):
                     outputs.setdefault(event.session_id, []).append(event.output.text)

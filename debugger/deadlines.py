@@ -22,6 +22,16 @@ COMPARE_S = 5.0
 STACKS_S = 0.6  # each rank's own answer; py-spy from outside gets its own bound after it
 
 
+CLIENT_STALL_S = 5.0  # a control client that takes no output for this long is cut off
+
+
+def cut_off_text() -> str:
+    """Why a control client's stream was ended by the server: it stopped reading (SIGSTOP, a
+    frozen terminal), which must never hold a rank. Said by the server and by the client."""
+    return (f"this client took no output for {CLIENT_STALL_S:g} s and was cut off by the server; the sessions "
+            f"live on (attach again: the output since the last command is replayed)")
+
+
 class NoAnswer(Exception):
     """A rank did not answer within the deadline."""
 
@@ -46,8 +56,10 @@ async def answer_within(awaitable: Awaitable[T], seconds: float) -> T:
     try:
         return await asyncio.wait_for(asyncio.shield(task), seconds)
     except TimeoutError:
-        task.add_done_callback(_forget)
         raise NoAnswer(seconds) from None
+    finally:
+        if not task.done():  # no answer yet, or the caller went away: it runs on, unwatched
+            task.add_done_callback(_forget)
 
 
 def _forget(task: asyncio.Future) -> None:

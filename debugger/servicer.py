@@ -18,8 +18,8 @@ from meshdbg.wire.chunks import check_line
 from meshdbg.wire.errors import MeshdbgError, SessionError, UsageError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
-from meshdbg.debugger.deadlines import (CAST_S, COMPARE_S, CONTINUE_S, INTERRUPT_S, STACKS_S, NoAnswer,
-                                         answer_within, deadline)
+from meshdbg.debugger.deadlines import (CAST_S, CLIENT_STALL_S, COMPARE_S, CONTINUE_S, INTERRUPT_S, STACKS_S, NoAnswer,
+                                         answer_within, cut_off_text, deadline)
 from meshdbg.debugger.evaluation import evaluate_all
 from meshdbg.debugger.sampling import collect_stacks
 from meshdbg.debugger.liveness import gone_reason, keep_while_alive
@@ -90,6 +90,40 @@ def serialized_writer(context: grpc.aio.ServicerContext, gone: str) -> Callable[
             await context.write(message)
 
     return write
+
+
+class ClientWriter:
+    """A control client's stream, written by several sessions at once, that never holds a rank.
+
+    A client that takes nothing for CLIENT_STALL_S (SIGSTOPped, a frozen terminal, a dead
+    host) while a session streams output to it is cut: the write fails with SessionError, the
+    session's output goes on into its transcript (replayed to whoever attaches next), and `cut`
+    says why, for the status the client reads if it comes back. What waits for the client is
+    bounded by the transport's flow-control window, never by the size of the output.
+    """
+
+    def __init__(self, context: grpc.aio.ServicerContext) -> None:
+        self._context = context
+        self._lock = asyncio.Lock()
+        self.cut = ""
+
+    async def __call__(self, message: Message) -> None:
+        async with self._lock:
+            if self.cut or self._context.done():
+                raise SessionError(self.cut or "the client went away")
+            try:
+                await asyncio.wait_for(self._context.write(message), CLIENT_STALL_S)
+            except TimeoutError:
+                self.cut = cut_off_text()
+                raise SessionError(self.cut) from None
+            except Exception as exc:  # the call is over (gRPC's ExecuteBatchError): never the session's failure
+                raise SessionError("the client went away") from exc
+
+    async def end(self) -> None:
+        """End the call with the reason it was cut, if it was (a client that was not cut is
+        simply done)."""
+        if self.cut:
+            await self._context.abort(grpc.StatusCode.ABORTED, self.cut)
 
 
 class DebuggerServicer(pb_grpc.DebuggerServicer):
@@ -205,13 +239,14 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             sessions = self.registry.select(parse_selection(request.selection))
         except MeshdbgError as exc:
             await _abort(context, exc)
-        write = serialized_writer(context, "the client went away")
+        write = ClientWriter(context)
         seconds = deadline(request.timeout_s, CAST_S)
         outcomes = await asyncio.gather(*(self._cast_one(session, request.command, write, seconds)
                                           for session in sessions), return_exceptions=True)
         failure = next((o for o in outcomes if isinstance(o, BaseException) and not isinstance(o, SessionError)), None)
         if failure is not None:  # a bug, not a client that left
             raise failure
+        await write.end()
 
     @staticmethod
     async def _cast_one(session: Session, command: str, write: Callable[[pb.CastEvent], Awaitable[None]],
@@ -255,11 +290,11 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             session = self._resolve(first.target)
         except MeshdbgError as exc:
             await _abort(context, exc)
-        write = serialized_writer(context, "the client went away")
-        await write(pb.AttachEvent(attached=session.info()))
-        await write(pb.AttachEvent(reply=session.replay()))
+        write = ClientWriter(context)
         watcher = asyncio.create_task(self._announce_end(session, write))
         try:
+            await write(pb.AttachEvent(attached=session.info()))
+            await write(pb.AttachEvent(reply=session.replay()))
             async for request in request_iterator:
                 kind = request.WhichOneof("kind")
                 if kind == "input":
@@ -271,8 +306,11 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
                     c = request.complete
                     matches = await session.complete(c.text, c.line, c.begidx, c.endidx)
                     await write(pb.AttachEvent(completions=pb.Completions(request_id=c.request_id, matches=matches)))
+        except SessionError:
+            pass  # the client went away or was cut off: the session is untouched
         finally:
             watcher.cancel()
+        await write.end()
 
     def _resolve(self, target: pb.AttachTarget) -> Session:
         if target.WhichOneof("kind") == "session_id":
