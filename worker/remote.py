@@ -15,6 +15,7 @@ import time
 from typing import Callable, Iterator
 
 import grpc
+from grpc import _common as _grpc_common
 from google.protobuf.message import Message
 
 from meshdbg.wire.chunks import chunks, tail_start
@@ -28,7 +29,8 @@ from meshdbg.worker.forking import ForkGuard
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 
-CONNECT_TIMEOUT_S = 5.0  # one wait for a connection; a slow server is waited for again, up to the window
+CONNECT_TIMEOUT_S = 5.0  # the longest single wait for a connection's state to change
+REFUSED_GRACE_S = 1.5  # a channel failing this long after its first failure is refused (reconnects take <= 1 s)
 END_TIMEOUT_S = 5.0  # how long an ending session waits for the server to close its stream
 RETRY_PAUSE_S = 0.05  # the first pause between tries; it doubles up to RETRY_PAUSE_MAX_S
 RETRY_PAUSE_MAX_S = 2.0
@@ -40,77 +42,70 @@ _WAIT_S = 0.001
 CHANNEL_OPTIONS = [*CLIENT_KEEPALIVE, ("grpc.initial_reconnect_backoff_ms", 200),
                    ("grpc.min_reconnect_backoff_ms", 200), ("grpc.max_reconnect_backoff_ms", 1000)]
 
+# Every thread blocked in a synchronous gRPC call (each session's reader) wakes every
+# grpc._common.MAXIMUM_WAIT_TIMEOUT (0.1 s) so that a signal handler of the main thread is never
+# late; a process with 1,000 threads stopped at once then spends the GIL on 10,000 wake-ups a
+# second, and its streams starve. Python's lock waits are interrupted by signals anyway, and
+# meshdbg's main-thread waits do not use gRPC's: one wake-up a second is plenty.
+_grpc_common.MAXIMUM_WAIT_TIMEOUT = max(getattr(_grpc_common, "MAXIMUM_WAIT_TIMEOUT", 0.1), 1.0)
+
 _channels: dict[str, grpc.Channel] = {}
 _channels_lock = threading.Lock()
 _fork_guard = ForkGuard(lambda: list(_channels.values()))
 _fork_guard.install()
 
 
-def channel_for(connection: ConnectionInfo) -> tuple[grpc.Channel, bool]:
-    """The process's channel to the server, created on first use (over TLS when pinned);
-    and whether this call created it."""
+def channel_for(connection: ConnectionInfo) -> grpc.Channel:
+    """The process's channel to the server, created on first use (over TLS when pinned), and
+    never closed: every thread of the process shares it, and closing a channel under threads
+    that use it fails their streams ("Channel closed!") or crashes gRPC. A channel whose server
+    went away reconnects by itself within a second when it comes back (CHANNEL_OPTIONS)."""
     addr = connection.addr
     with _channels_lock:
         channel = _channels.get(addr)
-        if channel is not None:
-            return channel, False
-        credentials = channel_credentials(addr, connection.fingerprint)
-        channel = _channels[addr] = (grpc.secure_channel(addr, credentials, options=CHANNEL_OPTIONS) if credentials
-                                     else grpc.insecure_channel(addr, options=CHANNEL_OPTIONS))
-        return channel, True
-
-
-def _settle(channel: grpc.Channel, timeout: float) -> grpc.ChannelConnectivity | None:
-    """The channel's state once it is READY or failed, None if still connecting after `timeout`."""
-    settled = threading.Event()
-    outcome: list[grpc.ChannelConnectivity] = []
-
-    def watch(state: grpc.ChannelConnectivity) -> None:
-        if state in _SETTLED and not settled.is_set():
-            outcome.append(state)
-            settled.set()
-
-    channel.subscribe(watch, try_to_connect=True)
-    try:
-        settled.wait(timeout)
-    finally:
-        channel.unsubscribe(watch)
-    return outcome[0] if outcome else None
-
-
-def _forget(addr: str, channel: grpc.Channel) -> None:
-    """Drop a failed channel so that the next try starts afresh instead of waiting out gRPC's
-    backoff. Never closed here: other threads of the process may be using it right now, and
-    closing a channel under them fails their streams ("Channel closed!") or crashes gRPC."""
-    with _channels_lock:
-        if _channels.get(addr) is channel:
-            del _channels[addr]
+        if channel is None:
+            credentials = channel_credentials(addr, connection.fingerprint)
+            channel = _channels[addr] = (grpc.secure_channel(addr, credentials, options=CHANNEL_OPTIONS) if credentials
+                                         else grpc.insecure_channel(addr, options=CHANNEL_OPTIONS))
+        return channel
 
 
 def ready_channel(connection: ConnectionInfo, deadline: float) -> grpc.Channel:
     """The process's channel to the server, connected.
 
     A server that is slow to answer (a loaded machine, a burst of thousands of breakpoints, a
-    hung server that may wake up) is waited for until `deadline`; a refused connection raises
-    ConnectionFailed at once (whoever retries resolves the server again: it may have moved).
+    hung server that may wake up) is waited for until `deadline`. A refused connection (the
+    channel still failing REFUSED_GRACE_S after its first failure, which covers one reconnect
+    after an earlier outage) raises ConnectionFailed then: whoever retries resolves the server
+    again, since it may have moved.
     """
-    addr = connection.addr
-    while True:
-        channel, fresh = channel_for(connection)
-        state = _settle(channel, max(0.0, min(CONNECT_TIMEOUT_S, deadline - time.monotonic())))
-        if state is grpc.ChannelConnectivity.READY:
-            return channel
-        if state is not None:
-            _forget(addr, channel)
-            if not fresh:  # an earlier failure: ask again on a fresh channel before judging
-                continue
-            raise ConnectionFailed(f"no meshdbg server reachable at {addr} (connection failed)")
-        if time.monotonic() >= deadline:
-            raise ConnectionFailed(f"no meshdbg server reachable at {addr} (no answer)")
+    channel = channel_for(connection)
+    changed = threading.Condition()
+    states: list[grpc.ChannelConnectivity] = []
 
+    def watch(state: grpc.ChannelConnectivity) -> None:
+        with changed:
+            states.append(state)
+            changed.notify_all()
 
-_SETTLED = (grpc.ChannelConnectivity.READY, grpc.ChannelConnectivity.TRANSIENT_FAILURE,
-            grpc.ChannelConnectivity.SHUTDOWN)
+    channel.subscribe(watch, try_to_connect=True)
+    failed_since: float | None = None
+    try:
+        with changed:
+            while True:
+                now = time.monotonic()
+                if states and states[-1] is grpc.ChannelConnectivity.READY:
+                    return channel
+                if failed_since is None and grpc.ChannelConnectivity.TRANSIENT_FAILURE in states:
+                    failed_since = now
+                if failed_since is not None and now >= failed_since + REFUSED_GRACE_S:
+                    raise ConnectionFailed(f"no meshdbg server reachable at {connection.addr} (connection failed)")
+                if now >= deadline:
+                    raise ConnectionFailed(f"no meshdbg server reachable at {connection.addr} (no answer)")
+                until = deadline if failed_since is None else min(deadline, failed_since + REFUSED_GRACE_S)
+                changed.wait(min(until - now, CONNECT_TIMEOUT_S))
+    finally:
+        channel.unsubscribe(watch)
 
 
 StreamMethod = Callable[[grpc.Channel], grpc.StreamStreamMultiCallable]  # e.g. lambda ch: Stub(ch).Method
