@@ -107,5 +107,7 @@ class DebugClient:
         if self._guard is not None:
             self._guard.cancel()
         await self.registry.say_goodbye(f"`meshdbg {self.what}` stopped", GOODBYE_S)  # its workers continue at once
+        for worker in self.workers.workers():
+            worker.end_stream()  # an agent stream the server ends is over: the agent does not reconnect
         self.registry.end_watches()  # watch streams end on their own instead of being cancelled
         await server.stop(grace)

@@ -90,6 +90,14 @@ class Worker:
         if self.outbox is not None:
             self.outbox.put_nowait(None)
 
+    def on_connect(self) -> None:
+        """Its agent stream opened (again, after a break: calls start afresh)."""
+        self.outbox = asyncio.Queue()
+        self.gone.clear()
+        self.end_announced = False
+        self._calls, self._samples = PendingRequests(), PendingRequests()
+        self.connected.set()
+
     def on_disconnect(self) -> None:
         """The agent stream ended: fail every call still waiting for this worker."""
         self.outbox = None
@@ -123,16 +131,16 @@ class WorkerRegistry:
         return worker
 
     def connect(self, hello: mesh_pb.AgentHello) -> Worker:
-        """An agent stream opened: the launched worker with that pid and host, else a new one."""
+        """An agent stream opened: the launched (or earlier connected, still unfinished) worker
+        with that pid and host, else a new one."""
         ident = hello.identity
-        worker = next((w for w in self._by_pid.get(ident.pid, ()) if not w.exited
-                       and w.identity.hostname in ("", ident.hostname)), None)
+        worker = next((w for w in self._by_pid.get(ident.pid, ()) if w.exit_code is None and w.signal is None
+                       and w.identity.hostname in ("", ident.hostname)), None)  # a stream that broke comes back
         if worker is None:
             worker = self._add(Worker(next(self._ids), ident, hello.launcher))
         else:
             worker.identity, worker.launcher = ident, hello.launcher or worker.launcher
-        worker.outbox = asyncio.Queue()
-        worker.connected.set()
+        worker.on_connect()
         if self._collectives_timeout:
             worker.send(_collectives(self._collectives_timeout))
         self.sessions.publish_worker(WatchKind.JOINED, self.info(worker))

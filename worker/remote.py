@@ -34,8 +34,10 @@ REFUSED_GRACE_S = 1.5  # a channel failing this long after its first failure is 
 END_TIMEOUT_S = 5.0  # how long an ending session waits for the server to close its stream
 RETRY_PAUSE_S = 0.05  # the first pause between tries; it doubles up to RETRY_PAUSE_MAX_S
 RETRY_PAUSE_MAX_S = 2.0
-# What a live but overloaded server answers a new stream with (too many streams at once).
-_BUSY = (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.INTERNAL, grpc.StatusCode.UNAVAILABLE)
+# What a live but overloaded server answers a new stream with (too many streams at once, or a
+# stream dropped before its handler ran: CANCELLED, seen in bursts of 10,000 on a loaded machine).
+_BUSY = (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.INTERNAL, grpc.StatusCode.UNAVAILABLE,
+         grpc.StatusCode.CANCELLED)
 OUTGOING_LIMIT = 8  # output chunks queued for sending before pdb's writes wait for the wire
 _WAIT_S = 0.001
 # A hung server is noticed in ~4 s; a server that comes back is found within a second.
@@ -139,6 +141,24 @@ def open_stream(connection: ConnectionInfo, method: StreamMethod, first_message:
         pause = min(RETRY_PAUSE_MAX_S, pause * 2)
 
 
+def within_window(attempt: Callable[[float], object]) -> bool:
+    """Call `attempt(seconds_left)` until it returns without a MeshdbgError (the server is not
+    there yet: no connection file, refused, silent), with jittered back-off, for up to the
+    reconnect window; whether it succeeded."""
+    deadline = time.monotonic() + reconnect_window_s()
+    pause = RETRY_PAUSE_S
+    while True:
+        remaining = deadline - time.monotonic()
+        try:
+            attempt(max(0.0, remaining))
+            return True
+        except MeshdbgError:
+            if remaining <= 0:
+                return False
+        time.sleep(min(max(0.0, deadline - time.monotonic()), pause * random.uniform(0.5, 1.0)))
+        pause = min(RETRY_PAUSE_MAX_S, pause * 2)
+
+
 class RemoteSession:
     """The stream of one session: `send` worker messages, `receive` server messages.
 
@@ -239,20 +259,9 @@ class RemoteSession:
     def _reconnect(self) -> bool:
         """Reach the server again within the reconnect window and re-register this stop;
         False (with `farewell` set) when no server answered in time."""
-        window = reconnect_window_s()
-        deadline = time.monotonic() + window
-        pause = RETRY_PAUSE_S
-        while True:
-            try:
-                self._open(self._connect(), window_s=max(0.0, deadline - time.monotonic()))
-                break
-            except MeshdbgError:  # not there yet (no connection file, refused, silent)
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    self.farewell = f"no debugger reachable at {self.addr} for {window:g} s ({RECONNECT_ENV})"
-                    return False
-            time.sleep(min(remaining, pause * random.uniform(0.5, 1.0)))
-            pause = min(RETRY_PAUSE_MAX_S, pause * 2)
+        if not within_window(lambda window_s: self._open(self._connect(), window_s)):
+            self.farewell = f"no debugger reachable at {self.addr} for {reconnect_window_s():g} s ({RECONNECT_ENV})"
+            return False
         if self._last_prompt is not None:
             self._outgoing.put(self._last_prompt)
         return True

@@ -8,11 +8,16 @@ crashes, and after `continue all` every process finishes. The full-size figures 
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
-from e2e import Server
+from e2e import SCRIPTS, Server
 
 PROCESSES, THREADS = 10, 200
 
@@ -31,3 +36,24 @@ def test_every_breakpoint_of_a_burst_is_listed_and_none_skipped(server: Server, 
         out, _ = worker.communicate(timeout=60)
         assert (worker.returncode, out) == (0, "done\n"), log.read_text()[-2000:]
         assert log.read_text() == ""
+
+
+@pytest.fixture
+def refused_port() -> Iterator[int]:
+    """A port that refuses connections: bound (so no one else takes it) but never listening."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        yield holder.getsockname()[1]
+
+
+def test_a_process_that_cannot_reach_any_server_says_so_once(refused_port: int) -> None:
+    """50 threads of one process stop at once with no server listening: one report, not 50."""
+    env = dict(os.environ, MESHDBG_ADDR=f"127.0.0.1:{refused_port}", MESHDBG_TOKEN="t", MESHDBG_RANK="0",
+               PYTHONBREAKPOINT="meshdbg.worker.remote_breakpointhook")
+    env.pop("MESHDBG_CONNECTION_FILE", None)
+    done = subprocess.run([sys.executable, str(SCRIPTS / "burst.py"), "50"], env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "done\n"), done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 2 and "no meshdbg server reachable" in lines[0], done.stderr
+    assert lines[1] == "meshdbg: no terminal for local pdb; continuing"

@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from e2e import Server, serving, start_server, wait_for
+from e2e import SCRIPTS, Server, serving, start_server, wait_for
 from watching import wait_sessions
 
 NOTICE_S = 5.0  # keepalive notices a silent peer in ~4 s
@@ -129,3 +131,21 @@ def test_a_stopped_worker_is_not_answering_then_stopped_again(server: Server) ->
     assert cast.stderr.strip() == "meshdbg: no answer from rank 0 within 30 s (--timeout S waits longer)"
     still_paused_and_drivable(server, hung, 0)
     still_paused_and_drivable(server, worker, 1)
+
+
+@pytest.mark.timeout(90)
+def test_a_bootstrapped_rank_is_listed_stopped_again_once_its_server_answers(server: Server) -> None:
+    """Its agent stream (what `list --all` shows) comes back too, not only its session."""
+    worker = subprocess.Popen([sys.executable, "-m", "meshdbg.worker.mesh.bootstrap", str(SCRIPTS / "hold.py")],
+                              env=dict(server.env, MESHDBG_RANK="0"), stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    server.workers.append(worker)
+    server.wait_sessions(1)
+    hold_server_stopped(server, NOTICE_S + 3, worker)
+
+    def workers() -> list[tuple[int, str]]:
+        listed = server.cli("list", "--all", "--json")
+        return [(w["rank"], w["state"]) for w in json.loads(listed.stdout)] if listed.returncode == 0 else []
+
+    wait_for(lambda: workers() == [(0, "stopped")], timeout=NOTICE_S + SLACK_S + 10, what="rank 0 listed stopped")
+    still_paused_and_drivable(server, worker)
