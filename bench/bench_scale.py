@@ -36,6 +36,7 @@ from pathlib import Path
 
 from meshdbg.debugger.control import ControlClient
 from meshdbg.wire.connection import ConnectionInfo
+from meshdbg.wire.errors import NoMatchError
 
 HERE = Path(__file__).resolve().parent
 TARGETS = {"list_ms": 100.0, "rss_mb": 500.0, "gc_pause_ms": 100.0}
@@ -129,7 +130,7 @@ def real_burst(shape: str) -> None:
                 try:
                     results["listed"], results["listed_s"] = await listed_until_still(client, processes * threads)
                     results["rss_mb"] = round(rss_mb(server.pid), 1)
-                    results["resumed"] = len(await client.resume("all", timeout_s=300))
+                    results["resumed"] = await resume_until_done(client, workers)
                 finally:
                     codes = [await asyncio.to_thread(_wait_or_kill, worker) for worker in workers]
             results["crashed"] = sum(1 for code in codes if code < 0)
@@ -155,6 +156,19 @@ async def listed_until_still(client: ControlClient, count: int, still_s: float =
             listed, last_change = stopped, time.monotonic()
         await asyncio.sleep(0.2)
     return listed, round(last_change - start, 2)
+
+
+async def resume_until_done(client: ControlClient, workers: list[subprocess.Popen], limit_s: float = 300) -> int:
+    """`continue all` until every worker process has finished (a stop that re-registers late,
+    its stream cut by a starved machine, is resumed by a later round); how many were resumed."""
+    resumed, start = 0, time.monotonic()
+    while any(worker.poll() is None for worker in workers) and time.monotonic() - start < limit_s:
+        try:
+            resumed += len(await client.resume("all", timeout_s=60))
+        except NoMatchError:
+            pass  # none stopped right now
+        await asyncio.sleep(1)
+    return resumed
 
 
 def _wait_or_kill(worker: subprocess.Popen) -> int:

@@ -225,11 +225,14 @@ class ControlClient:
         """Interrupt the command one session runs; the session, its frame where it runs now.
 
         The command's reply arrives as usual once the thread stops (at once in Python code;
-        when the call returns if it is blocked in C). SessionError if it runs no command.
+        when the call returns if it is blocked in C). SessionError if it runs no command, or
+        did not answer the interrupt in time.
         """
         with self.translating():
             reply = await self.stub.Interrupt(pb.InterruptRequest(session_id=session_id),
                                               metadata=self.connection.metadata())
+        if not reply.sessions:
+            raise SessionError(f"rank {reply.no_answer[0].identity.rank} did not answer the interrupt in time")
         return SessionView.from_pb(reply.sessions[0])
 
     async def cast(self, selection: str, command: str, timeout_s: float = 0) -> list[CastResult]:

@@ -34,10 +34,11 @@ REFUSED_GRACE_S = 1.5  # a channel failing this long after its first failure is 
 END_TIMEOUT_S = 5.0  # how long an ending session waits for the server to close its stream
 RETRY_PAUSE_S = 0.05  # the first pause between tries; it doubles up to RETRY_PAUSE_MAX_S
 RETRY_PAUSE_MAX_S = 2.0
-# What a live but overloaded server answers a new stream with (too many streams at once, or a
-# stream dropped before its handler ran: CANCELLED, seen in bursts of 10,000 on a loaded machine).
+# What a live but overloaded server answers a new stream with: too many streams at once, a
+# stream dropped before its handler ran (CANCELLED, seen in bursts of 10,000 on a loaded
+# machine), or a hello that reached it too late (DEADLINE_EXCEEDED, the worker's own threads starved).
 _BUSY = (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.INTERNAL, grpc.StatusCode.UNAVAILABLE,
-         grpc.StatusCode.CANCELLED)
+         grpc.StatusCode.CANCELLED, grpc.StatusCode.DEADLINE_EXCEEDED)
 OUTGOING_LIMIT = 8  # output chunks queued for sending before pdb's writes wait for the wire
 _WAIT_S = 0.001
 # A hung server is noticed in ~4 s; a server that comes back is found within a second.
