@@ -1,6 +1,7 @@
 """10,000 sessions stopped at once: all listed, `list` through the API, server memory and GC.
 
     python bench/bench_scale.py [--sessions 10000] [--processes 10] [--rounds 20]
+    python bench/bench_scale.py --real 50x200        (real processes x threads, see below)
 
 A private `meshdbg serve` (loopback) runs with a GC probe (gc.callbacks timing every
 collection); --processes simulated workers (bench_scale_worker.py) open --sessions sessions
@@ -11,6 +12,12 @@ server's RSS; its longest GC pause while the sessions were live (gc_pause_ms), a
 all ended (gc_pause_after_ms: the idle full collection meshdbg.debugger.gc_pauses allows).
 Prints one JSON line per measure and a summary line with the targets of issue 12 (list ≤ 100
 ms, RSS ≤ 500 MB, GC pause ≤ 100 ms).
+
+`--real PxT` measures the real thing instead: P worker processes (tests/scripts/burst.py) of T
+threads each reach `breakpoint()` at the same moment. Measured: seconds until all P*T are listed
+stopped (listed_s), the server's RSS then, how many breakpoints were skipped (a worker's
+"continuing" on stderr), how many workers crashed (killed by a signal) or failed, after
+`continue all`.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from pathlib import Path
 
 from meshdbg.debugger.control import ControlClient
 from meshdbg.wire.connection import ConnectionInfo
+from meshdbg.wire.errors import NoMatchError
 
 HERE = Path(__file__).resolve().parent
 TARGETS = {"list_ms": 100.0, "rss_mb": 500.0, "gc_pause_ms": 100.0}
@@ -97,12 +105,90 @@ def stop_workers(workers: list[subprocess.Popen]) -> None:
             worker.wait()
 
 
+BURST = HERE.parent / "tests" / "scripts" / "burst.py"
+
+
+def real_burst(shape: str) -> None:
+    """`--real PxT`: P real processes of T threads stopping at once; one JSON line of figures."""
+    processes, threads = (int(n) for n in shape.lower().split("x"))
+    with tempfile.TemporaryDirectory() as folder:
+        env = dict(os.environ, MESHDBG_CONNECTION_FILE=str(Path(folder) / "conn.json"), MESHDBG_TOKEN="bench",
+                   PYTHONBREAKPOINT="meshdbg.worker.remote_breakpointhook")
+        env.pop("MESHDBG_ADDR", None)
+        server = subprocess.Popen([sys.executable, "-m", "meshdbg", "serve", "--port", "0"], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        addr = server.stdout.readline().strip()
+        logs = [Path(folder) / f"rank{rank}.err" for rank in range(processes)]
+        results: dict[str, object] = {"shape": shape}
+
+        async def measure() -> None:
+            async with ControlClient(ConnectionInfo(addr, "bench")) as client:
+                workers = [subprocess.Popen([sys.executable, str(BURST), str(threads)], stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.DEVNULL, stderr=log.open("w"),
+                                            env=dict(env, MESHDBG_RANK=str(rank)))
+                           for rank, log in enumerate(logs)]
+                try:
+                    results["listed"], results["listed_s"] = await listed_until_still(client, processes * threads)
+                    results["rss_mb"] = round(rss_mb(server.pid), 1)
+                    results["resumed"] = await resume_until_done(client, workers)
+                finally:
+                    codes = [await asyncio.to_thread(_wait_or_kill, worker) for worker in workers]
+            results["crashed"] = sum(1 for code in codes if code < 0)
+            results["failed"] = sum(1 for code in codes if code > 0)
+            results["skipped"] = sum(log.read_text().count("continuing") for log in logs)
+
+        try:
+            asyncio.run(measure())
+        finally:
+            server.send_signal(signal.SIGINT)
+            server.communicate(timeout=30)
+    print(json.dumps({"measure": "real_burst", **results}))
+
+
+async def listed_until_still(client: ControlClient, count: int, still_s: float = 60) -> tuple[int, float]:
+    """How many sessions are listed stopped once all `count` are, or once none more came for
+    `still_s`; and the seconds until the last of them came."""
+    start = last_change = time.monotonic()
+    listed = 0
+    while listed < count and time.monotonic() - last_change < still_s:
+        stopped = sum(1 for s in await client.list() if s.state == "stopped")
+        if stopped != listed:
+            listed, last_change = stopped, time.monotonic()
+        await asyncio.sleep(0.2)
+    return listed, round(last_change - start, 2)
+
+
+async def resume_until_done(client: ControlClient, workers: list[subprocess.Popen], limit_s: float = 300) -> int:
+    """`continue all` until every worker process has finished (a stop that re-registers late,
+    its stream cut by a starved machine, is resumed by a later round); how many were resumed."""
+    resumed, start = 0, time.monotonic()
+    while any(worker.poll() is None for worker in workers) and time.monotonic() - start < limit_s:
+        try:
+            resumed += len(await client.resume("all", timeout_s=60))
+        except NoMatchError:
+            pass  # none stopped right now
+        await asyncio.sleep(1)
+    return resumed
+
+
+def _wait_or_kill(worker: subprocess.Popen) -> int:
+    try:
+        return worker.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+        return worker.wait()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=10_000)
     parser.add_argument("--processes", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--real", metavar="PxT", help="real processes x threads instead (e.g. 50x200)")
     args = parser.parse_args()
+    if args.real:
+        real_burst(args.real)
+        return
     with tempfile.TemporaryDirectory() as folder:
         env = dict(os.environ, MESHDBG_CONNECTION_FILE=str(Path(folder) / "conn.json"), MESHDBG_TOKEN="bench")
         env.pop("MESHDBG_ADDR", None)

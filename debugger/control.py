@@ -21,12 +21,13 @@ import grpc
 
 from meshdbg.debugger.pending import PendingRequests
 from meshdbg.debugger.views import (CastResult, Change, CompareView, PdbReply, RankStacksView, SessionView, Shared,
-                                    WorkerView, change_of)
+                                    Waited, WorkerView, change_of)
 from meshdbg.wire.chunks import check_line
 from meshdbg.wire.connection import PROTOCOL_VERSION, ConnectionInfo, resolve_connection
 from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
 from meshdbg.wire.tls import channel_credentials
-from meshdbg.wire.errors import MeshdbgError, SessionError
+from meshdbg.debugger.deadlines import cut_off_text
+from meshdbg.wire.errors import ConnectionFailed, MeshdbgError, SessionError
 from meshdbg.wire.status import error_from_rpc
 from meshdbg.wire.text import wire_text
 from meshdbg.wire.proto import debugger_pb2 as pb
@@ -92,7 +93,7 @@ class AttachedSession:
 
     async def _read_events(self) -> None:
         try:
-            with self._client.translating():
+            async with self._client.cut_off_when_left_behind():
                 while (event := await self._call.read()) is not grpc.aio.EOF:
                     if event.HasField("output"):
                         self._output.append(event.output.text)
@@ -184,6 +185,23 @@ class ControlClient:
     def translating(self) -> contextlib.AbstractContextManager[None]:
         return translating(self.connection.addr)
 
+    @contextlib.asynccontextmanager
+    async def cut_off_when_left_behind(self) -> AsyncIterator[None]:
+        """`translating`, for a stream of output: when it breaks but the server still answers,
+        the server cut this client off for falling behind (it was stopped, or its terminal
+        froze), and SessionError says so, instead of "no server reachable"."""
+        try:
+            with self.translating():
+                yield
+        except ConnectionFailed as lost:
+            try:
+                with self.translating():
+                    await self.stub.Handshake(pb.HandshakeRequest(protocol_version=PROTOCOL_VERSION),
+                                              metadata=self.connection.metadata(), timeout=CONNECT_TIMEOUT_S)
+            except MeshdbgError:
+                raise lost from None  # the server is gone
+            raise SessionError(cut_off_text()) from lost
+
     async def list(self) -> list[SessionView]:
         with self.translating():
             reply = await self.stub.List(pb.ListRequest(), metadata=self.connection.metadata())
@@ -195,57 +213,67 @@ class ControlClient:
             reply = await self.stub.List(pb.ListRequest(all=True), metadata=self.connection.metadata())
         return [WorkerView.from_pb(info) for info in reply.workers]
 
-    async def interrupt(self, selection: str = "") -> list[int]:
-        """Stop the selected (default: all) ranks in pdb; the ranks asked to stop.
+    async def interrupt(self, selection: str = "", timeout_s: float = 0) -> Waited:
+        """Stop the selected (default: all) ranks in pdb; the ranks asked to stop, and (in
+        `no_answer`) those whose command could not be broken into within `timeout_s` (0: the
+        server's default).
 
         A running rank's main thread opens a session (reason "interrupt") where it stands; a
         session running a command (`n` over a long loop) stops at its next Python line, as
         with Ctrl-C in local pdb.
         """
         with self.translating():
-            reply = await self.stub.Interrupt(pb.InterruptRequest(selection=selection), metadata=self.connection.metadata())
-        return list(reply.ranks)
+            reply = await self.stub.Interrupt(pb.InterruptRequest(selection=selection, timeout_s=timeout_s),
+                                              metadata=self.connection.metadata())
+        return Waited(reply.ranks, (info.identity.rank for info in reply.no_answer))
 
     async def break_in(self, session_id: int) -> SessionView:
         """Interrupt the command one session runs; the session, its frame where it runs now.
 
         The command's reply arrives as usual once the thread stops (at once in Python code;
-        when the call returns if it is blocked in C). SessionError if it runs no command.
+        when the call returns if it is blocked in C). SessionError if it runs no command, or
+        did not answer the interrupt in time.
         """
         with self.translating():
             reply = await self.stub.Interrupt(pb.InterruptRequest(session_id=session_id),
                                               metadata=self.connection.metadata())
+        if not reply.sessions:
+            raise SessionError(f"rank {reply.no_answer[0].identity.rank} did not answer the interrupt in time")
         return SessionView.from_pb(reply.sessions[0])
 
-    async def cast(self, selection: str, command: str) -> list[CastResult]:
-        """Run `command` on every selected session concurrently; results by rank.
+    async def cast(self, selection: str, command: str, timeout_s: float = 0) -> list[CastResult]:
+        """Run `command` on every selected session concurrently; results by rank. A rank that
+        has not answered within `timeout_s` (0: the server's default) is a failed result with
+        `no_answer`.
 
         Each rank's output arrives in chunks as it is written, so no output is too large.
         """
         command = check_line(command)
         outputs: dict[int, list[str]] = {}
         results: list[CastResult] = []
-        call = self.stub.Cast(pb.CastRequest(selection=wire_text(selection), command=command),
+        call = self.stub.Cast(pb.CastRequest(selection=wire_text(selection), command=command, timeout_s=timeout_s),
                               metadata=self.connection.metadata())
-        with self.translating():
+        async with self.cut_off_when_left_behind():
             async for event in call:
                 if event.HasField("output"):
                     outputs.setdefault(event.session_id, []).append(event.output.text)
                     continue
                 r = event.result
                 output = "".join(outputs.pop(event.session_id, [])) + r.output
-                results.append(CastResult(SessionView.from_pb(r.session), output, r.error, r.ended))
+                results.append(CastResult(SessionView.from_pb(r.session), output, r.error, r.ended, r.no_answer))
         return sorted(results, key=lambda r: (r.session.rank, r.session.name, r.session.thread_id, r.session.id))
 
-    async def stacks(self, selection: str = "", all_threads: bool = False) -> list[RankStacksView]:
+    async def stacks(self, selection: str = "", all_threads: bool = False, timeout_s: float = 0
+                     ) -> list[RankStacksView]:
         """The Python stacks of the selected (default: all) ranks, running, stopped or stuck; by rank.
 
         Each says where it came from (the rank's agent, a pdb session, or py-spy from outside);
-        a rank that answered neither way has source NONE and an `error`. Bounded (about 2 s).
+        a rank that answered neither way has source NONE and an `error`. Bounded: each rank
+        is asked from inside for `timeout_s` (0: the server's default), then from outside.
         """
         with self.translating():
-            reply = await self.stub.Stacks(pb.StacksRequest(selection=selection, all_threads=all_threads),
-                                           metadata=self.connection.metadata())
+            reply = await self.stub.Stacks(pb.StacksRequest(selection=selection, all_threads=all_threads,
+                                                            timeout_s=timeout_s), metadata=self.connection.metadata())
         return [RankStacksView.from_pb(r) for r in reply.ranks]
 
     async def compare(self, selection: str, expression: str, timeout_s: float = 0) -> list[CompareView]:
@@ -253,15 +281,17 @@ class ControlClient:
         with self.translating():
             reply = await self.stub.Compare(pb.CompareRequest(selection=selection, expression=expression,
                                                               timeout_s=timeout_s), metadata=self.connection.metadata())
-        return [CompareView(SessionView.from_pb(r.session), r.value, r.error) for r in reply.results]
+        return [CompareView(SessionView.from_pb(r.session), r.value, r.error, r.no_answer) for r in reply.results]
 
-    async def resume(self, selection: str = "", clear_breakpoints: bool = False) -> list[SessionView]:
+    async def resume(self, selection: str = "", clear_breakpoints: bool = False, timeout_s: float = 0) -> Waited:
         """Continue the selected (default: all) stopped sessions; their breakpoints stay unless
-        `clear_breakpoints`."""
+        `clear_breakpoints`. The sessions resumed, and (in `no_answer`) the ranks that had not
+        answered within `timeout_s` (0: the server's default)."""
         with self.translating():
-            reply = await self.stub.Continue(pb.ContinueRequest(selection=selection, clear_breakpoints=clear_breakpoints),
-                                             metadata=self.connection.metadata())
-        return [SessionView.from_pb(info) for info in reply.resumed]
+            reply = await self.stub.Continue(pb.ContinueRequest(selection=selection, clear_breakpoints=clear_breakpoints,
+                                                                timeout_s=timeout_s), metadata=self.connection.metadata())
+        return Waited((SessionView.from_pb(info) for info in reply.resumed),
+                      (info.identity.rank for info in reply.no_answer))
 
     def attach(self, rank: int | None = None, name: str = "", session_id: int | None = None,
                on_shared: Callable[[Shared], None] | None = None) -> AttachedSession:

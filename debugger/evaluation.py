@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import asyncio
 
+from meshdbg.debugger.deadlines import NoAnswer, answer_within
 from meshdbg.debugger.sessions import Session
 from meshdbg.wire.errors import MeshdbgError
 from meshdbg.wire.proto import debugger_pb2 as pb
-
-DEFAULT_TIMEOUT_S = 5.0
-
 
 def first_per_rank(sessions: list[Session]) -> list[Session]:
     """The first session of each (name, rank): the thread that stopped first."""
@@ -26,18 +24,17 @@ def first_per_rank(sessions: list[Session]) -> list[Session]:
     return sorted(first.values(), key=lambda s: (s.rank, s.identity.name))
 
 
-async def evaluate_all(sessions: list[Session], expression: str, timeout_s: float = 0) -> list[pb.CompareResult]:
+async def evaluate_all(sessions: list[Session], expression: str, timeout: float) -> list[pb.CompareResult]:
     """EXPR on each rank's first session, by rank; each result has a value or an error."""
-    timeout = timeout_s if timeout_s > 0 else DEFAULT_TIMEOUT_S
     chosen = first_per_rank(sessions)
     return list(await asyncio.gather(*(_evaluate(s, expression, timeout) for s in chosen)))
 
 
 async def _evaluate(session: Session, expression: str, timeout: float) -> pb.CompareResult:
     try:
-        answer = await asyncio.wait_for(session.evaluate(expression), timeout)
-    except asyncio.TimeoutError:
-        return pb.CompareResult(session=session.info(), error=f"no answer within {timeout:g} s")
+        answer = await answer_within(session.evaluate(expression), timeout)
+    except NoAnswer as exc:
+        return pb.CompareResult(session=session.info(), error=str(exc), no_answer=True)
     except MeshdbgError as exc:
         return pb.CompareResult(session=session.info(), error=str(exc))
     return pb.CompareResult(session=session.info(), value=answer.value, error=answer.error)

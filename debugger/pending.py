@@ -52,6 +52,11 @@ class PendingRequests(Generic[T]):
         """The stream is over: every waiting and later request gets `value`, or raises `error`."""
         if self._closed is None:
             self._closed = (value, error)
+        self.settle(value, error)
+
+    def settle(self, value: T | None = None, error: BaseException | None = None) -> None:
+        """Every waiting request gets `value` (or raises `error`); later ones are asked as usual
+        (a stream that went silent and may come back)."""
         for future in self._waiting.values():
             if not future.done():
                 if error is not None:

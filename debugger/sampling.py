@@ -3,7 +3,7 @@
 Each rank is asked through its agent stream (the agent thread answers even while the main
 thread is stopped in pdb or blocked in C with the GIL released); a process that has sessions
 but no agent stream is asked through one of its pdb sessions. A rank that gives no answer
-within INSIDE_TIMEOUT_S (its Python cannot run: it holds the GIL in C, or is blocked before a
+within its deadline (its Python cannot run: it holds the GIL in C, or is blocked before a
 handler can run) is sampled from outside with py-spy, if it runs on this server's host
 (meshdbg.debugger.pyspy). A rank that answers neither way is reported with source NONE, its
 last known state and why. Nothing here changes a rank's state: a rank slow to answer is busy,
@@ -23,20 +23,21 @@ from meshdbg.wire.errors import MeshdbgError, NoMatchError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import StackSource, State
 
-INSIDE_TIMEOUT_S = 0.6
 OUTSIDE_TIMEOUT_S = 0.8
 
 
-async def collect_stacks(workers: WorkerRegistry, selection: Selection, all_threads: bool) -> list[pb.RankStacks]:
+async def collect_stacks(workers: WorkerRegistry, selection: Selection, all_threads: bool, inside_s: float
+                         ) -> list[pb.RankStacks]:
     """The stacks of every selected worker, and of every selected process known only by its
-    sessions; by rank. NoMatchError when nothing is selected."""
+    sessions; by rank, each asked from inside for `inside_s` before py-spy is tried from outside.
+    NoMatchError when nothing is selected."""
     chosen = workers.select(selection)
     lone = _lone_sessions(workers, selection)
     if not chosen and not lone:
         raise NoMatchError(f"no rank matches {selection.text}")
     host = socket.gethostname()
-    answers = await asyncio.gather(*(_of_worker(workers, w, all_threads, host) for w in chosen),
-                                   *(_of_session(s, all_threads) for s in lone))
+    answers = await asyncio.gather(*(_of_worker(workers, w, all_threads, host, inside_s) for w in chosen),
+                                   *(_of_session(s, all_threads, inside_s) for s in lone))
     return sorted(answers, key=lambda r: (r.identity.rank, r.identity.name, r.identity.pid))
 
 
@@ -51,7 +52,8 @@ def _lone_sessions(workers: WorkerRegistry, selection: Selection) -> list[Sessio
     return list(first.values())
 
 
-async def _of_worker(workers: WorkerRegistry, worker: Worker, all_threads: bool, host: str) -> pb.RankStacks:
+async def _of_worker(workers: WorkerRegistry, worker: Worker, all_threads: bool, host: str, inside_s: float
+                     ) -> pb.RankStacks:
     state = workers.state(worker)
     identity = workers.info(worker).identity
     if state is State.EXITED:
@@ -59,10 +61,10 @@ async def _of_worker(workers: WorkerRegistry, worker: Worker, all_threads: bool,
     problem = "no agent stream yet"
     if worker.outbox is not None:
         try:
-            answer = await asyncio.wait_for(worker.sample(all_threads), INSIDE_TIMEOUT_S)
+            answer = await asyncio.wait_for(worker.sample(all_threads), inside_s)
             return _answered(identity, state, StackSource.AGENT, answer)
         except asyncio.TimeoutError:
-            problem = f"no answer from inside within {INSIDE_TIMEOUT_S:g} s"
+            problem = f"no answer from inside within {inside_s:g} s"
         except MeshdbgError as exc:
             problem = str(exc)
     if worker.identity.hostname != host:
@@ -74,11 +76,11 @@ async def _of_worker(workers: WorkerRegistry, worker: Worker, all_threads: bool,
     return pb.RankStacks(identity=identity, state=workers.state(worker).pb, source=StackSource.PY_SPY.pb, threads=threads)
 
 
-async def _of_session(session: Session, all_threads: bool) -> pb.RankStacks:
+async def _of_session(session: Session, all_threads: bool, inside_s: float) -> pb.RankStacks:
     try:
-        answer = await asyncio.wait_for(session.sample(all_threads), INSIDE_TIMEOUT_S)
+        answer = await asyncio.wait_for(session.sample(all_threads), inside_s)
     except asyncio.TimeoutError:
-        return _none(session.identity, session.state, f"its session gave no answer within {INSIDE_TIMEOUT_S:g} s")
+        return _none(session.identity, session.state, f"its session gave no answer within {inside_s:g} s")
     except MeshdbgError as exc:
         return _none(session.identity, session.state, str(exc))
     return _answered(session.identity, session.state, StackSource.SESSION, answer)

@@ -28,6 +28,7 @@ from meshdbg.debugger.workers import WorkerRegistry
 # arrive faster than the asyncio server picks them up, and past 3,000 queued (its hard limit)
 # fails them with INTERNAL, which is what refused a burst of ~3,200 simultaneous breakpoints.
 BURST_LIMIT = 1 << 20
+GOODBYE_S = 1.0  # how long a stopping server waits for its goodbyes to be taken
 SERVER_OPTIONS = [("grpc.so_reuseport", 0), *SERVER_KEEPALIVE, ("grpc.server.max_pending_requests", BURST_LIMIT),
                   ("grpc.server.max_pending_requests_hard_limit", BURST_LIMIT)]
 
@@ -105,5 +106,8 @@ class DebugClient:
         server, self._server = self._server, None
         if self._guard is not None:
             self._guard.cancel()
+        await self.registry.say_goodbye(f"`meshdbg {self.what}` stopped", GOODBYE_S)  # its workers continue at once
+        for worker in self.workers.workers():
+            worker.end_stream()  # an agent stream the server ends is over: the agent does not reconnect
         self.registry.end_watches()  # watch streams end on their own instead of being cancelled
         await server.stop(grace)

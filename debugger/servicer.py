@@ -18,9 +18,11 @@ from meshdbg.wire.chunks import check_line
 from meshdbg.wire.errors import MeshdbgError, SessionError, UsageError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
+from meshdbg.debugger.deadlines import (CAST_S, CLIENT_STALL_S, COMPARE_S, CONTINUE_S, INTERRUPT_S, STACKS_S, NoAnswer,
+                                         answer_within, cut_off_text, deadline)
 from meshdbg.debugger.evaluation import evaluate_all
 from meshdbg.debugger.sampling import collect_stacks
-from meshdbg.debugger.liveness import gone_reason
+from meshdbg.debugger.liveness import gone_reason, keep_while_alive
 from meshdbg.debugger.peers import PeerFeed
 from meshdbg.debugger.sanitize import sanitize_identity
 from meshdbg.debugger.selection import ALL, parse_selection
@@ -91,6 +93,40 @@ def serialized_writer(context: grpc.aio.ServicerContext, gone: str) -> Callable[
     return write
 
 
+class ClientWriter:
+    """A control client's stream, written by several sessions at once, that never holds a rank.
+
+    A client that takes nothing for CLIENT_STALL_S (SIGSTOPped, a frozen terminal, a dead
+    host) while a session streams output to it is cut: the write fails with SessionError, the
+    session's output goes on into its transcript (replayed to whoever attaches next), and `cut`
+    says why, for the status the client reads if it comes back. What waits for the client is
+    bounded by the transport's flow-control window, never by the size of the output.
+    """
+
+    def __init__(self, context: grpc.aio.ServicerContext) -> None:
+        self._context = context
+        self._lock = asyncio.Lock()
+        self.cut = ""
+
+    async def __call__(self, message: Message) -> None:
+        async with self._lock:
+            if self.cut or self._context.done():
+                raise SessionError(self.cut or "the client went away")
+            try:
+                await asyncio.wait_for(self._context.write(message), CLIENT_STALL_S)
+            except TimeoutError:
+                self.cut = cut_off_text()
+                raise SessionError(self.cut) from None
+            except Exception as exc:  # the call is over (gRPC's ExecuteBatchError): never the session's failure
+                raise SessionError("the client went away") from exc
+
+    async def end(self) -> None:
+        """End the call with the reason it was cut, if it was (a client that was not cut is
+        simply done)."""
+        if self.cut:
+            await self._context.abort(grpc.StatusCode.ABORTED, self.cut)
+
+
 class DebuggerServicer(pb_grpc.DebuggerServicer):
     """Serves worker sessions and the control API over one session registry (and the workers)."""
 
@@ -103,10 +139,11 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
     async def Session(self, request_iterator: AsyncIterator[pb.WorkerMessage], context: grpc.aio.ServicerContext
                       ) -> None:
         hello = await opening_hello(request_iterator, context, "a session")
-        session = self.registry.open(hello, serialized_writer(context, EndReason.WORKER_GONE))
+        write = serialized_writer(context, EndReason.WORKER_GONE)
+        session = self.registry.open(hello, write)
         output, reason = "", EndReason.WORKER_GONE
         try:
-            await context.write(pb.ServerMessage(welcome=pb.Welcome(session_id=session.id)))
+            await write(pb.ServerMessage(welcome=pb.Welcome(session_id=session.id)))
             async for message in request_iterator:
                 kind = message.WhichOneof("kind")
                 if kind == "output":
@@ -125,12 +162,21 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
                     output, reason = message.ended.output, EndReason.of(message.ended.reason)
                     break
         finally:
-            if reason is EndReason.WORKER_GONE:
-                gone = gone_reason(hello)
-                session.gone = gone.text
-                if gone.alive:  # hung or cut off: say so where its output would be (an exit says nothing)
-                    output = f"*** {gone.text}\n"
-            session.on_end(output, reason)
+            if session.writer is write:  # else the stop was re-registered on a newer stream
+                self._stream_ended(session, hello, output, reason)
+
+    def _stream_ended(self, session: Session, hello: pb.Identity, output: str, reason: EndReason) -> None:
+        """A session's stream is over: an end the worker said, its death, or a silence that the
+        worker may end by re-registering (kept "not answering" meanwhile)."""
+        if reason is EndReason.WORKER_GONE:
+            gone = gone_reason(hello)
+            if gone.alive and not self.registry.closing:
+                keep_while_alive(session, gone)
+                return
+            session.gone = gone.text
+            if gone.alive:  # cut off as the server stops: say so where its output would be
+                output = f"*** {gone.text}\n"
+        session.on_end(output, reason)
 
     # ---- control side -----------------------------------------------------------------
 
@@ -161,19 +207,21 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
                 raise SessionError(f"rank {sessions[0].rank} is not running a command")
         except MeshdbgError as exc:
             await _abort(context, exc)
-        frames = await asyncio.gather(*(s.interrupt() for s in busy), return_exceptions=True)
-        broken = []
+        seconds = deadline(request.timeout_s, INTERRUPT_S)
+        frames = await asyncio.gather(*(answer_within(s.interrupt(), seconds) for s in busy), return_exceptions=True)
+        broken, silent = [], []
         for session, frame in zip(busy, frames):
             info = session.info()
             if isinstance(frame, pb.Frame):
                 info.frame.CopyFrom(frame)
-            broken.append(info)
-        return pb.InterruptReply(ranks=sorted(set(ranks) | {s.rank for s in busy}), sessions=broken)
+            (silent if isinstance(frame, NoAnswer) else broken).append(info)
+        return pb.InterruptReply(ranks=sorted(set(ranks) | {s.rank for s in busy}), sessions=broken, no_answer=silent)
 
     async def Stacks(self, request: pb.StacksRequest, context: grpc.aio.ServicerContext) -> pb.StacksReply:
         try:
             selection = parse_selection(request.selection) if request.selection else ALL
-            ranks = await collect_stacks(self.workers, selection, request.all_threads)
+            ranks = await collect_stacks(self.workers, selection, request.all_threads,
+                                         deadline(request.timeout_s, STACKS_S))
         except MeshdbgError as exc:
             await _abort(context, exc)
         return pb.StacksReply(ranks=ranks)
@@ -183,7 +231,8 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             sessions = self.registry.select(parse_selection(request.selection))
         except MeshdbgError as exc:
             await _abort(context, exc)
-        return pb.CompareReply(results=await evaluate_all(sessions, request.expression, request.timeout_s))
+        return pb.CompareReply(results=await evaluate_all(sessions, request.expression,
+                                                          deadline(request.timeout_s, COMPARE_S)))
 
     async def Cast(self, request: pb.CastRequest, context: grpc.aio.ServicerContext) -> None:
         try:
@@ -191,26 +240,33 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             sessions = self.registry.select(parse_selection(request.selection))
         except MeshdbgError as exc:
             await _abort(context, exc)
-        write = serialized_writer(context, "the client went away")
-        outcomes = await asyncio.gather(*(self._cast_one(session, request.command, write) for session in sessions),
-                                        return_exceptions=True)
+        write = ClientWriter(context)
+        seconds = deadline(request.timeout_s, CAST_S)
+        outcomes = await asyncio.gather(*(self._cast_one(session, request.command, write, seconds)
+                                          for session in sessions), return_exceptions=True)
         failure = next((o for o in outcomes if isinstance(o, BaseException) and not isinstance(o, SessionError)), None)
         if failure is not None:  # a bug, not a client that left
             raise failure
+        await write.end()
 
     @staticmethod
-    async def _cast_one(session: Session, command: str, write: Callable[[pb.CastEvent], Awaitable[None]]) -> None:
-        """Run `command` on one session, streaming its output chunks, then its result."""
+    async def _cast_one(session: Session, command: str, write: Callable[[pb.CastEvent], Awaitable[None]],
+                        seconds: float) -> None:
+        """Run `command` on one session, streaming its output chunks, then its result (a
+        failure once `seconds` pass without one: the command runs on, its output to the transcript)."""
         async def forward(text: str) -> None:
             await write(pb.CastEvent(session_id=session.id, output=pb.OutputChunk(text=text)))
 
+        silent = False
         try:
-            reply = await session.execute(command, forward)
+            reply = await answer_within(session.execute(command, forward), seconds)
             error = session.gone  # it died or hung mid-command: a failure, not an empty success
+        except NoAnswer as exc:
+            reply, error, silent = pb.Reply(), str(exc), True
         except SessionError as exc:
             reply, error = pb.Reply(), str(exc)
         result = pb.CastResult(session=session.info(), output="" if error else reply.output, error=error,
-                               ended=reply.ended)
+                               ended=reply.ended, no_answer=silent)
         await write(pb.CastEvent(session_id=session.id, result=result))
 
     async def Continue(self, request: pb.ContinueRequest, context: grpc.aio.ServicerContext) -> pb.ContinueReply:
@@ -219,9 +275,12 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             sessions = self.registry.select(selection)
         except MeshdbgError as exc:
             await _abort(context, exc)
-        outcomes = await asyncio.gather(*(s.resume(request.clear_breakpoints) for s in sessions), return_exceptions=True)
+        seconds = deadline(request.timeout_s, CONTINUE_S)
+        outcomes = await asyncio.gather(*(answer_within(s.resume(request.clear_breakpoints), seconds) for s in sessions),
+                                        return_exceptions=True)
         resumed = [s.info() for s, outcome in zip(sessions, outcomes) if not isinstance(outcome, BaseException)]
-        return pb.ContinueReply(resumed=resumed)
+        silent = [s.info() for s, outcome in zip(sessions, outcomes) if isinstance(outcome, NoAnswer)]
+        return pb.ContinueReply(resumed=resumed, no_answer=silent)
 
     async def Attach(self, request_iterator: AsyncIterator[pb.AttachRequest], context: grpc.aio.ServicerContext
                      ) -> None:
@@ -232,7 +291,7 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             session = self._resolve(first.target)
         except MeshdbgError as exc:
             await _abort(context, exc)
-        write = serialized_writer(context, "the client went away")
+        write = ClientWriter(context)
         feed = PeerFeed()
         replay = session.replay()
         session.subscribe(feed)  # from the replay on, nothing others do here goes unseen
@@ -246,8 +305,11 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             finally:
                 watcher.cancel()
                 sharer.cancel()
+        except SessionError:
+            pass  # the client went away or was cut off: the session is untouched
         finally:
             session.unsubscribe(feed)
+        await write.end()
 
     async def _serve_attached(self, session: Session, feed: PeerFeed, request_iterator: AsyncIterator[pb.AttachRequest],
                               write: Callable[[pb.AttachEvent], Awaitable[None]]) -> None:

@@ -25,7 +25,6 @@ from meshdbg.wire.coords import identity_coords
 from meshdbg.wire.vocabulary import EndReason, State, WatchKind, wire_value
 
 Writer = Callable[[pb.ServerMessage], Awaitable[None]]
-INTERRUPT_ANSWER_S = 2.0  # a worker answers an interrupt from its stream's reader thread, at once
 OutputListener = Callable[[str], Awaitable[None]]  # gets a running command's output chunks
 
 class Session:
@@ -150,11 +149,12 @@ class Session:
 
     async def interrupt(self) -> pb.Frame:
         """Break into the command this session runs, as Ctrl-C in local pdb; where its thread
-        runs now. The command's reply comes as usual, once the thread stops."""
+        runs now. The command's reply comes as usual, once the thread stops. Unbounded: the
+        caller bounds the wait (meshdbg.debugger.deadlines)."""
         if self.state is not State.RUNNING or self._pending is None:
             raise SessionError(f"rank {self.rank} is not running a command")
-        return await asyncio.wait_for(self._interrupts.request(lambda request_id: self._write(
-            pb.ServerMessage(interrupt=pb.Interrupt(request_id=request_id)))), INTERRUPT_ANSWER_S)
+        return await self._interrupts.request(lambda request_id: self._write(
+            pb.ServerMessage(interrupt=pb.Interrupt(request_id=request_id))))
 
     @property
     def running_command(self) -> bool:
@@ -167,6 +167,8 @@ class Session:
         async with self._lock:
             if self.state is State.EXITED:
                 raise SessionError(f"rank {self.rank}'s session has ended ({self.end_reason})")
+            if self.state is State.NOT_ANSWERING:
+                raise SessionError(f"rank {self.rank} is not answering ({self.gone})")
             if self.state is not State.STOPPED:
                 raise SessionError(f"rank {self.rank} is running, not stopped in pdb")
             self._pending = asyncio.get_running_loop().create_future()
@@ -229,6 +231,50 @@ class Session:
     def on_interrupted(self, interrupted: pb.Interrupted) -> None:
         self._interrupts.answer(interrupted.request_id, interrupted.frame)
 
+    @property
+    def writer(self) -> Writer:
+        """The stream this session is reached through now (a re-registered stop changes it)."""
+        return self._write
+
+    @property
+    def registry(self) -> "SessionRegistry":
+        return self._registry
+
+    def on_silent(self, why: str) -> None:
+        """The stream broke but the worker lives, as far as this server can tell (SIGSTOP, a
+        lost connection): listed "not answering" until it re-registers on a new stream
+        (`reclaim`) or its process is gone; the command and questions under way fail with `why`."""
+        if self.state is State.EXITED:
+            return
+        self.state, self._info_bytes = State.NOT_ANSWERING, None
+        self.gone = why
+        self._transcript.add(f"*** {why}\n")
+        self._fail_waiting()
+        self._registry.publish(WatchKind.UPDATED, self)
+
+    def reclaim(self, write: Writer) -> None:
+        """The worker re-registered this stop on a new stream (`write`); its prompt follows,
+        with the output it stands at, so the transcript starts again from it."""
+        self._fail_waiting()
+        self._write = write
+        self.gone = ""
+        self.state, self._info_bytes = State.NOT_ANSWERING, None
+        self._transcript.clear()
+
+    def _fail_waiting(self) -> None:
+        """Settle what waits on the stream that broke (the command, the questions)."""
+        error = SessionError(self.gone or f"rank {self.rank} is not answering")
+        if self._pending and not self._pending.done():
+            self._pending.set_exception(error)
+        self._completions.settle([])
+        self._samples.settle(error=error)
+        self._evaluations.settle(error=error)
+        self._interrupts.settle(pb.Frame())
+
+    async def say_goodbye(self, reason: str) -> None:
+        """Tell the worker the server shuts down on purpose, so it continues at once."""
+        await self._write(pb.ServerMessage(goodbye=pb.KeepGoodbye(reason=reason)))
+
     def on_end(self, output: str, reason: EndReason) -> None:
         """The session is over: continued, quit, or the worker went away."""
         if self.state is State.EXITED:
@@ -265,9 +311,31 @@ class SessionRegistry:
         self._by_process: dict[tuple[str, int], list[Session]] = {}  # (hostname, pid) → its live sessions
         self._ids = itertools.count(1)
         self._watchers: dict[asyncio.Queue[pb.WatchEvent | None], bool] = {}  # queue → wants worker exits
+        self.closing = False  # the server shuts down on purpose: broken streams are ends, not silences
+        self.tasks: set[asyncio.Task] = set()  # background watches of silent sessions (meshdbg.debugger.liveness)
+
+    async def say_goodbye(self, reason: str, timeout: float) -> None:
+        """The server shuts down on purpose: tell every session's worker (bounded by `timeout`),
+        so each continues at once instead of waiting for the server to come back."""
+        self.closing = True
+        for task in self.tasks:
+            task.cancel()
+        farewells = asyncio.gather(*(s.say_goodbye(reason) for s in self._sessions.values()), return_exceptions=True)
+        try:
+            await asyncio.wait_for(farewells, timeout)
+        except TimeoutError:
+            pass  # a worker too slow to take it sees its stream end instead
 
     def open(self, identity: pb.Identity, write: Writer) -> Session:
-        """Register a new session whose server-to-worker messages go through `write`."""
+        """Register a new session whose server-to-worker messages go through `write`; or, for
+        a stop re-registered after its stream broke (`identity.resumes_session`), that session
+        again, reached through `write` from now on."""
+        resumed = self._sessions.get(identity.resumes_session)
+        identity.ClearField("resumes_session")
+        if resumed is not None and resumed.state is not State.EXITED and resumed.identity.hostname == identity.hostname \
+                and resumed.identity.pid == identity.pid and resumed.identity.thread_id == identity.thread_id:
+            resumed.reclaim(write)
+            return resumed
         session = Session(next(self._ids), identity, self, write)
         self._sessions[session.id] = session
         self._sorted = None

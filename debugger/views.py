@@ -11,11 +11,23 @@ stack tree, announcement or cast header shows a terminal an escape sequence a ra
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Iterable, TypeVar
 
 from meshdbg.debugger.sanitize import printable
 from meshdbg.wire.coords import format_coords, identity_coords
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import EndReason, StackSource, State, StopReason, WatchKind
+
+T = TypeVar("T")
+
+
+class Waited(list):
+    """What answered a command that waits on ranks, as a list; `no_answer` the ranks that did
+    not within its deadline (or were not answering at all)."""
+
+    def __init__(self, answered: Iterable[T], no_answer: Iterable[int] = ()) -> None:
+        super().__init__(answered)
+        self.no_answer = sorted(set(no_answer))
 
 
 class _MeshView:
@@ -106,6 +118,7 @@ class CastResult:
     output: str
     error: str = ""
     ended: bool = False
+    no_answer: bool = False  # it did not answer within the deadline (`error` says so)
 
     @property
     def ok(self) -> bool:
@@ -160,6 +173,7 @@ class CompareView:
     session: SessionView
     value: str
     error: str
+    no_answer: bool = False  # it did not answer within the deadline (`error` says so)
 
     @property
     def ok(self) -> bool:

@@ -17,6 +17,7 @@ from typing import Callable
 from meshdbg.wire.errors import MeshError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import mesh_pb2 as mesh_pb
+from meshdbg.debugger.liveness import alive_here, wait_gone
 from meshdbg.debugger.pending import PendingRequests
 from meshdbg.debugger.selection import Selection
 from meshdbg.debugger.sessions import Session, SessionRegistry
@@ -89,6 +90,14 @@ class Worker:
         if self.outbox is not None:
             self.outbox.put_nowait(None)
 
+    def on_connect(self) -> None:
+        """Its agent stream opened (again, after a break: calls start afresh)."""
+        self.outbox = asyncio.Queue()
+        self.gone.clear()
+        self.end_announced = False
+        self._calls, self._samples = PendingRequests(), PendingRequests()
+        self.connected.set()
+
     def on_disconnect(self) -> None:
         """The agent stream ended: fail every call still waiting for this worker."""
         self.outbox = None
@@ -122,16 +131,16 @@ class WorkerRegistry:
         return worker
 
     def connect(self, hello: mesh_pb.AgentHello) -> Worker:
-        """An agent stream opened: the launched worker with that pid and host, else a new one."""
+        """An agent stream opened: the launched (or earlier connected, still unfinished) worker
+        with that pid and host, else a new one."""
         ident = hello.identity
-        worker = next((w for w in self._by_pid.get(ident.pid, ()) if not w.exited
-                       and w.identity.hostname in ("", ident.hostname)), None)
+        worker = next((w for w in self._by_pid.get(ident.pid, ()) if w.exit_code is None and w.signal is None
+                       and w.identity.hostname in ("", ident.hostname)), None)  # a stream that broke comes back
         if worker is None:
             worker = self._add(Worker(next(self._ids), ident, hello.launcher))
         else:
             worker.identity, worker.launcher = ident, hello.launcher or worker.launcher
-        worker.outbox = asyncio.Queue()
-        worker.connected.set()
+        worker.on_connect()
         if self._collectives_timeout:
             worker.send(_collectives(self._collectives_timeout))
         self.sessions.publish_worker(WatchKind.JOINED, self.info(worker))
@@ -153,10 +162,18 @@ class WorkerRegistry:
 
     def disconnected(self, worker: Worker) -> None:
         """A worker's agent stream ended; one started elsewhere has ended with it (one launched
-        here ends when the launcher reaps it, with its status)."""
+        here ends when the launcher reaps it, with its status), unless its process is still
+        there on this host: then it is "not answering" until it is gone."""
         worker.on_disconnect()
-        if not worker.reaped_here:
+        if worker.reaped_here:
+            return
+        if not alive_here(worker.identity):
             self.ended(worker)
+            return
+        task = asyncio.create_task(wait_gone(worker.identity))
+        task.add_done_callback(lambda done: done.cancelled() or self.ended(worker))
+        self.sessions.tasks.add(task)
+        task.add_done_callback(self.sessions.tasks.discard)
 
     def ended(self, worker: Worker) -> None:
         """Announce a worker's end to watchers, once."""
@@ -220,7 +237,8 @@ def _state(worker: Worker, session: Session | None) -> State:
     session's own state, so a worker is `stopped` only once pdb has shown its prompt (and
     its position is known), and `running` again while the session runs a command."""
     if worker.exited:
-        return State.EXITED
+        silent = worker.exit_code is None and worker.signal is None and alive_here(worker.identity)  # its agent stream broke, it lives
+        return State.NOT_ANSWERING if silent else State.EXITED
     if session is not None:
         return session.state
     return State.RUNNING if worker.outbox is not None else State.STARTING

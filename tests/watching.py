@@ -3,7 +3,7 @@
     wait_sessions(env, {"stopped": [0, 1], "running": [2], "live": [0, 1, 2]}, timeout=15)
     await watch_until(client, condition)                   (inside a test's own event loop)
 
-Conditions: `stopped`/`running`, these ranks have a session in that state; `live`, exactly
+Conditions: `stopped`/`running`/`not answering`, these ranks have a session in that state; `live`, exactly
 these ranks have sessions; `count`, exactly that many sessions, every one stopped at its
 prompt. The stream replays the live sessions, says SYNCED, then reports changes, so nothing can
 change unseen between a look and the wait. `wait_sessions` watches from a subprocess (this
@@ -28,7 +28,7 @@ Condition = Mapping[str, Sequence[int] | int]
 
 def matches(condition: Condition, live: list[SessionView]) -> bool:
     """Whether the live sessions satisfy `condition` (see the module docstring)."""
-    for state in (State.STOPPED, State.RUNNING):
+    for state in (State.STOPPED, State.RUNNING, State.NOT_ANSWERING):
         if not set(condition.get(state, ())) <= {s.rank for s in live if s.state is state}:
             return False
     if "live" in condition and {s.rank for s in live} != set(condition["live"]):

@@ -63,6 +63,7 @@ class State(_Mirror):
     RUNNING = "running"
     STOPPED = "stopped"
     EXITED = "exited"
+    NOT_ANSWERING = "not answering"  # alive as far as the server can tell, but silent
 
 
 

@@ -88,7 +88,7 @@ def register() -> None:
         if agent.Agent.opened:
             return
         try:
-            agent.Agent(resolve_connection(), detect_identity())
+            agent.Agent(resolve_connection, detect_identity())
         except MeshdbgError:
             return
         if threading.current_thread() is threading.main_thread():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import pdb
 import sys
+import threading
 from types import FrameType, TracebackType
 from typing import Mapping
 
@@ -27,16 +28,27 @@ def open_session(reason: StopReason, labels: Mapping[str, str] | None = None) ->
     """A new session stream for the calling thread, labelled with `labels` (default: the
     thread's current context); raises MeshdbgError when unreachable."""
     labels = current_context() if labels is None else labels
-    return RemoteSession(resolve_connection(), session_identity(detect_identity(), reason, labels))
+    return RemoteSession(resolve_connection, session_identity(detect_identity(), reason, labels))
+
+
+_said: set[str] = set()  # problems this process has reported: each once, not once per thread
+_said_lock = threading.Lock()
+
+
+def _say_once(problem: str) -> None:
+    with _said_lock:
+        if problem in _said:
+            return
+        _said.add(problem)
+    sys.stderr.write(problem)
 
 
 def _fall_back(frame: FrameType, problem: str) -> None:
-    sys.stderr.write(f"meshdbg: {problem}\n")
     if sys.stdin is not None and sys.stdin.isatty():
-        sys.stderr.write("meshdbg: using local pdb instead\n")
+        sys.stderr.write(f"meshdbg: {problem}\nmeshdbg: using local pdb instead\n")
         pdb.Pdb().set_trace(frame)
     else:
-        sys.stderr.write("meshdbg: no terminal for local pdb; continuing\n")
+        _say_once(f"meshdbg: {problem}\nmeshdbg: no terminal for local pdb; continuing\n")
 
 
 def stop_at(frame: FrameType, reason: StopReason) -> None:

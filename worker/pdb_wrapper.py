@@ -306,7 +306,7 @@ class PdbWrapper(pdb.Pdb):
                 remote.send(pb.WorkerMessage(evaluation=evaluate(
                     message.evaluate, self.curframe, getattr(self, "curframe_locals", None))))
             elif kind is None:
-                sys.stderr.write(f"meshdbg: lost the debugger at {remote.addr}; continuing\n")
+                sys.stderr.write(f"meshdbg: {remote.farewell}; continuing\n")
                 self._end_session(EndReason.WORKER_GONE)
                 return "continue\n"
 

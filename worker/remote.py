@@ -15,29 +15,42 @@ import time
 from typing import Callable, Iterator
 
 import grpc
+from grpc import _common as _grpc_common
 from google.protobuf.message import Message
 
 from meshdbg.wire.chunks import chunks, tail_start
 from meshdbg.wire.connection import ConnectionInfo
-from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
+from meshdbg.wire.keepalive import CLIENT_KEEPALIVE, RECONNECT_ENV, reconnect_window_s
 from meshdbg.wire.tls import channel_credentials
-from meshdbg.wire.errors import ConnectionFailed
+from meshdbg.wire.errors import ConnectionFailed, MeshdbgError
 from meshdbg.wire.status import error_from_rpc
 from meshdbg.wire.vocabulary import EndReason
 from meshdbg.worker.forking import ForkGuard
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 
-CONNECT_TIMEOUT_S = 5.0
+CONNECT_TIMEOUT_S = 5.0  # the longest single wait for a connection's state to change
+REFUSED_GRACE_S = 1.5  # a channel failing this long after its first failure is refused (reconnects take <= 1 s)
 END_TIMEOUT_S = 5.0  # how long an ending session waits for the server to close its stream
-BUSY_RETRY_S = 60.0  # how long a worker keeps asking a server too busy to take its stream
-BUSY_PAUSE_S = 0.05  # the first pause between asks; it doubles up to BUSY_PAUSE_MAX_S
-BUSY_PAUSE_MAX_S = 2.0
-# What a live but overloaded server answers a new stream with (too many streams at once).
-_BUSY = (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.INTERNAL, grpc.StatusCode.UNAVAILABLE)
+RETRY_PAUSE_S = 0.05  # the first pause between tries; it doubles up to RETRY_PAUSE_MAX_S
+RETRY_PAUSE_MAX_S = 2.0
+# What a live but overloaded server answers a new stream with: too many streams at once, a
+# stream dropped before its handler ran (CANCELLED, seen in bursts of 10,000 on a loaded
+# machine), or a hello that reached it too late (DEADLINE_EXCEEDED, the worker's own threads starved).
+_BUSY = (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.INTERNAL, grpc.StatusCode.UNAVAILABLE,
+         grpc.StatusCode.CANCELLED, grpc.StatusCode.DEADLINE_EXCEEDED)
 OUTGOING_LIMIT = 8  # output chunks queued for sending before pdb's writes wait for the wire
 _WAIT_S = 0.001
-CHANNEL_OPTIONS = CLIENT_KEEPALIVE  # a hung server is noticed in ~4 s and the worker runs on
+# A hung server is noticed in ~4 s; a server that comes back is found within a second.
+CHANNEL_OPTIONS = [*CLIENT_KEEPALIVE, ("grpc.initial_reconnect_backoff_ms", 200),
+                   ("grpc.min_reconnect_backoff_ms", 200), ("grpc.max_reconnect_backoff_ms", 1000)]
+
+# Every thread blocked in a synchronous gRPC call (each session's reader) wakes every
+# grpc._common.MAXIMUM_WAIT_TIMEOUT (0.1 s) so that a signal handler of the main thread is never
+# late; a process with 1,000 threads stopped at once then spends the GIL on 10,000 wake-ups a
+# second, and its streams starve. Python's lock waits are interrupted by signals anyway, and
+# meshdbg's main-thread waits do not use gRPC's: one wake-up a second is plenty.
+_grpc_common.MAXIMUM_WAIT_TIMEOUT = max(getattr(_grpc_common, "MAXIMUM_WAIT_TIMEOUT", 0.1), 1.0)
 
 _channels: dict[str, grpc.Channel] = {}
 _channels_lock = threading.Lock()
@@ -46,7 +59,10 @@ _fork_guard.install()
 
 
 def channel_for(connection: ConnectionInfo) -> grpc.Channel:
-    """The process's channel to the server, created on first use (over TLS when pinned)."""
+    """The process's channel to the server, created on first use (over TLS when pinned), and
+    never closed: every thread of the process shares it, and closing a channel under threads
+    that use it fails their streams ("Channel closed!") or crashes gRPC. A channel whose server
+    went away reconnects by itself within a second when it comes back (CHANNEL_OPTIONS)."""
     addr = connection.addr
     with _channels_lock:
         channel = _channels.get(addr)
@@ -57,62 +73,64 @@ def channel_for(connection: ConnectionInfo) -> grpc.Channel:
         return channel
 
 
-def ready_channel(connection: ConnectionInfo) -> grpc.Channel:
-    """The process's channel to `addr`, connected.
+def ready_channel(connection: ConnectionInfo, deadline: float) -> grpc.Channel:
+    """The process's channel to the server, connected.
 
-    Fails fast with ConnectionFailed when the connection is refused, and after
-    CONNECT_TIMEOUT_S when nothing answers; a failed channel is dropped so that the next
-    attempt starts afresh instead of waiting out gRPC's reconnect backoff.
+    A server that is slow to answer (a loaded machine, a burst of thousands of breakpoints, a
+    hung server that may wake up) is waited for until `deadline`. A refused connection (the
+    channel still failing REFUSED_GRACE_S after its first failure, which covers one reconnect
+    after an earlier outage) raises ConnectionFailed then: whoever retries resolves the server
+    again, since it may have moved.
     """
-    addr = connection.addr
     channel = channel_for(connection)
-    settled = threading.Event()
-    outcome: list[grpc.ChannelConnectivity] = []
+    changed = threading.Condition()
+    states: list[grpc.ChannelConnectivity] = []
 
     def watch(state: grpc.ChannelConnectivity) -> None:
-        if state in _SETTLED and not settled.is_set():
-            outcome.append(state)
-            settled.set()
+        with changed:
+            states.append(state)
+            changed.notify_all()
 
     channel.subscribe(watch, try_to_connect=True)
+    failed_since: float | None = None
     try:
-        settled.wait(CONNECT_TIMEOUT_S)
+        with changed:
+            while True:
+                now = time.monotonic()
+                if states and states[-1] is grpc.ChannelConnectivity.READY:
+                    return channel
+                if failed_since is None and grpc.ChannelConnectivity.TRANSIENT_FAILURE in states:
+                    failed_since = now
+                if failed_since is not None and now >= failed_since + REFUSED_GRACE_S:
+                    raise ConnectionFailed(f"no meshdbg server reachable at {connection.addr} (connection failed)")
+                if now >= deadline:
+                    raise ConnectionFailed(f"no meshdbg server reachable at {connection.addr} (no answer)")
+                until = deadline if failed_since is None else min(deadline, failed_since + REFUSED_GRACE_S)
+                changed.wait(min(until - now, CONNECT_TIMEOUT_S))
     finally:
         channel.unsubscribe(watch)
-    if outcome[:1] == [grpc.ChannelConnectivity.READY]:
-        return channel
-    with _channels_lock:
-        if _channels.get(addr) is channel:
-            del _channels[addr]
-    channel.close()
-    if outcome:
-        raise ConnectionFailed(f"no meshdbg server reachable at {addr} (connection failed)")
-    raise ConnectionFailed(f"no meshdbg server reachable at {addr} (waited {CONNECT_TIMEOUT_S:.0f} s)")
-
-
-_SETTLED = (grpc.ChannelConnectivity.READY, grpc.ChannelConnectivity.TRANSIENT_FAILURE,
-            grpc.ChannelConnectivity.SHUTDOWN)
 
 
 StreamMethod = Callable[[grpc.Channel], grpc.StreamStreamMultiCallable]  # e.g. lambda ch: Stub(ch).Method
 
 
-def open_stream(connection: ConnectionInfo, method: StreamMethod, first_message: Message
-                ) -> tuple[queue.SimpleQueue, Iterator, Message]:
+def open_stream(connection: ConnectionInfo, method: StreamMethod, first_message: Message,
+                window_s: float | None = None) -> tuple[queue.SimpleQueue, Iterator, Message]:
     """Open a bidirectional stream that starts with `first_message`, and wait for the first reply.
 
     Returns the outgoing queue (put a message to send it, None to half-close), the iterator
-    of the server's messages, and its first one. A server too busy to take the stream (a burst
-    of thousands of breakpoints) is asked again with jittered exponential back-off for up to
-    BUSY_RETRY_S, so no breakpoint is skipped. Raises ConnectionFailed (or a subclass) when the
-    server is unreachable or refuses the stream.
+    of the server's messages, and its first one. A server too busy or too slow to take the
+    stream (a burst of thousands of breakpoints on a loaded machine) is asked again with
+    jittered exponential back-off for up to the reconnect window (`window_s`, default
+    meshdbg.wire.keepalive's), so no breakpoint is skipped. Raises ConnectionFailed (or a
+    subclass) when the server is unreachable (refused) or refuses the stream.
     """
-    deadline = time.monotonic() + BUSY_RETRY_S
-    pause = BUSY_PAUSE_S
+    deadline = time.monotonic() + (reconnect_window_s() if window_s is None else window_s)
+    pause = RETRY_PAUSE_S
     while True:
         outgoing: queue.SimpleQueue = queue.SimpleQueue()
         outgoing.put(first_message)
-        channel = ready_channel(connection)
+        channel = ready_channel(connection, deadline)
         responses = method(channel)(iter(outgoing.get, None), metadata=connection.metadata())
         _fork_guard.opened(channel, responses)
         try:
@@ -121,7 +139,25 @@ def open_stream(connection: ConnectionInfo, method: StreamMethod, first_message:
             if exc.code() not in _BUSY or time.monotonic() + pause > deadline:
                 raise error_from_rpc(exc, connection.addr) from exc
         time.sleep(pause * random.uniform(0.5, 1.0))
-        pause = min(BUSY_PAUSE_MAX_S, pause * 2)
+        pause = min(RETRY_PAUSE_MAX_S, pause * 2)
+
+
+def within_window(attempt: Callable[[float], object]) -> bool:
+    """Call `attempt(seconds_left)` until it returns without a MeshdbgError (the server is not
+    there yet: no connection file, refused, silent), with jittered back-off, for up to the
+    reconnect window; whether it succeeded."""
+    deadline = time.monotonic() + reconnect_window_s()
+    pause = RETRY_PAUSE_S
+    while True:
+        remaining = deadline - time.monotonic()
+        try:
+            attempt(max(0.0, remaining))
+            return True
+        except MeshdbgError:
+            if remaining <= 0:
+                return False
+        time.sleep(min(max(0.0, deadline - time.monotonic()), pause * random.uniform(0.5, 1.0)))
+        pause = min(RETRY_PAUSE_MAX_S, pause * 2)
 
 
 class RemoteSession:
@@ -131,19 +167,35 @@ class RemoteSession:
     `interrupt` reaches the worker while its pdb thread runs a command (`n` over a long loop):
     the reader answers it at once through `on_interrupt`, and queues everything else for
     `receive`. A session belongs to the process that opened it; a forked child opens its own.
+
+    A broken stream does not end the stop: `receive` reconnects (to the server the connection
+    resolves to then, so a server restarted on the same connection file counts) for up to the
+    reconnect window, re-registers this stop under its old id, and sends its last prompt again.
+    Only a server's goodbye, or the window passing, ends it; `farewell` then says why.
     """
 
-    def __init__(self, connection: ConnectionInfo, identity: pb.Identity) -> None:
+    def __init__(self, connect: Callable[[], ConnectionInfo], identity: pb.Identity) -> None:
         """Open the stream and wait for the server's welcome; raises ConnectionFailed."""
-        self.addr = connection.addr
-        self._outgoing, self._responses, welcome = open_stream(
-            connection, lambda channel: pb_grpc.DebuggerStub(channel).Session, pb.WorkerMessage(hello=identity))
-        self.session_id = welcome.welcome.session_id
+        self._connect = connect
+        self._identity = identity
+        self._inbox: queue.SimpleQueue[pb.ServerMessage | None] = queue.SimpleQueue()
+        self._last_prompt: pb.WorkerMessage | None = None
         self.pid = os.getpid()
         self.ended = False
+        self.farewell = ""  # why the stream is over for good, once it is
         self.on_interrupt: Callable[[], pb.Frame] = pb.Frame  # set by the pdb that owns the session
-        self._inbox: queue.SimpleQueue[pb.ServerMessage | None] = queue.SimpleQueue()
-        self._reader = threading.Thread(target=self._read, name=f"meshdbg-session-{self.session_id}", daemon=True)
+        self._open(connect())
+
+    def _open(self, connection: ConnectionInfo, window_s: float | None = None) -> None:
+        hello = pb.Identity()
+        hello.CopyFrom(self._identity)
+        hello.resumes_session = getattr(self, "session_id", 0)
+        self._outgoing, self._responses, welcome = open_stream(
+            connection, lambda channel: pb_grpc.DebuggerStub(channel).Session, pb.WorkerMessage(hello=hello), window_s)
+        self.addr = connection.addr
+        self.session_id = welcome.welcome.session_id
+        self._reader = threading.Thread(target=self._read, args=(self._responses,),
+                                        name=f"meshdbg-session-{self.session_id}", daemon=True)
         self._reader.start()
 
     @property
@@ -151,15 +203,15 @@ class RemoteSession:
         """Still usable here: not ended, and this is the process that opened it (not a fork)."""
         return not self.ended and self.pid == os.getpid()
 
-    def _read(self) -> None:
+    def _read(self, responses: Iterator[pb.ServerMessage]) -> None:
         try:
-            for message in self._responses:
+            for message in responses:
                 if message.HasField("interrupt"):
                     self._answer_interrupt(message.interrupt.request_id)
                 else:
                     self._inbox.put(message)
         except grpc.RpcError:
-            pass  # the server went away: receive() says so with None
+            pass  # the stream broke: receive() reconnects, or says so with None
         self._inbox.put(None)
 
     def _answer_interrupt(self, request_id: int) -> None:
@@ -178,6 +230,8 @@ class RemoteSession:
             if start:
                 self.send_output(body.output, start)
                 body.output = body.output[start:]
+        if kind == "prompt":
+            self._last_prompt = message  # what a reconnected stream shows again
         self._outgoing.put(message)
 
     def send_output(self, text: str, stop: int | None = None) -> None:
@@ -191,11 +245,27 @@ class RemoteSession:
             self._outgoing.put(pb.WorkerMessage(output=pb.OutputChunk(text=piece)))
 
     def receive(self) -> pb.ServerMessage | None:
-        """The next server message, or None once the stream is gone."""
-        message = self._inbox.get()
-        if message is None:
+        """The next server message, or None once the stream is over for good (`farewell`)."""
+        while True:
+            message = self._inbox.get()
+            if message is not None and not message.HasField("goodbye"):
+                return message
+            if message is not None:
+                self.farewell = f"the debugger at {self.addr} shut down ({message.goodbye.reason})"
+            elif not self.farewell and self._reconnect():
+                continue
             self._inbox.put(None)  # every later receive() sees the end too
-        return message
+            return None
+
+    def _reconnect(self) -> bool:
+        """Reach the server again within the reconnect window and re-register this stop;
+        False (with `farewell` set) when no server answered in time."""
+        if not within_window(lambda window_s: self._open(self._connect(), window_s)):
+            self.farewell = f"no debugger reachable at {self.addr} for {reconnect_window_s():g} s ({RECONNECT_ENV})"
+            return False
+        if self._last_prompt is not None:
+            self._outgoing.put(self._last_prompt)
+        return True
 
     def end(self, output: str, reason: EndReason, wait: bool = True) -> None:
         """Tell the server the session is over (once), half-close, and with `wait` let it

@@ -25,6 +25,9 @@ def stop_key(session: SessionView) -> StopKey:
     return session.hostname, session.pid, session.thread_id, session.filename, session.lineno
 
 
+_KEPT = (State.STOPPED, State.EXITED, State.NOT_ANSWERING)  # states a rank shows as they are (else: running)
+
+
 @dataclass
 class Board:
     """Sessions and ranks as last reported by the server."""
@@ -84,26 +87,28 @@ class Board:
         if view.state is State.STOPPED and view.id not in self.announced:
             self.announced.add(view.id)
             return f"{rank_label(view)} stopped at {where(view)} ({view.reason})"
+        if view.state is State.NOT_ANSWERING:
+            return f"{rank_label(view)} is not answering (it stays paused; it is listed again once it answers)"
         return None
 
     def rank_states(self) -> dict[RankKey, State]:
         """Each known rank's state: a live session says stopped or running; else what its session's
         end said, unless its process has exited since; else what its worker process is doing."""
-        states = {key: State.EXITED if w.state is State.EXITED else State.RUNNING for key, w in self.workers.items()}
+        states = {key: w.state if w.state in _KEPT[1:] else State.RUNNING for key, w in self.workers.items()}
         for key, state in self.gone.items():
             if states.get(key) is not State.EXITED:
                 states[key] = state
         for session in self.live.values():
             key = (session.name, session.rank)
             if session.state is State.STOPPED or states.get(key) is not State.STOPPED:
-                states[key] = State.STOPPED if session.state is State.STOPPED else State.RUNNING
+                states[key] = session.state if session.state in _KEPT else State.RUNNING
         return states
 
     def counts(self) -> dict[State, int]:
-        """Stopped, running and exited ranks."""
+        """Stopped, running and exited ranks (and not answering ones, when there are)."""
         totals = {State.STOPPED: 0, State.RUNNING: 0, State.EXITED: 0}
         for state in self.rank_states().values():
-            totals[state] += 1
+            totals[state] = totals.get(state, 0) + 1
         return totals
 
     def summary(self) -> str:

@@ -65,6 +65,28 @@ def bounded_argument(limit: float, fractions: bool = False) -> Callable[[str], i
     return number
 
 
+def add_timeout_argument(parser: argparse.ArgumentParser, default_s: float, what: str) -> None:
+    """`--timeout S`: how long a verb that waits on ranks waits for each (meshdbg.debugger.deadlines)."""
+    from meshdbg.wire.coords import SECONDS_LIMIT
+
+    parser.add_argument("--timeout", type=bounded_argument(SECONDS_LIMIT, fractions=True), default=0, metavar="S",
+                        help=f"seconds each rank may take to {what} (default {default_s:g}); the ranks that did "
+                             "not answer by then are named")
+
+
+def report_no_answer(ranks: list[int], args: argparse.Namespace, default_s: float) -> int:
+    """Name, in one line on stderr, the ranks that did not answer in time; the exit status (1 if any)."""
+    if not ranks:
+        return 0
+    from meshdbg.debugger.selection import ranks_text
+    from meshdbg.debugger.deadlines import deadline
+
+    seconds = deadline(args.timeout, default_s)
+    print(f"meshdbg: no answer from {ranks_text(ranks)} within {seconds:g} s (--timeout S waits longer)",
+          file=sys.stderr)
+    return 1
+
+
 def print_json(value: object) -> None:
     """What `--json` prints: one indented JSON document on stdout."""
     json.dump(value, sys.stdout, indent=2)

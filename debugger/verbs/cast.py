@@ -6,7 +6,9 @@ import argparse
 
 from meshdbg.debugger.format import failed, grouped_cast_output
 from meshdbg.debugger.selection import parse_selection
-from meshdbg.debugger.verbs import add_server_argument, connect, print_json
+from meshdbg.debugger.deadlines import CAST_S
+from meshdbg.debugger.verbs import add_server_argument, add_timeout_argument, connect, print_json, report_no_answer
+from meshdbg.wire.vocabulary import State
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -14,14 +16,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="an array of {rank, name, output, ok}")
     parser.add_argument("ranks", help="selection: all, 0,3-5, ranks(1,4), ranks(hosts=1, gpus=0:4)")
     parser.add_argument("command", help="the pdb command, e.g. 'p loss'")
+    add_timeout_argument(parser, CAST_S, "answer")
 
 
 async def main(args: argparse.Namespace) -> int:
     parse_selection(args.ranks)  # usage errors before touching the network
     async with await connect(args.addr) as client:
-        results = await client.cast(args.ranks, args.command)
+        results = await client.cast(args.ranks, args.command, args.timeout)
     if args.json:
         print_json([r.to_json() for r in results])
     else:
         print(grouped_cast_output(results))
-    return 1 if any(failed(r) for r in results) else 0
+    silent = report_no_answer([r.session.rank for r in results if r.no_answer or r.session.state is State.NOT_ANSWERING],
+                              args, CAST_S)
+    return 1 if silent or any(failed(r) for r in results) else 0

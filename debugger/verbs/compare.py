@@ -6,16 +6,15 @@ import argparse
 
 from meshdbg.debugger.selection import parse_selection
 from meshdbg.debugger.value_groups import value_groups, value_text
-from meshdbg.debugger.verbs import add_server_argument, bounded_argument, connect, print_json
-from meshdbg.wire.coords import SECONDS_LIMIT
+from meshdbg.debugger.deadlines import COMPARE_S
+from meshdbg.debugger.verbs import add_server_argument, add_timeout_argument, connect, print_json, report_no_answer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_server_argument(parser)
     parser.add_argument("--json", action="store_true", help='an array of {"ranks", "value", "error", "outlier"}, '
                                                              "largest group first")
-    parser.add_argument("--timeout", type=bounded_argument(SECONDS_LIMIT, fractions=True), default=0, metavar="S",
-                        help="seconds each rank may take (default 5); a rank slower than that is its own group")
+    add_timeout_argument(parser, COMPARE_S, "evaluate it")
     parser.add_argument("ranks", help="selection: all, 0,3-5, ranks(1,4), ranks(hosts=1, gpus=0:4)")
     parser.add_argument("expression", help="a Python expression, evaluated in each rank's current pdb frame")
 
@@ -29,4 +28,5 @@ async def main(args: argparse.Namespace) -> int:
         print_json(groups)
     else:
         print(value_text(groups))
-    return 1 if any(g["error"] for g in groups) or not groups else 0
+    silent = report_no_answer([r.session.rank for r in results if r.no_answer], args, COMPARE_S)
+    return 1 if silent or any(g["error"] for g in groups) or not groups else 0

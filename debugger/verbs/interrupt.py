@@ -10,20 +10,22 @@ import argparse
 import sys
 
 from meshdbg.debugger.selection import parse_selection, ranks_text
-from meshdbg.debugger.verbs import add_server_argument, connect
+from meshdbg.debugger.deadlines import INTERRUPT_S
+from meshdbg.debugger.verbs import add_server_argument, add_timeout_argument, connect, report_no_answer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_server_argument(parser)
     parser.add_argument("ranks", help="selection, e.g. all, 3, 0,3-5, ranks(hosts=1)")
+    add_timeout_argument(parser, INTERRUPT_S, "break in")
 
 
 async def main(args: argparse.Namespace) -> int:
     parse_selection(args.ranks)
     async with await connect(args.addr) as client:
-        ranks = await client.interrupt(args.ranks)
+        ranks = await client.interrupt(args.ranks, args.timeout)
     if not ranks:
         print(f"meshdbg: no rank in {args.ranks} is running", file=sys.stderr)
         return 1
     print(f"interrupting {ranks_text(ranks)}")
-    return 0
+    return report_no_answer(ranks.no_answer, args, INTERRUPT_S)

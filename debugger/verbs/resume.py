@@ -10,22 +10,25 @@ import sys
 
 from meshdbg.debugger.format import resumed_text
 from meshdbg.debugger.selection import parse_selection
-from meshdbg.debugger.verbs import add_server_argument, connect
+from meshdbg.debugger.deadlines import CONTINUE_S
+from meshdbg.debugger.verbs import add_server_argument, add_timeout_argument, connect, report_no_answer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_server_argument(parser)
     parser.add_argument("--clear", action="store_true", help="forget every breakpoint of those ranks first")
     parser.add_argument("ranks", nargs="?", help="selection (default: all)")
+    add_timeout_argument(parser, CONTINUE_S, "leave pdb")
 
 
 async def main(args: argparse.Namespace) -> int:
     if args.ranks:
         parse_selection(args.ranks)
     async with await connect(args.addr) as client:
-        resumed = await client.resume(args.ranks or "", clear_breakpoints=args.clear)
+        resumed = await client.resume(args.ranks or "", clear_breakpoints=args.clear, timeout_s=args.timeout)
+    silent = report_no_answer(resumed.no_answer, args, CONTINUE_S)
     if not resumed:
         print(f"meshdbg: {resumed_text(resumed)}", file=sys.stderr)
         return 1
     print(resumed_text(resumed))
-    return 0
+    return silent

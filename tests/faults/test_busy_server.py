@@ -42,12 +42,12 @@ def test_a_refused_session_retries_until_the_server_has_room() -> None:
     assert started.wait(10)
     connection = ConnectionInfo(addr[0], "t")
     try:
-        first = RemoteSession(connection, pb.Identity(rank=0, protocol_version=PROTOCOL_VERSION))
+        first = RemoteSession(lambda: connection, pb.Identity(rank=0, protocol_version=PROTOCOL_VERSION))
         second: list[RemoteSession | Exception] = []
 
         def open_second() -> None:
             try:
-                second.append(RemoteSession(connection, pb.Identity(rank=1, protocol_version=PROTOCOL_VERSION)))
+                second.append(RemoteSession(lambda: connection, pb.Identity(rank=1, protocol_version=PROTOCOL_VERSION)))
             except Exception as exc:  # the test reports it below
                 second.append(exc)
 

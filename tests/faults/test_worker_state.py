@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import subprocess
+import sys
 
 import grpc
 
@@ -74,11 +76,14 @@ def test_a_worker_is_stopped_only_once_its_prompt_has_come() -> None:
 
 def test_a_watch_that_asks_for_workers_sees_each_one_join_and_end() -> None:
     """What lets the console count a rank that connects later and never stops (issue 11)."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # the worker this agent stream speaks for has exited by the time its stream ends
+
     async def scenario() -> list[tuple[WatchKind, int, State]]:
         server = DebugClient(publish=False)
         connection = await server.start()
         seen: list[tuple[WatchKind, int, State]] = []
-        identity = pb.Identity(name="w", rank=7, hostname=socket.gethostname(), pid=os.getpid(),
+        identity = pb.Identity(name="w", rank=7, hostname=socket.gethostname(), pid=gone.pid,
                                protocol_version=PROTOCOL_VERSION)
         try:
             async with ControlClient(connection) as client, grpc.aio.insecure_channel(connection.addr) as channel:
@@ -97,3 +102,36 @@ def test_a_watch_that_asks_for_workers_sees_each_one_join_and_end() -> None:
         return seen
 
     assert asyncio.run(scenario()) == [(WatchKind.JOINED, 7, State.RUNNING), (WatchKind.EXITED, 7, State.EXITED)]
+
+
+def test_a_worker_whose_agent_stream_broke_is_not_answering_until_its_process_is_gone() -> None:
+    """A silent rank (its stream cut, its process alive on this host) is never listed exited."""
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+    async def scenario() -> list[State]:
+        server = DebugClient(publish=False)
+        connection = await server.start()
+        states: list[State] = []
+        identity = pb.Identity(name="w", rank=3, hostname=socket.gethostname(), pid=alive.pid,
+                               protocol_version=PROTOCOL_VERSION)
+        try:
+            async with ControlClient(connection) as client, grpc.aio.insecure_channel(connection.addr) as channel:
+                changes = client.watch(exits=True)
+                assert (await anext(changes))[0] is WatchKind.SYNCED
+                agent = mesh_grpc.MeshStub(channel).Agent(metadata=connection.metadata())
+                await agent.write(mesh_pb.AgentMessage(hello=mesh_pb.AgentHello(identity=identity, launcher="none")))
+                assert (await asyncio.wait_for(anext(changes), 5))[0] is WatchKind.JOINED
+                agent.cancel()
+                stub = pb_grpc.DebuggerStub(channel)
+                states.append((await _wait_state(stub, connection.metadata(), State.NOT_ANSWERING)).state)
+                alive.kill()
+                alive.wait()
+                kind, view, _ = await asyncio.wait_for(anext(changes), 5)
+                states.append(view.state if kind is WatchKind.EXITED else kind)
+                await changes.aclose()
+        finally:
+            await server.stop(0)
+            alive.kill()
+        return states
+
+    assert asyncio.run(scenario()) == [State.NOT_ANSWERING.pb, State.EXITED]

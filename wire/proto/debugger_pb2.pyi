@@ -14,6 +14,7 @@ class State(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     STATE_RUNNING: _ClassVar[State]
     STATE_STOPPED: _ClassVar[State]
     STATE_EXITED: _ClassVar[State]
+    STATE_NOT_ANSWERING: _ClassVar[State]
 
 class StopReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -52,6 +53,7 @@ STATE_STARTING: State
 STATE_RUNNING: State
 STATE_STOPPED: State
 STATE_EXITED: State
+STATE_NOT_ANSWERING: State
 STOP_REASON_UNSPECIFIED: StopReason
 STOP_REASON_BREAKPOINT: StopReason
 STOP_REASON_INTERRUPT: StopReason
@@ -83,7 +85,7 @@ class Coord(_message.Message):
     def __init__(self, dim: _Optional[str] = ..., index: _Optional[int] = ...) -> None: ...
 
 class Identity(_message.Message):
-    __slots__ = ("name", "rank", "coords", "hostname", "pid", "thread_id", "thread_name", "reason", "protocol_version", "context")
+    __slots__ = ("name", "rank", "coords", "hostname", "pid", "thread_id", "thread_name", "reason", "protocol_version", "context", "resumes_session")
     class ContextEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -101,6 +103,7 @@ class Identity(_message.Message):
     REASON_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    RESUMES_SESSION_FIELD_NUMBER: _ClassVar[int]
     name: str
     rank: int
     coords: _containers.RepeatedCompositeFieldContainer[Coord]
@@ -111,7 +114,8 @@ class Identity(_message.Message):
     reason: StopReason
     protocol_version: int
     context: _containers.ScalarMap[str, str]
-    def __init__(self, name: _Optional[str] = ..., rank: _Optional[int] = ..., coords: _Optional[_Iterable[_Union[Coord, _Mapping]]] = ..., hostname: _Optional[str] = ..., pid: _Optional[int] = ..., thread_id: _Optional[int] = ..., thread_name: _Optional[str] = ..., reason: _Optional[_Union[StopReason, str]] = ..., protocol_version: _Optional[int] = ..., context: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    resumes_session: int
+    def __init__(self, name: _Optional[str] = ..., rank: _Optional[int] = ..., coords: _Optional[_Iterable[_Union[Coord, _Mapping]]] = ..., hostname: _Optional[str] = ..., pid: _Optional[int] = ..., thread_id: _Optional[int] = ..., thread_name: _Optional[str] = ..., reason: _Optional[_Union[StopReason, str]] = ..., protocol_version: _Optional[int] = ..., context: _Optional[_Mapping[str, str]] = ..., resumes_session: _Optional[int] = ...) -> None: ...
 
 class Frame(_message.Message):
     __slots__ = ("filename", "function", "lineno")
@@ -230,7 +234,7 @@ class Ended(_message.Message):
     def __init__(self, output: _Optional[str] = ..., reason: _Optional[_Union[EndReason, str]] = ...) -> None: ...
 
 class ServerMessage(_message.Message):
-    __slots__ = ("welcome", "input", "resume", "complete", "sample", "evaluate", "interrupt")
+    __slots__ = ("welcome", "input", "resume", "complete", "sample", "evaluate", "interrupt", "goodbye")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     RESUME_FIELD_NUMBER: _ClassVar[int]
@@ -238,6 +242,7 @@ class ServerMessage(_message.Message):
     SAMPLE_FIELD_NUMBER: _ClassVar[int]
     EVALUATE_FIELD_NUMBER: _ClassVar[int]
     INTERRUPT_FIELD_NUMBER: _ClassVar[int]
+    GOODBYE_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     input: Input
     resume: Resume
@@ -245,7 +250,14 @@ class ServerMessage(_message.Message):
     sample: SampleRequest
     evaluate: EvaluateRequest
     interrupt: Interrupt
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., input: _Optional[_Union[Input, _Mapping]] = ..., resume: _Optional[_Union[Resume, _Mapping]] = ..., complete: _Optional[_Union[CompleteRequest, _Mapping]] = ..., sample: _Optional[_Union[SampleRequest, _Mapping]] = ..., evaluate: _Optional[_Union[EvaluateRequest, _Mapping]] = ..., interrupt: _Optional[_Union[Interrupt, _Mapping]] = ...) -> None: ...
+    goodbye: KeepGoodbye
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., input: _Optional[_Union[Input, _Mapping]] = ..., resume: _Optional[_Union[Resume, _Mapping]] = ..., complete: _Optional[_Union[CompleteRequest, _Mapping]] = ..., sample: _Optional[_Union[SampleRequest, _Mapping]] = ..., evaluate: _Optional[_Union[EvaluateRequest, _Mapping]] = ..., interrupt: _Optional[_Union[Interrupt, _Mapping]] = ..., goodbye: _Optional[_Union[KeepGoodbye, _Mapping]] = ...) -> None: ...
+
+class KeepGoodbye(_message.Message):
+    __slots__ = ("reason",)
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    def __init__(self, reason: _Optional[str] = ...) -> None: ...
 
 class EvaluateRequest(_message.Message):
     __slots__ = ("request_id", "expression")
@@ -406,24 +418,28 @@ class ProgramEcho(_message.Message):
     def __init__(self, prompt: _Optional[str] = ..., line: _Optional[str] = ...) -> None: ...
 
 class CastRequest(_message.Message):
-    __slots__ = ("selection", "command")
+    __slots__ = ("selection", "command", "timeout_s")
     SELECTION_FIELD_NUMBER: _ClassVar[int]
     COMMAND_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
     selection: str
     command: str
-    def __init__(self, selection: _Optional[str] = ..., command: _Optional[str] = ...) -> None: ...
+    timeout_s: float
+    def __init__(self, selection: _Optional[str] = ..., command: _Optional[str] = ..., timeout_s: _Optional[float] = ...) -> None: ...
 
 class CastResult(_message.Message):
-    __slots__ = ("session", "output", "error", "ended")
+    __slots__ = ("session", "output", "error", "ended", "no_answer")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     ENDED_FIELD_NUMBER: _ClassVar[int]
+    NO_ANSWER_FIELD_NUMBER: _ClassVar[int]
     session: SessionInfo
     output: str
     error: str
     ended: bool
-    def __init__(self, session: _Optional[_Union[SessionInfo, _Mapping]] = ..., output: _Optional[str] = ..., error: _Optional[str] = ..., ended: _Optional[bool] = ...) -> None: ...
+    no_answer: bool
+    def __init__(self, session: _Optional[_Union[SessionInfo, _Mapping]] = ..., output: _Optional[str] = ..., error: _Optional[str] = ..., ended: _Optional[bool] = ..., no_answer: _Optional[bool] = ...) -> None: ...
 
 class CastEvent(_message.Message):
     __slots__ = ("session_id", "output", "result")
@@ -436,18 +452,22 @@ class CastEvent(_message.Message):
     def __init__(self, session_id: _Optional[int] = ..., output: _Optional[_Union[OutputChunk, _Mapping]] = ..., result: _Optional[_Union[CastResult, _Mapping]] = ...) -> None: ...
 
 class ContinueRequest(_message.Message):
-    __slots__ = ("selection", "clear_breakpoints")
+    __slots__ = ("selection", "clear_breakpoints", "timeout_s")
     SELECTION_FIELD_NUMBER: _ClassVar[int]
     CLEAR_BREAKPOINTS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
     selection: str
     clear_breakpoints: bool
-    def __init__(self, selection: _Optional[str] = ..., clear_breakpoints: _Optional[bool] = ...) -> None: ...
+    timeout_s: float
+    def __init__(self, selection: _Optional[str] = ..., clear_breakpoints: _Optional[bool] = ..., timeout_s: _Optional[float] = ...) -> None: ...
 
 class ContinueReply(_message.Message):
-    __slots__ = ("resumed",)
+    __slots__ = ("resumed", "no_answer")
     RESUMED_FIELD_NUMBER: _ClassVar[int]
+    NO_ANSWER_FIELD_NUMBER: _ClassVar[int]
     resumed: _containers.RepeatedCompositeFieldContainer[SessionInfo]
-    def __init__(self, resumed: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ...) -> None: ...
+    no_answer: _containers.RepeatedCompositeFieldContainer[SessionInfo]
+    def __init__(self, resumed: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ..., no_answer: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
     __slots__ = ("exits",)
@@ -484,28 +504,34 @@ class WorkerInfo(_message.Message):
     def __init__(self, identity: _Optional[_Union[Identity, _Mapping]] = ..., state: _Optional[_Union[State, str]] = ..., launcher: _Optional[str] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ...) -> None: ...
 
 class InterruptRequest(_message.Message):
-    __slots__ = ("selection", "session_id")
+    __slots__ = ("selection", "session_id", "timeout_s")
     SELECTION_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
     selection: str
     session_id: int
-    def __init__(self, selection: _Optional[str] = ..., session_id: _Optional[int] = ...) -> None: ...
+    timeout_s: float
+    def __init__(self, selection: _Optional[str] = ..., session_id: _Optional[int] = ..., timeout_s: _Optional[float] = ...) -> None: ...
 
 class InterruptReply(_message.Message):
-    __slots__ = ("ranks", "sessions")
+    __slots__ = ("ranks", "sessions", "no_answer")
     RANKS_FIELD_NUMBER: _ClassVar[int]
     SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    NO_ANSWER_FIELD_NUMBER: _ClassVar[int]
     ranks: _containers.RepeatedScalarFieldContainer[int]
     sessions: _containers.RepeatedCompositeFieldContainer[SessionInfo]
-    def __init__(self, ranks: _Optional[_Iterable[int]] = ..., sessions: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ...) -> None: ...
+    no_answer: _containers.RepeatedCompositeFieldContainer[SessionInfo]
+    def __init__(self, ranks: _Optional[_Iterable[int]] = ..., sessions: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ..., no_answer: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ...) -> None: ...
 
 class StacksRequest(_message.Message):
-    __slots__ = ("selection", "all_threads")
+    __slots__ = ("selection", "all_threads", "timeout_s")
     SELECTION_FIELD_NUMBER: _ClassVar[int]
     ALL_THREADS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
     selection: str
     all_threads: bool
-    def __init__(self, selection: _Optional[str] = ..., all_threads: _Optional[bool] = ...) -> None: ...
+    timeout_s: float
+    def __init__(self, selection: _Optional[str] = ..., all_threads: _Optional[bool] = ..., timeout_s: _Optional[float] = ...) -> None: ...
 
 class RankStacks(_message.Message):
     __slots__ = ("identity", "state", "source", "threads", "error")
@@ -538,14 +564,16 @@ class CompareRequest(_message.Message):
     def __init__(self, selection: _Optional[str] = ..., expression: _Optional[str] = ..., timeout_s: _Optional[float] = ...) -> None: ...
 
 class CompareResult(_message.Message):
-    __slots__ = ("session", "value", "error")
+    __slots__ = ("session", "value", "error", "no_answer")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    NO_ANSWER_FIELD_NUMBER: _ClassVar[int]
     session: SessionInfo
     value: str
     error: str
-    def __init__(self, session: _Optional[_Union[SessionInfo, _Mapping]] = ..., value: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
+    no_answer: bool
+    def __init__(self, session: _Optional[_Union[SessionInfo, _Mapping]] = ..., value: _Optional[str] = ..., error: _Optional[str] = ..., no_answer: _Optional[bool] = ...) -> None: ...
 
 class CompareReply(_message.Message):
     __slots__ = ("results",)

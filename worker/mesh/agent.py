@@ -19,6 +19,7 @@ import socket
 import sys
 import threading
 from types import FrameType
+from typing import Callable
 
 import grpc
 
@@ -29,7 +30,7 @@ from meshdbg.wire.vocabulary import StopReason
 from meshdbg.worker import collectives
 from meshdbg.worker.hook import stop_at
 from meshdbg.worker.identity import WorkerIdentity, session_identity
-from meshdbg.worker.remote import open_stream
+from meshdbg.worker.remote import open_stream, within_window
 from meshdbg.worker.stacks import OWN_THREAD_PREFIX, answer_sample
 
 INTERRUPT_SIGNAL = signal.SIGUSR2
@@ -56,37 +57,53 @@ def install_interrupt_handler() -> None:
 
 
 class Agent:
-    """One worker's agent stream; `calls` yields actor spawns/calls, then None when it ends."""
+    """One worker's agent stream; `calls` yields actor spawns/calls, then None when it ends.
+
+    A stream that breaks (a hung server, one restarted on the same connection file) is opened
+    again for up to the reconnect window (meshdbg.wire.keepalive), so the rank stays known; a
+    stream the server ends (it stops on purpose) is over at once.
+    """
 
     opened = False  # whether this process has opened one (meshdbg.worker.autostart opens no second)
 
-    def __init__(self, connection: ConnectionInfo, identity: WorkerIdentity) -> None:
+    def __init__(self, connect: Callable[[], ConnectionInfo], identity: WorkerIdentity) -> None:
         """Open the stream and wait for the welcome; raises ConnectionFailed when unreachable."""
         self.calls: queue.SimpleQueue[mesh_pb.AgentCommand | None] = queue.SimpleQueue()
-        hello = mesh_pb.AgentHello(identity=session_identity(identity, None), launcher=identity.launcher)
-        self._outgoing, self._responses, first = open_stream(
-            connection, lambda channel: mesh_grpc.MeshStub(channel).Agent, mesh_pb.AgentMessage(hello=hello))
-        allow_sampling_by(first.welcome)
+        self._connect = connect
+        self._hello = mesh_pb.AgentHello(identity=session_identity(identity, None), launcher=identity.launcher)
+        self._open(connect())
         Agent.opened = True
         self._main_thread = threading.main_thread().ident
         self._reader = threading.Thread(target=self._read, name=OWN_THREAD_PREFIX + "agent-reader", daemon=True)
         self._reader.start()
 
+    def _open(self, connection: ConnectionInfo, window_s: float | None = None) -> None:
+        self._outgoing, self._responses, first = open_stream(
+            connection, lambda channel: mesh_grpc.MeshStub(channel).Agent, mesh_pb.AgentMessage(hello=self._hello),
+            window_s)
+        allow_sampling_by(first.welcome)
+
     def _read(self) -> None:
-        try:
-            for command in self._responses:
-                kind = command.WhichOneof("kind")
-                if command.HasField("interrupt"):
-                    signal.pthread_kill(self._main_thread, INTERRUPT_SIGNAL)
-                elif kind == "sample":
-                    self._outgoing.put(mesh_pb.AgentMessage(stacks=answer_sample(command.sample)))
-                elif kind == "collectives_timeout":
-                    collectives.apply(command.collectives_timeout.timeout_s)
-                else:
-                    self.calls.put(command)
-        except grpc.RpcError:
-            pass  # the server went away; the worker runs on
+        while True:
+            try:
+                for command in self._responses:
+                    self._dispatch(command)
+                break  # the server ended the stream: it stops on purpose
+            except grpc.RpcError:  # it went away: try again, else the worker runs on without it
+                if not within_window(lambda window_s: self._open(self._connect(), window_s)):
+                    break
         self.calls.put(None)
+
+    def _dispatch(self, command: mesh_pb.AgentCommand) -> None:
+        kind = command.WhichOneof("kind")
+        if command.HasField("interrupt"):
+            signal.pthread_kill(self._main_thread, INTERRUPT_SIGNAL)
+        elif kind == "sample":
+            self._outgoing.put(mesh_pb.AgentMessage(stacks=answer_sample(command.sample)))
+        elif kind == "collectives_timeout":
+            collectives.apply(command.collectives_timeout.timeout_s)
+        else:
+            self.calls.put(command)
 
     def send_result(self, result: mesh_pb.ActorResult) -> None:
         self._outgoing.put(mesh_pb.AgentMessage(result=result))

@@ -84,7 +84,7 @@ def wait_for_threads() -> None:
 def connect_agent() -> Agent | None:
     """Register with the DebugClient; None (and a note on stderr) when it is unreachable."""
     try:
-        return Agent(resolve_connection(), detect_identity())
+        return Agent(resolve_connection, detect_identity())
     except MeshdbgError as exc:
         sys.stderr.write(f"meshdbg: no agent stream ({exc}); running without it\n")
         return None

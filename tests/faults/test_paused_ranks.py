@@ -1,0 +1,151 @@
+"""A paused rank is never lost to its server: not to a hung one, a restarted one, or a stopped worker.
+
+A worker whose server goes silent (SIGSTOP) keeps its stop and re-registers it once the server
+answers again, or with a server restarted on the same connection file; only when none answers
+for the reconnect window (MESHDBG_RECONNECT_S) does it continue, saying so in one line. A
+server stopped on purpose says goodbye and its workers continue at once. A SIGSTOPped worker is
+listed "not answering", never "exited", and is stopped again once it resumes. Real servers,
+real workers, real signals; every test resumes what it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from e2e import SCRIPTS, Server, serving, start_server, wait_for
+from watching import wait_sessions
+
+NOTICE_S = 5.0  # keepalive notices a silent peer in ~4 s
+SLACK_S = 5.0  # a loaded CI machine's scheduling
+
+
+def still_paused_and_drivable(server: Server, worker, rank: int = 0) -> None:
+    """The rank is stopped where it was: `p word` answers, then `c` lets it finish."""
+    wait_sessions(server.env, {"stopped": [rank]}, timeout=NOTICE_S + SLACK_S + 10)
+    cast = server.cli("cast", "--json", str(rank), "p word")
+    assert cast.returncode == 0, cast.stderr
+    assert [r["output"] for r in json.loads(cast.stdout)] == ["'x'\n"]
+    resumed = server.cli("continue", str(rank))
+    assert resumed.returncode == 0, resumed.stderr
+    assert worker.stdout.readline().strip() == f"rank {rank} continued"
+    worker.wait(timeout=10)
+    assert "continuing" not in worker.stderr.read()
+
+
+def hold_server_stopped(server: Server, seconds: float, worker) -> None:
+    """SIGSTOP the server for `seconds` (the fault's own length), checking meanwhile that the
+    worker does not run on."""
+    os.kill(server.process.pid, signal.SIGSTOP)
+    try:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            assert worker.poll() is None, "the paused worker ran on while its server was stopped"
+            time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
+    finally:
+        os.kill(server.process.pid, signal.SIGCONT)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("seconds", [10, 30])
+def test_a_rank_stays_paused_while_its_server_is_stopped(server: Server, seconds: int) -> None:
+    worker = server.worker("hold.py", 0)
+    server.wait_sessions(1)
+    hold_server_stopped(server, seconds, worker)
+    still_paused_and_drivable(server, worker)
+
+
+@pytest.mark.timeout(90)
+def test_a_rank_reappears_on_a_server_restarted_on_the_same_connection_file(tmp_path: Path) -> None:
+    first = start_server(tmp_path)
+    worker = first.worker("hold.py", 0)
+    first.wait_sessions(1)
+    first.process.kill()
+    first.process.communicate(timeout=10)
+    assert worker.poll() is None
+    second = start_server(tmp_path)  # same connection file and token, a new port
+    second.workers.append(worker)
+    try:
+        still_paused_and_drivable(second, worker)
+    finally:
+        second.close()
+
+
+def test_a_server_stopped_on_purpose_lets_its_workers_continue_at_once(tmp_path: Path) -> None:
+    server = start_server(tmp_path)
+    workers = [server.worker("hold.py", rank) for rank in range(2)]
+    server.wait_sessions(2)
+    start = time.monotonic()
+    server.process.terminate()
+    server.process.communicate(timeout=10)
+    try:
+        lines = [w.stdout.readline().strip() for w in workers]
+        took = time.monotonic() - start
+        errors = [w.stderr.read() for w in workers]
+    finally:
+        for worker in workers:
+            worker.kill()
+            worker.communicate()
+    assert lines == ["rank 0 continued", "rank 1 continued"]
+    assert took < SLACK_S, f"took {took:.1f} s"
+    for text in errors:
+        assert text.count("\n") == 1 and "shut down (`meshdbg serve` stopped); continuing" in text, text
+
+
+def test_a_worker_continues_when_no_server_answers_within_the_window(tmp_path: Path) -> None:
+    window = 3
+    with serving(tmp_path) as server:
+        worker = server.worker("hold.py", 0, env=dict(server.env, MESHDBG_RECONNECT_S=str(window)))
+        server.wait_sessions(1)
+        server.process.kill()
+        start = time.monotonic()
+        line = worker.stdout.readline().strip()
+        took = time.monotonic() - start
+        worker.wait(timeout=10)
+        error = worker.stderr.read()
+    assert line == "rank 0 continued"
+    assert window <= took < window + NOTICE_S + SLACK_S, f"took {took:.1f} s"
+    assert error.count("\n") == 1 and f"no debugger reachable at {server.addr} for {window} s" in error, error
+
+
+def test_a_stopped_worker_is_not_answering_then_stopped_again(server: Server) -> None:
+    hung = server.worker("hold.py", 0)
+    worker = server.worker("hold.py", 1)
+    server.wait_sessions(2)
+    os.kill(hung.pid, signal.SIGSTOP)
+    try:
+        wait_sessions(server.env, {"not answering": [0], "stopped": [1]}, timeout=NOTICE_S + SLACK_S)
+        listed = {s["rank"]: s["state"] for s in server.sessions()}
+        cast = server.cli("cast", "all", "p word")
+    finally:
+        os.kill(hung.pid, signal.SIGCONT)
+    assert listed == {0: "not answering", 1: "stopped"}
+    assert cast.returncode == 1 and "rank 0 (pid" in cast.stdout and "not answering" in cast.stdout, cast.stdout
+    assert cast.stderr.strip() == "meshdbg: no answer from rank 0 within 30 s (--timeout S waits longer)"
+    still_paused_and_drivable(server, hung, 0)
+    still_paused_and_drivable(server, worker, 1)
+
+
+@pytest.mark.timeout(90)
+def test_a_bootstrapped_rank_is_listed_stopped_again_once_its_server_answers(server: Server) -> None:
+    """Its agent stream (what `list --all` shows) comes back too, not only its session."""
+    worker = subprocess.Popen([sys.executable, "-m", "meshdbg.worker.mesh.bootstrap", str(SCRIPTS / "hold.py")],
+                              env=dict(server.env, MESHDBG_RANK="0"), stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    server.workers.append(worker)
+    server.wait_sessions(1)
+    hold_server_stopped(server, NOTICE_S + 3, worker)
+
+    def workers() -> list[tuple[int, str]]:
+        listed = server.cli("list", "--all", "--json")
+        return [(w["rank"], w["state"]) for w in json.loads(listed.stdout)] if listed.returncode == 0 else []
+
+    wait_for(lambda: workers() == [(0, "stopped")], timeout=NOTICE_S + SLACK_S + 10, what="rank 0 listed stopped")
+    still_paused_and_drivable(server, worker)
