@@ -134,7 +134,8 @@ def _ended_elsewhere(session: SessionView, reply: PdbReply) -> int:
     if reply.reason is EndReason.CONTINUED:
         print(f"meshdbg: {rank_label(session)} was continued by another client; detached", flush=True)
         return 0
-    return 0 if isinstance(reply.reason, EndReason) and reply.reason.rank_runs_on else 1
+    server_gone = reply.reason is EndReason.SERVER_STOPPED
+    return 0 if isinstance(reply.reason, EndReason) and reply.reason.rank_runs_on and not server_gone else 1
 
 
 async def _line_unless_ended(prompt: str, ended: Awaitable[PdbReply]) -> str | None | PdbReply:

@@ -170,12 +170,13 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         worker may end by re-registering (kept "not answering" meanwhile)."""
         if reason is EndReason.WORKER_GONE:
             gone = gone_reason(hello)
-            if gone.alive and not self.registry.closing:
+            if gone.alive and self.registry.closing:  # it took our goodbye and runs on
+                reason = EndReason.SERVER_STOPPED
+            elif gone.alive:
                 keep_while_alive(session, gone)
                 return
-            session.gone = gone.text
-            if gone.alive:  # cut off as the server stops: say so where its output would be
-                output = f"*** {gone.text}\n"
+            else:
+                session.gone = gone.text
         session.on_end(output, reason)
 
     # ---- control side -----------------------------------------------------------------

@@ -83,6 +83,7 @@ class EndReason(_Mirror):
     QUIT = "quit"
     THREAD_FINISHED = "the thread finished"
     WORKER_GONE = "the worker went away"
+    SERVER_STOPPED = "the server stopped"
 
 
     @property

@@ -30,6 +30,7 @@ class EndReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     END_REASON_QUIT: _ClassVar[EndReason]
     END_REASON_THREAD_FINISHED: _ClassVar[EndReason]
     END_REASON_WORKER_GONE: _ClassVar[EndReason]
+    END_REASON_SERVER_STOPPED: _ClassVar[EndReason]
 
 class WatchKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -63,6 +64,7 @@ END_REASON_CONTINUED: EndReason
 END_REASON_QUIT: EndReason
 END_REASON_THREAD_FINISHED: EndReason
 END_REASON_WORKER_GONE: EndReason
+END_REASON_SERVER_STOPPED: EndReason
 WATCH_KIND_UNSPECIFIED: WatchKind
 WATCH_KIND_OPENED: WatchKind
 WATCH_KIND_SYNCED: WatchKind
