@@ -18,6 +18,7 @@ shell as `^[[45;1R`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 from typing import Any, Callable, Coroutine
 
@@ -27,11 +28,12 @@ from prompt_toolkit.formatted_text import FormattedText, StyleAndTextTuples
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import ColorDepth, Output
 
+from meshdbg.debugger.console.above import output_above_prompt
 from meshdbg.debugger.console.attachment import Attachment
 from meshdbg.debugger.console.board import Board, RankKey
 from meshdbg.debugger.console.commands import Commands
 from meshdbg.debugger.console.completion import ConsoleCompleter
-from meshdbg.debugger.console.highlight import STYLE, pdb_fragments
+from meshdbg.debugger.console.highlight import STYLE, fragment_chunks, pdb_fragments
 from meshdbg.debugger.console.job import Job
 from meshdbg.debugger.console.link import Link
 from meshdbg.debugger.console.prompts import make_prompts
@@ -45,6 +47,8 @@ from meshdbg.wire.vocabulary import EndReason, State, WatchKind
 
 RETRY_S = 2.0  # how often the watcher tries a lost server again
 BREAK_IN_S = 1.0  # how long Ctrl-C waits for a rank running a command to stop before giving the prompt back
+DRAW_CHARS = 16 * 1024  # pdb output is drawn this much at a time, so Ctrl-C can cut a long one short
+KEYBOARD_INTERRUPT = "--KeyboardInterrupt--"  # what local pdb prints for Ctrl-C at its prompt
 
 
 class _Idle(Exception):
@@ -65,6 +69,7 @@ class Console:
         self.synced = False  # the board holds what the server had when we (re)connected
         self._command: Callable[[], None] | None = None  # what Ctrl-C does to the running command
         self._running: asyncio.Task[Any] | None = None  # the running command
+        self._drawing: asyncio.Event | None = None  # set it to cut the long output being drawn
         self._tasks: set[asyncio.Task[Any]] = set()
         output = get_app_session().output
         self.color = (ColorDepth.from_env() or output.get_default_color_depth()) != ColorDepth.DEPTH_1_BIT
@@ -81,9 +86,25 @@ class Console:
     def say(self, text: str) -> None:
         self._print([("", text)])
 
-    def show_pdb(self, text: str) -> None:
-        if text.strip():
-            self._print(pdb_fragments(text, self.color))
+    async def show_pdb(self, text: str) -> None:
+        """pdb's output, highlighted, drawn DRAW_CHARS at a time: Ctrl-C while a long output is
+        being drawn stops the drawing (with local pdb's `--KeyboardInterrupt--`), never the rank
+        or the job; what the rank did is done either way."""
+        if not text.strip():
+            return
+        fragments = pdb_fragments(text, self.color)
+        self._drawing = cut = asyncio.Event()
+        try:
+            chunks = list(fragment_chunks(fragments, DRAW_CHARS))
+            for index, (drawn, chunk) in enumerate(chunks):
+                if cut.is_set():
+                    self.warn(f"\n--KeyboardInterrupt-- (output cut: {len(text) - drawn:,} of {len(text):,} "
+                              f"characters not shown)")
+                    return
+                self._print(chunk, end="\n" if index == len(chunks) - 1 else "")
+                await asyncio.sleep(0)  # a Ctrl-C's handler runs here
+        finally:
+            self._drawing = None
 
     def live_count(self) -> int:
         return len(self.board.live)
@@ -124,7 +145,7 @@ class Console:
         self.attachment, self.following = attachment, None
         self.announce(f"attached to {attachment.label} at {where(attachment.session)}; "
                       f"detach or Ctrl-D leaves it paused")
-        self.show_pdb(attachment.attached.replay.output)
+        await self.show_pdb(attachment.attached.replay.output)
         if attachment.attached.replay.ended:
             await self._attachment_ended(attachment, attachment.attached.replay)
         else:
@@ -133,8 +154,8 @@ class Console:
 
     # ---- printing -------------------------------------------------------------------
 
-    def _print(self, fragments: StyleAndTextTuples) -> None:
-        print_formatted_text(FormattedText(fragments), style=STYLE)
+    def _print(self, fragments: StyleAndTextTuples, end: str = "\n") -> None:
+        print_formatted_text(FormattedText(fragments), style=STYLE, end=end)
 
     def announce(self, text: str) -> None:
         self._print([("class:announce", text)])
@@ -243,7 +264,7 @@ class Console:
         except asyncio.CancelledError:
             await self.detach(quiet=True)
             raise
-        self.show_pdb(reply.output)
+        await self.show_pdb(reply.output)
         if reply.ended:
             await self._attachment_ended(attachment, reply)
         return False
@@ -279,11 +300,15 @@ class Console:
     # ---- Ctrl-C -----------------------------------------------------------------------
 
     def _on_sigint(self) -> None:
-        """SIGINT while no prompt reads keys: it reaches the running command, or, once the
-        console is closing (or between commands) under `meshdbg run`, the job, as it would
-        a moment later."""
-        if self.job is not None and (self._command is None or self.job.closed_by_user):
+        """SIGINT while no prompt reads keys (the terminal's own Ctrl-C): once the console is
+        closing under `meshdbg run` (quit, Ctrl-D), the job's, as it would be a moment later;
+        else it cuts the output being drawn, or reaches the running command. With no command
+        (one just ended, the prompt is coming back) it is that command's, too late to matter,
+        and does nothing: never the job's."""
+        if self.job is not None and self.job.closed_by_user:
             self.job.stop("interrupted")
+        elif self._drawing is not None:
+            self._drawing.set()
         elif self._command is not None:
             self._command()
 
@@ -316,11 +341,12 @@ class Console:
                   f"command's output; Ctrl-C on an empty line asks again")
 
     async def _on_ctrl_c(self) -> bool:
-        """Ctrl-C on an empty line: leave the attached rank, or stop the rank we let run (which
-        then comes back here, as `following` brings it back at its next stop); under `meshdbg
-        run`, say how to end the job, and end it at a second Ctrl-C soon after. True: leave."""
+        """Ctrl-C at the prompt: pdb's `--KeyboardInterrupt--` when attached (the session stays,
+        as in local pdb; detach or Ctrl-D leave it), or stop the rank we let run (which then comes
+        back here, as `following` brings it back at its next stop); under `meshdbg run`, say how
+        to end the job, and end it at a second Ctrl-C soon after. True: leave."""
         if self.attachment is not None:
-            await self.detach()
+            self._print([("", KEYBOARD_INTERRUPT)])
         elif self.following is not None:
             await self._interrupt(self.following)
         elif self.job is None:
@@ -460,4 +486,6 @@ async def run_console(client: ControlClient, *, attach_rank: int | None = None, 
     create_pipe_input, DummyOutput).
     """
     with create_app_session(input=input, output=output):
-        return await Console(client, exit_when_idle=exit_when_idle, job=job).run(attach_rank)
+        console = Console(client, exit_when_idle=exit_when_idle, job=job)  # the terminal's output made first
+        with output_above_prompt() if job is not None else contextlib.nullcontext():  # the ranks' lines
+            return await console.run(attach_rank)

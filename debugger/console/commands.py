@@ -52,8 +52,8 @@ class ConsoleActions(Protocol):
     def say(self, text: str) -> None:
         """Print a line for the user."""
 
-    def show_pdb(self, text: str) -> None:
-        """Print pdb output (source highlighted when colour is on)."""
+    async def show_pdb(self, text: str) -> None:
+        """Print pdb output (source highlighted when colour is on); Ctrl-C cuts a long one short."""
 
     def live_count(self) -> int:
         """How many sessions are live right now."""
@@ -160,7 +160,7 @@ class Commands:
         """
         selection, command = self.parse_cast(arg)
         results = await (await self.console.client()).cast(selection, command)
-        self.console.show_pdb(grouped_cast_output(results))
+        await self.console.show_pdb(grouped_cast_output(results))
 
     @staticmethod
     def parse_cast(arg: str) -> tuple[str, str]:

@@ -271,3 +271,91 @@ def test_a_torch_gloo_job_is_quiet_and_ends_from_the_console(env: dict[str, str]
     finally:
         child.close(force=True)
     assert status == 130 and "NumPy" not in text
+
+
+def test_ctrl_c_at_an_idle_pdb_prompt_is_pdbs_keyboard_interrupt_and_the_session_stays(env: dict[str, str]) -> None:
+    child = start_script(env, "gpus=2", JOB)
+    rank0 = re.escape("(Pdb r0 gpus=0)")
+    try:
+        child.expect(rank0)
+        child.sendcontrol("c")
+        child.expect_exact("--KeyboardInterrupt--")  # what local pdb prints, staying in the session
+        child.expect(rank0)
+        child.send("p 1+")
+        child.sendcontrol("c")  # a half-typed line is dropped, as by local pdb
+        child.expect_exact("--KeyboardInterrupt--")
+        child.sendline("p 6*7")
+        child.expect("42")
+        child.expect(rank0)
+        child.sendline("detach")
+        child.expect(TOP)
+        status, text = stop_the_job(child)
+    finally:
+        child.close(force=True)
+    assert status == 130 and "stopped from the console" in text and "detached" in text.split("42")[1]
+
+
+def test_three_quick_ctrl_c_at_pdb_and_a_stray_sigint_leave_the_job_and_the_session(env: dict[str, str]) -> None:
+    child = start_script(env, "gpus=2", JOB)
+    rank0 = re.escape("(Pdb r0 gpus=0)")
+    try:
+        child.expect(rank0)
+        for _ in range(3):  # three quick presses: some land while the prompt is being redrawn
+            child.sendcontrol("c")
+        os.kill(child.pid, signal.SIGINT)  # and one while no command is registered
+        child.sendline("p 6*7")
+        child.expect("42")
+        child.expect(rank0)
+        child.sendline("p ('number', number)")
+        child.expect_exact("('number', 0)")  # still the first stop of rank 0
+        child.expect(rank0)
+        child.sendline("detach")
+        child.expect(TOP)
+        child.sendline("list --all")
+        child.expect(r"1\s+worker\s+gpus=1\s+running")
+        child.expect(TOP)
+        status, text = stop_the_job(child)
+    finally:
+        child.close(force=True)
+    assert status == 130 and "stopped from the console" in text and "interrupted" not in text
+
+
+def test_ctrl_c_while_a_long_output_is_drawn_cuts_the_output_not_the_job(env: dict[str, str]) -> None:
+    child = start_script(env, "gpus=2", JOB)
+    rank0 = re.escape("(Pdb r0 gpus=0)")
+    try:
+        child.expect(rank0)
+        child.sendline("pp list(range(250_000))")  # about 2 MB of pdb output
+        child.expect(r"\r+\n 1000,\r+\n")  # drawing has begun; the pty fills while we read no further
+        child.sendintr()
+        child.expect(r"--KeyboardInterrupt-- \(output cut: [\d,]+ of [\d,]+ characters not shown\)", timeout=30)
+        child.expect(rank0)
+        child.sendline("p 6*7")
+        child.expect("42")
+        child.expect(rank0)
+        child.sendline("detach")
+        child.expect(TOP)
+        status, text = stop_the_job(child)
+    finally:
+        child.close(force=True)
+    assert status == 130 and "stopped from the console" in text and "249999," not in text
+
+
+def test_rank_log_lines_are_written_above_the_line_being_typed(env: dict[str, str]) -> None:
+    child = start_script(env, "gpus=2", HERE / "threads_job.py")
+    rank0 = re.escape("(Pdb r0 gpus=0")
+    try:
+        child.expect(rank0)
+        child.expect("stopped at threads_job.py:\\d+ sidekick")  # announced above the prompt
+        child.send("p 'ab")
+        child.expect_exact("p 'ab")
+        child.expect(r"\[r1 gpus=1\] rank 1 tick \d+")  # a log line while the line is half typed
+        typed_to_log = child.before.rsplit("p 'ab", 1)[-1]
+        assert "\x1b[J" in typed_to_log, repr(typed_to_log)  # the prompt was erased first, not written into
+        child.sendline("cd'")  # and what was typed is still there, whole
+        child.expect_exact("'abcd'")
+        child.sendline("detach")
+        child.expect(TOP)
+        stop_the_job(child)
+    finally:
+        child.close(force=True)
