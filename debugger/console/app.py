@@ -41,7 +41,7 @@ from meshdbg.debugger.console.validation import CommandValidator
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.views import PdbReply, SessionView, WorkerView
 from meshdbg.debugger.format import PDB_ERROR_PREFIX, rank_label, where
-from meshdbg.debugger.selection import AttachTarget
+from meshdbg.debugger.selection import AttachTarget, thread_session
 from meshdbg.wire.errors import ConnectionFailed, MeshdbgError, NoMatchError, SessionError
 from meshdbg.wire.vocabulary import EndReason, State, WatchKind
 
@@ -140,6 +140,8 @@ class Console:
 
     async def attach(self, target: AttachTarget) -> None:
         client = await self.link.ensure()
+        if target.thread:  # one of the rank's threads: its session, by id
+            target = AttachTarget(session_id=thread_session(await client.list(), target).id)
         await self.detach()
         attachment = await Attachment.open(client, target)
         self.attachment, self.following = attachment, None
@@ -164,7 +166,10 @@ class Console:
         self._print([("class:warning", text)])
 
     def _message(self) -> str:
-        return self.attachment.prompt if self.attachment else "meshdbg> "
+        if self.attachment is None:
+            return "meshdbg> "
+        session = self.attachment.session
+        return self.attachment.prompt(self.board.threads_of(session.name, session.rank) > 1)
 
     def _toolbar(self) -> str:
         parts = [f" {self.board.summary()}"]
@@ -195,7 +200,7 @@ class Console:
 
     # ---- the loop ---------------------------------------------------------------------
 
-    async def run(self, attach_rank: int | None = None) -> int:
+    async def run(self, attach_rank: int | None = None, attach_thread: str = "") -> int:
         """Prompt, run, repeat until quit, Ctrl-D at meshdbg>, or (exit_when_idle) idle."""
         loop = asyncio.get_running_loop()
         previous = signal.getsignal(signal.SIGINT)
@@ -208,7 +213,7 @@ class Console:
             self._spawn(self._leave_when_the_job_ends(self.job))
         try:
             if attach_rank is not None:
-                await self._run(self._attach_at_start(attach_rank))
+                await self._run(self._attach_at_start(AttachTarget(rank=attach_rank, thread=attach_thread)))
             while not self._should_leave():
                 self._active = self.pdb_prompt if self.attachment is not None else self.console_prompt
                 try:
@@ -243,10 +248,10 @@ class Console:
                 loop.remove_signal_handler(signal.SIGINT)
                 signal.signal(signal.SIGINT, previous)
 
-    async def _attach_at_start(self, rank: int) -> None:
+    async def _attach_at_start(self, target: AttachTarget) -> None:
         """Open in the rank's pdb; under `meshdbg run`, a rank already running on is no error."""
         try:
-            await self.attach(AttachTarget(rank=rank))
+            await self.attach(target)
         except NoMatchError:
             if self.job is None:
                 raise
@@ -476,11 +481,13 @@ class Console:
         return task
 
 
-async def run_console(client: ControlClient, *, attach_rank: int | None = None, exit_when_idle: bool = False,
-                      job: Job | None = None, input: Input | None = None, output: Output | None = None) -> int:
+async def run_console(client: ControlClient, *, attach_rank: int | None = None, attach_thread: str = "",
+                      exit_when_idle: bool = False, job: Job | None = None, input: Input | None = None,
+                      output: Output | None = None) -> int:
     """Run the interactive console on `client` until quit; returns an exit code.
 
-    `attach_rank` opens it attached to that rank; `exit_when_idle` returns once no session is
+    `attach_rank` opens it attached to that rank (`attach_thread`: in that thread, by name or id);
+    `exit_when_idle` returns once no session is
     open any more (`meshdbg run` goes back to its logs then); `job` is the `meshdbg run` job it
     can stop. `input`/`output` replace the terminal, so tests can drive it (prompt_toolkit's
     create_pipe_input, DummyOutput).
@@ -488,4 +495,4 @@ async def run_console(client: ControlClient, *, attach_rank: int | None = None, 
     with create_app_session(input=input, output=output):
         console = Console(client, exit_when_idle=exit_when_idle, job=job)  # the terminal's output made first
         with output_above_prompt() if job is not None else contextlib.nullcontext():  # the ranks' lines
-            return await console.run(attach_rank)
+            return await console.run(attach_rank, attach_thread)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 
 from meshdbg.debugger.selection import parse_selection
-from meshdbg.debugger.value_groups import value_groups, value_text
+from meshdbg.debugger.value_groups import left_out, value_groups, value_text
 from meshdbg.debugger.verbs import add_server_argument, connect, print_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_server_argument(parser)
-    parser.add_argument("--json", action="store_true", help='an array of {"ranks", "value", "error", "outlier"}, '
-                                                             "largest group first")
+    parser.add_argument("--json", action="store_true", help='an array of {"ranks", "value", "error", "outlier", '
+                        '"sessions": [{"rank", "thread", "session"}]}, largest group first, errors last')
     parser.add_argument("--timeout", type=float, default=0, metavar="S",
                         help="seconds each rank may take (default 5); a rank slower than that is its own group")
     parser.add_argument("ranks", help="selection: all, 0,3-5, ranks(1,4), ranks(hosts=1, gpus=0:4)")
@@ -23,9 +23,10 @@ async def main(args: argparse.Namespace) -> int:
     parse_selection(args.ranks)  # usage errors before touching the network
     async with await connect(args.addr) as client:
         results = await client.compare(args.ranks, args.expression, args.timeout)
+        missing = left_out(args.ranks, await client.workers(), results)
     groups = value_groups(results)
     if args.json:
         print_json(groups)
     else:
-        print(value_text(groups))
+        print(value_text(groups, missing))
     return 1 if any(g["error"] for g in groups) or not groups else 0
