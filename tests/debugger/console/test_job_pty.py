@@ -359,3 +359,35 @@ def test_rank_log_lines_are_written_above_the_line_being_typed(env: dict[str, st
         stop_the_job(child)
     finally:
         child.close(force=True)
+
+
+def test_threads_are_named_in_the_prompt_list_attach_and_cast(env: dict[str, str]) -> None:
+    child = start_script(env, "gpus=2", HERE / "threads_job.py")
+    try:
+        child.expect("stopped at threads_job.py:\\d+ sidekick")  # rank 0's second thread
+        child.sendline("p where")  # the prompt now names the thread: the rank has two sessions
+        child.expect("'main'")
+        child.expect(re.escape("(Pdb r0 gpus=0 MainThread)"))
+        child.sendline("detach")
+        child.expect(TOP)
+        child.sendline("list")
+        child.expect(r"MainThread\s+#\d+")
+        child.expect(TOP)
+        child.send("attach 0 side\t")
+        child.expect("kick")  # Tab completed the thread's name
+        child.sendline("")
+        child.expect(re.escape("(Pdb r0 gpus=0 sidekick)"))
+        child.sendline("p where")
+        child.expect("'sidekick'")
+        child.sendline("detach")
+        child.expect(TOP)
+        child.sendline("cast 0 p where")
+        child.expect(re.escape("rank 0 (MainThread):"))
+        child.expect(re.escape("rank 0 (sidekick):"))
+        child.expect(TOP)
+        child.sendline("attach 0 nosuch")
+        child.expect(re.escape("rank 0 has no session in thread nosuch (its threads: MainThread"))
+        child.expect(TOP)
+        stop_the_job(child)
+    finally:
+        child.close(force=True)
