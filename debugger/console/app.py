@@ -243,10 +243,22 @@ class Console:
             await self.detach(quiet=True)
             await self.link.close()
             if self.job is not None:
+                self._leave_the_job()
                 self.job.take_signals()  # no moment when Ctrl-C would reach nobody
             elif previous is not None:
                 loop.remove_signal_handler(signal.SIGINT)
                 signal.signal(signal.SIGINT, previous)
+
+    def _leave_the_job(self) -> None:
+        """Closing under `meshdbg run` while the job runs on: the rank we let run is the next
+        Ctrl-C's (meshdbg.debugger.console.job); say so when the console closed by itself."""
+        job = self.job
+        job.following = self.following.rank if self.following is not None and not job.closed_by_user else None
+        if job.ended.is_set() or job.closed_by_user:
+            return
+        then = (f"Ctrl-C interrupts {rank_label(self.following)}, a second one stops the job"
+                if self.following is not None else "Ctrl-C stops the job")
+        self.announce(f"every rank runs; the console closes until the next stop ({then})")
 
     async def _attach_at_start(self, target: AttachTarget) -> None:
         """Open in the rank's pdb; under `meshdbg run`, a rank already running on is no error."""

@@ -391,3 +391,29 @@ def test_threads_are_named_in_the_prompt_list_attach_and_cast(env: dict[str, str
         stop_the_job(child)
     finally:
         child.close(force=True)
+
+
+def test_ctrl_c_after_c_closed_the_console_interrupts_the_rank_first_and_a_second_stops_the_job(
+        env: dict[str, str]) -> None:
+    child = start_script(env, "gpus=2", HERE / "after_c_job.py")
+    rank0 = re.escape("(Pdb r0 gpus=0)")
+    try:
+        child.expect(rank0)
+        child.sendline("c")
+        child.expect(re.escape("the console closes until the next stop (Ctrl-C interrupts rank 0 (gpus=0), "
+                               "a second one stops the job)"))
+        child.sendintr()
+        child.expect("interrupting rank 0, the rank you let run; Ctrl-C again stops the whole job")
+        child.expect("attached to rank 0")  # it stopped: the console is back, the job runs on
+        child.expect(rank0)
+        child.sendline("!block = True")  # from here on it waits in C: no interrupt reaches it
+        child.expect(rank0)
+        child.sendline("c")
+        child.expect("the console closes until the next stop")
+        child.sendintr()
+        child.expect("interrupting rank 0")
+        child.sendintr()  # the second one, as announced
+        status, text = finish(child)
+    finally:
+        child.close(force=True)
+    assert status == 130 and "meshdbg: interrupted; stopping the mesh" in text
