@@ -273,6 +273,17 @@ def test_a_torch_gloo_job_is_quiet_and_ends_from_the_console(env: dict[str, str]
     assert status == 130 and "NumPy" not in text
 
 
+def answers_then_stop_the_job(child: pexpect.spawn, prompt: str) -> tuple[int, str]:
+    """The attached session still answers at `prompt`; then `detach` and `stop`, which asks
+    first while ranks run (so the job was alive): the launcher's status and output."""
+    child.sendline("p 6*7")
+    child.expect("42")
+    child.expect(prompt)
+    child.sendline("detach")
+    child.expect(TOP)
+    return stop_the_job(child)
+
+
 def test_ctrl_c_at_an_idle_pdb_prompt_is_pdbs_keyboard_interrupt_and_the_session_stays(env: dict[str, str]) -> None:
     child = start_script(env, "gpus=2", JOB)
     rank0 = re.escape("(Pdb r0 gpus=0)")
@@ -284,12 +295,7 @@ def test_ctrl_c_at_an_idle_pdb_prompt_is_pdbs_keyboard_interrupt_and_the_session
         child.send("p 1+")
         child.sendcontrol("c")  # a half-typed line is dropped, as by local pdb
         child.expect_exact("--KeyboardInterrupt--")
-        child.sendline("p 6*7")
-        child.expect("42")
-        child.expect(rank0)
-        child.sendline("detach")
-        child.expect(TOP)
-        status, text = stop_the_job(child)
+        status, text = answers_then_stop_the_job(child, rank0)
     finally:
         child.close(force=True)
     assert status == 130 and "stopped from the console" in text and "detached" in text.split("42")[1]
@@ -309,12 +315,7 @@ def test_three_quick_ctrl_c_at_pdb_and_a_stray_sigint_leave_the_job_and_the_sess
         child.sendline("p ('number', number)")
         child.expect_exact("('number', 0)")  # still the first stop of rank 0
         child.expect(rank0)
-        child.sendline("detach")
-        child.expect(TOP)
-        child.sendline("list --all")
-        child.expect(r"1\s+worker\s+gpus=1\s+running")
-        child.expect(TOP)
-        status, text = stop_the_job(child)
+        status, text = answers_then_stop_the_job(child, rank0)
     finally:
         child.close(force=True)
     assert status == 130 and "stopped from the console" in text and "interrupted" not in text
@@ -330,12 +331,7 @@ def test_ctrl_c_while_a_long_output_is_drawn_cuts_the_output_not_the_job(env: di
         child.sendintr()
         child.expect(r"--KeyboardInterrupt-- \(output cut: [\d,]+ of [\d,]+ characters not shown\)", timeout=30)
         child.expect(rank0)
-        child.sendline("p 6*7")
-        child.expect("42")
-        child.expect(rank0)
-        child.sendline("detach")
-        child.expect(TOP)
-        status, text = stop_the_job(child)
+        status, text = answers_then_stop_the_job(child, rank0)
     finally:
         child.close(force=True)
     assert status == 130 and "stopped from the console" in text and "249999," not in text
