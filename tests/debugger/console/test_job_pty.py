@@ -242,7 +242,7 @@ def test_a_failing_rank_opens_post_mortem_and_the_job_ends_with_its_status(env: 
 def test_threads_of_a_rank_each_stop_and_continue_ends_the_job(env: dict[str, str]) -> None:
     child = start_script(env, "hosts=1,gpus=2", HERE.parents[1] / "scripts" / "threads.py")
     try:
-        child.expect(r"\(Pdb r[01] hosts=0,gpus=[01]\)")  # whichever rank stops first
+        child.expect(r"\(Pdb r[01] hosts=0,gpus=[01]")  # whichever rank stops first (its thread named)
         child.sendcontrol("d")
         child.expect(TOP)
         child.sendline("list")
