@@ -2,7 +2,7 @@
 
 Each rank evaluates it in the frame pdb shows (after `up`/`down`, that one), as `p` would,
 and answers with text: the repr, or a summary for tensors and arrays
-(meshdbg.worker.values). One session per rank (the first that stopped), concurrently, each
+(meshdbg.worker.values). Every session, so every stopped thread of a rank, concurrently, each
 bounded by a timeout: an expression that blocks (a collective, a lock) makes that rank a
 "no answer" result, never a hung command.
 """
@@ -16,17 +16,10 @@ from meshdbg.debugger.sessions import Session
 from meshdbg.wire.errors import MeshdbgError
 from meshdbg.wire.proto import debugger_pb2 as pb
 
-def first_per_rank(sessions: list[Session]) -> list[Session]:
-    """The first session of each (name, rank): the thread that stopped first."""
-    first: dict[tuple[str, int], Session] = {}
-    for session in sorted(sessions, key=lambda s: s.id):
-        first.setdefault((session.identity.name, session.rank), session)
-    return sorted(first.values(), key=lambda s: (s.rank, s.identity.name))
-
-
 async def evaluate_all(sessions: list[Session], expression: str, timeout: float) -> list[pb.CompareResult]:
-    """EXPR on each rank's first session, by rank; each result has a value or an error."""
-    chosen = first_per_rank(sessions)
+    """EXPR in every session (each thread of a rank stopped in several), by rank and thread;
+    each result has a value or an error."""
+    chosen = sorted(sessions, key=lambda s: (s.rank, s.identity.name, s.identity.thread_id, s.id))
     return list(await asyncio.gather(*(_evaluate(s, expression, timeout) for s in chosen)))
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 import signal
-from collections import defaultdict
-from typing import Sequence
+from collections import Counter, defaultdict
+from typing import Iterable, Sequence
 
 from meshdbg.debugger.views import CastResult, SessionView, WorkerView
 from meshdbg.debugger.selection import ranks_text
@@ -39,9 +39,9 @@ def session_table(sessions: Sequence[SessionView]) -> str:
     """Aligned columns, one row per session, or a plain sentence when there is none."""
     if not sessions:
         return "no sessions"
-    header = ("RANK", "NAME", "COORDS", "STATE", "WHERE", "THREAD", "PID", "HOST", "CONTEXT")
-    rows = [header] + [(str(s.rank), s.name, s.coords_text or "-", s.state, where(s), s.thread, str(s.pid), s.hostname,
-                        " ".join(f"{key}={value}" for key, value in s.context.items()))
+    header = ("RANK", "NAME", "COORDS", "STATE", "WHERE", "THREAD", "SESSION", "PID", "HOST", "CONTEXT")
+    rows = [header] + [(str(s.rank), s.name, s.coords_text or "-", s.state, where(s), s.thread,
+                        f"#{s.id}", str(s.pid), s.hostname, " ".join(f"{key}={value}" for key, value in s.context.items()))
                        for s in sessions]
     return _columns(rows)
 
@@ -109,15 +109,37 @@ def failed(result: CastResult) -> bool:
     return not result.ok or any(line.startswith(PDB_ERROR_PREFIX) for line in result.output.splitlines())
 
 
+def threaded_ranks(sessions: Iterable[SessionView]) -> set[tuple[str, int]]:
+    """The (name, rank)s that appear with several sessions (threads) among `sessions`."""
+    counts = Counter((s.name, s.rank) for s in sessions)
+    return {key for key, count in counts.items() if count > 1}
+
+
+def sessions_label(sessions: Sequence[SessionView], threaded: set[tuple[str, int]], count: str | None = None) -> str:
+    """`ranks 0-2,5 (4 ranks)` for sessions one per rank; a rank of `threaded` (stopped in
+    several threads) is named with its threads: `rank 0 (MainThread, sidekick)`, `ranks 1-2,
+    rank 0 (sidekick)`."""
+    plain = sorted({s.rank for s in sessions if (s.name, s.rank) not in threaded})
+    by_rank: dict[int, list[str]] = defaultdict(list)
+    for session in sorted(sessions, key=lambda s: (s.rank, s.thread_id)):
+        if (session.name, session.rank) in threaded:
+            by_rank[session.rank].append(session.thread or str(session.thread_id))
+    parts = [ranks_text(plain, count=count if not by_rank else None)] if plain else []
+    parts += [f"rank {rank} ({', '.join(threads)})" for rank, threads in by_rank.items()]
+    return ", ".join(parts)
+
+
 def grouped_cast_output(results: Sequence[CastResult]) -> str:
-    """Identical outputs once under their rank set (`ranks 0-2,5 (4 ranks):`), sorted by rank."""
-    groups: dict[str, list[int]] = defaultdict(list)
+    """Identical outputs once under their rank set (`ranks 0-2,5 (4 ranks):`), sorted by rank;
+    a rank that answered from several threads names them (`rank 0 (MainThread):`)."""
+    groups: dict[str, list[SessionView]] = defaultdict(list)
     for result in results:
         text = result.output if result.ok else f"{PDB_ERROR_PREFIX}{result.error}\n"
-        groups[text].append(result.session.rank)
+        groups[text].append(result.session)
+    threaded = threaded_ranks(r.session for r in results)
     blocks = []
-    for text, ranks in sorted(groups.items(), key=lambda item: min(item[1])):
-        label = ranks_text(ranks, count=" ranks")
+    for text, sessions in sorted(groups.items(), key=lambda item: min((s.rank, s.thread_id) for s in item[1])):
+        label = sessions_label(sessions, threaded, count=" ranks")
         body = text.rstrip("\n") or "(no output)"
         blocks.append(f"{label}:\n" + "\n".join(f"  {line}" for line in body.splitlines()))
     return "\n".join(blocks)

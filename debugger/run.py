@@ -24,7 +24,7 @@ from meshdbg.debugger.console.job import Job
 from meshdbg.debugger.format import status_text
 from meshdbg.debugger.gc_pauses import keep_gc_pauses_short
 from meshdbg.debugger.control import ControlClient
-from meshdbg.debugger.selection import ranks_text
+from meshdbg.debugger.selection import parse_selection, ranks_text
 from meshdbg.debugger.views import SessionView
 from meshdbg.debugger.news import News
 from meshdbg.wire.errors import UsageError
@@ -89,7 +89,7 @@ async def main(args: argparse.Namespace) -> int:
     shape = MeshShape.parse(args.mesh) if args.mesh else MeshShape.of(DEFAULT_SHAPE)
     launcher = MeshLauncher(shape, argv, name=args.name, post_mortem=not args.no_post_mortem,
                             stop_on_failure=not args.keep_going, tls=server_certificate(args, "127.0.0.1"))
-    job = Job()
+    job = Job(interrupt_rank=lambda rank: launcher.server.workers.interrupt(parse_selection(str(rank))))
     job.take_signals()
     launcher.shown = lambda rank: job.showing() == rank
     watcher: asyncio.Task[None] | None = None

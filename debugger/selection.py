@@ -1,6 +1,7 @@
 """Rank selections: which sessions a command is for.
 
-Also the target of `attach`: one session, by rank (`2`, `trainer 2`) or by id (`#12`).
+Also the target of `attach`: one session, by rank (`2`, `trainer 2`), by rank and thread
+(`2 sidekick`) or by id (`#12`).
 
 Forms (DESIGN §2): `ranks(3)`, `ranks(1,4,6)`, `ranks(2:10:2)`, `ranks(:)`,
 `ranks(hosts=1, gpus=0:4)`, `ranks(gpus=(0,3))`, and the short forms `all`, `*`,
@@ -13,10 +14,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from meshdbg.wire.coords import RANK_LIMIT, bounded_int
-from meshdbg.wire.errors import SelectionError, TargetError
+from meshdbg.wire.errors import NoMatchError, SelectionError, TargetError
+
+if TYPE_CHECKING:
+    from meshdbg.debugger.views import SessionView
 
 _TOKEN = re.compile(r"\s*(?:(?P<int>[0-9]+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>[(),:=\-]))")
 
@@ -222,26 +226,49 @@ SESSION_ID_LIMIT = 2**64  # session ids as uint64
 
 @dataclass(frozen=True)
 class AttachTarget:
-    """Which session `attach` means: a rank (optionally of one worker name), or a session id."""
+    """Which session `attach` means: a rank (optionally of one worker name, optionally one of
+    its threads, by name or id), or a session id."""
 
     rank: int | None = None
     name: str = ""
     session_id: int | None = None
+    thread: str = ""
 
 
 def parse_attach_target(text: str) -> AttachTarget:
-    """`2`, `trainer 2` or `#12`; TargetError pointing at the offending word otherwise."""
+    """`2`, `2 sidekick` (a thread of rank 2, by name or id), `trainer 2`, `trainer 2 sidekick`
+    or `#12`; TargetError pointing at the offending word otherwise."""
     words = text.split()
     if len(words) == 1 and words[0].startswith("#"):
         session_id = bounded_int(words[0][1:], SESSION_ID_LIMIT)
         if session_id is not None:
             return AttachTarget(session_id=session_id)
-    elif words and len(words) <= 2:
-        rank = bounded_int(words[-1], RANK_LIMIT)
-        if rank is not None:
-            return AttachTarget(rank=rank, name=words[0] if len(words) == 2 else "")
+    elif words and len(words) <= 3:
+        named = bounded_int(words[0], RANK_LIMIT) is None  # `trainer 2 [thread]`, else `2 [thread]`
+        rank_word = words[1] if named and len(words) > 1 else words[0]
+        rank = bounded_int(rank_word, RANK_LIMIT)
+        thread = words[2 if named else 1:]
+        if rank is not None and len(thread) <= 1:
+            return AttachTarget(rank=rank, name=words[0] if named else "", thread=thread[0] if thread else "")
     position = text.rfind(words[-1]) if words else 0
-    raise TargetError("attach needs a rank: attach 2, attach <name> 2, or attach #<session id>", position)
+    raise TargetError("attach needs a rank: attach 2, attach 2 <thread>, attach <name> 2, or attach #<session id>",
+                      position)
+
+
+def is_thread(session: "SessionView", thread: str) -> bool:
+    """Whether `thread` names the session's thread: its name, or its id (decimal)."""
+    return thread in (session.thread, str(session.thread_id))
+
+
+def thread_session(sessions: Sequence["SessionView"], target: AttachTarget) -> "SessionView":
+    """The session of `target`'s rank (and name) whose thread is `target.thread`;
+    NoMatchError naming the threads that rank has stopped in."""
+    of_rank = [s for s in sessions if s.rank == target.rank and (not target.name or s.name == target.name)]
+    for session in of_rank:
+        if is_thread(session, target.thread):
+            return session
+    threads = ", ".join(f"{s.thread} ({s.thread_id})" for s in of_rank) or "none"
+    raise NoMatchError(f"rank {target.rank} has no session in thread {target.thread} (its threads: {threads})")
 
 
 def ranks_text(ranks: Sequence[int], count: str | None = None) -> str:

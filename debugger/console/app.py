@@ -18,6 +18,7 @@ shell as `^[[45;1R`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 from typing import Any, Callable, Coroutine
 
@@ -27,11 +28,12 @@ from prompt_toolkit.formatted_text import FormattedText, StyleAndTextTuples
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import ColorDepth, Output
 
+from meshdbg.debugger.console.above import output_above_prompt
 from meshdbg.debugger.console.attachment import Attachment
 from meshdbg.debugger.console.board import Board, RankKey, stop_key
 from meshdbg.debugger.console.commands import Commands
 from meshdbg.debugger.console.completion import ConsoleCompleter
-from meshdbg.debugger.console.highlight import STYLE, pdb_fragments
+from meshdbg.debugger.console.highlight import STYLE, fragment_chunks, pdb_fragments
 from meshdbg.debugger.console.job import Job
 from meshdbg.debugger.console.link import Link
 from meshdbg.debugger.console.prompts import make_prompts
@@ -39,12 +41,14 @@ from meshdbg.debugger.console.validation import CommandValidator
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.views import PdbReply, SessionView, WorkerView
 from meshdbg.debugger.format import PDB_ERROR_PREFIX, rank_label, where
-from meshdbg.debugger.selection import AttachTarget
+from meshdbg.debugger.selection import AttachTarget, thread_session
 from meshdbg.wire.errors import ConnectionFailed, MeshdbgError, NoMatchError, SessionError
 from meshdbg.wire.vocabulary import EndReason, State, WatchKind
 
 RETRY_S = 2.0  # how often the watcher tries a lost server again
 BREAK_IN_S = 1.0  # how long Ctrl-C waits for a rank running a command to stop before giving the prompt back
+DRAW_CHARS = 16 * 1024  # pdb output is drawn this much at a time, so Ctrl-C can cut a long one short
+KEYBOARD_INTERRUPT = "--KeyboardInterrupt--"  # what local pdb prints for Ctrl-C at its prompt
 
 
 class _Idle(Exception):
@@ -67,6 +71,7 @@ class Console:
         self.synced = False  # the board holds what the server had when we (re)connected
         self._command: Callable[[], None] | None = None  # what Ctrl-C does to the running command
         self._running: asyncio.Task[Any] | None = None  # the running command
+        self._drawing: asyncio.Event | None = None  # set it to cut the long output being drawn
         self._tasks: set[asyncio.Task[Any]] = set()
         output = get_app_session().output
         self.color = (ColorDepth.from_env() or output.get_default_color_depth()) != ColorDepth.DEPTH_1_BIT
@@ -83,9 +88,25 @@ class Console:
     def say(self, text: str) -> None:
         self._print([("", text)])
 
-    def show_pdb(self, text: str) -> None:
-        if text.strip():
-            self._print(pdb_fragments(text, self.color))
+    async def show_pdb(self, text: str) -> None:
+        """pdb's output, highlighted, drawn DRAW_CHARS at a time: Ctrl-C while a long output is
+        being drawn stops the drawing (with local pdb's `--KeyboardInterrupt--`), never the rank
+        or the job; what the rank did is done either way."""
+        if not text.strip():
+            return
+        fragments = pdb_fragments(text, self.color)
+        self._drawing = cut = asyncio.Event()
+        try:
+            chunks = list(fragment_chunks(fragments, DRAW_CHARS))
+            for index, (drawn, chunk) in enumerate(chunks):
+                if cut.is_set():
+                    self.warn(f"\n--KeyboardInterrupt-- (output cut: {len(text) - drawn:,} of {len(text):,} "
+                              f"characters not shown)")
+                    return
+                self._print(chunk, end="\n" if index == len(chunks) - 1 else "")
+                await asyncio.sleep(0)  # a Ctrl-C's handler runs here
+        finally:
+            self._drawing = None
 
     def live_count(self) -> int:
         return len(self.board.live)
@@ -121,12 +142,14 @@ class Console:
 
     async def attach(self, target: AttachTarget) -> None:
         client = await self.link.ensure()
+        if target.thread:  # one of the rank's threads: its session, by id
+            target = AttachTarget(session_id=thread_session(await client.list(), target).id)
         await self.detach()
         attachment = await Attachment.open(client, target, self.show_pdb)
         self.attachment, self.following = attachment, None
         self.announce(f"attached to {attachment.label} at {where(attachment.session)}; "
                       f"detach or Ctrl-D leaves it paused")
-        self.show_pdb(attachment.attached.replay.output)
+        await self.show_pdb(attachment.attached.replay.output)
         if attachment.attached.replay.ended:
             await self._attachment_ended(attachment, attachment.attached.replay)
         else:
@@ -135,8 +158,8 @@ class Console:
 
     # ---- printing -------------------------------------------------------------------
 
-    def _print(self, fragments: StyleAndTextTuples) -> None:
-        print_formatted_text(FormattedText(fragments), style=STYLE)
+    def _print(self, fragments: StyleAndTextTuples, end: str = "\n") -> None:
+        print_formatted_text(FormattedText(fragments), style=STYLE, end=end)
 
     def announce(self, text: str) -> None:
         self._print([("class:announce", text)])
@@ -145,7 +168,10 @@ class Console:
         self._print([("class:warning", text)])
 
     def _message(self) -> str:
-        return self.attachment.prompt if self.attachment else "meshdbg> "
+        if self.attachment is None:
+            return "meshdbg> "
+        session = self.attachment.session
+        return self.attachment.prompt(self.board.threads_of(session.name, session.rank) > 1)
 
     def _toolbar(self) -> str:
         parts = [f" {self.board.summary()}"]
@@ -176,7 +202,7 @@ class Console:
 
     # ---- the loop ---------------------------------------------------------------------
 
-    async def run(self, attach_rank: int | None = None) -> int:
+    async def run(self, attach_rank: int | None = None, attach_thread: str = "") -> int:
         """Prompt, run, repeat until quit, Ctrl-D at meshdbg>, or (exit_when_idle) idle."""
         loop = asyncio.get_running_loop()
         previous = signal.getsignal(signal.SIGINT)
@@ -189,7 +215,7 @@ class Console:
             self._spawn(self._leave_when_the_job_ends(self.job))
         try:
             if attach_rank is not None:
-                await self._run(self._attach_at_start(attach_rank))
+                await self._run(self._attach_at_start(AttachTarget(rank=attach_rank, thread=attach_thread)))
             while not self._should_leave():
                 self._active = self.pdb_prompt if self.attachment is not None else self.console_prompt
                 try:
@@ -219,15 +245,27 @@ class Console:
             await self.detach(quiet=True)
             await self.link.close()
             if self.job is not None:
+                self._leave_the_job()
                 self.job.take_signals()  # no moment when Ctrl-C would reach nobody
             elif previous is not None:
                 loop.remove_signal_handler(signal.SIGINT)
                 signal.signal(signal.SIGINT, previous)
 
-    async def _attach_at_start(self, rank: int) -> None:
+    def _leave_the_job(self) -> None:
+        """Closing under `meshdbg run` while the job runs on: the rank we let run is the next
+        Ctrl-C's (meshdbg.debugger.console.job); say so when the console closed by itself."""
+        job = self.job
+        job.following = self.following.rank if self.following is not None and not job.closed_by_user else None
+        if job.ended.is_set() or job.closed_by_user:
+            return
+        then = (f"Ctrl-C interrupts {rank_label(self.following)}, a second one stops the job"
+                if self.following is not None else "Ctrl-C stops the job")
+        self.announce(f"every rank runs; the console closes until the next stop ({then})")
+
+    async def _attach_at_start(self, target: AttachTarget) -> None:
         """Open in the rank's pdb; under `meshdbg run`, a rank already running on is no error."""
         try:
-            await self.attach(AttachTarget(rank=rank))
+            await self.attach(target)
         except NoMatchError:
             if self.job is None:
                 raise
@@ -245,7 +283,7 @@ class Console:
         except asyncio.CancelledError:
             await self.detach(quiet=True)
             raise
-        self.show_pdb(reply.output)
+        await self.show_pdb(reply.output)
         if reply.ended:
             await self._attachment_ended(attachment, reply)
         return False
@@ -281,11 +319,15 @@ class Console:
     # ---- Ctrl-C -----------------------------------------------------------------------
 
     def _on_sigint(self) -> None:
-        """SIGINT while no prompt reads keys: it reaches the running command, or, once the
-        console is closing (or between commands) under `meshdbg run`, the job, as it would
-        a moment later."""
-        if self.job is not None and (self._command is None or self.job.closed_by_user):
+        """SIGINT while no prompt reads keys (the terminal's own Ctrl-C): once the console is
+        closing under `meshdbg run` (quit, Ctrl-D), the job's, as it would be a moment later;
+        else it cuts the output being drawn, or reaches the running command. With no command
+        (one just ended, the prompt is coming back) it is that command's, too late to matter,
+        and does nothing: never the job's."""
+        if self.job is not None and self.job.closed_by_user:
             self.job.stop("interrupted")
+        elif self._drawing is not None:
+            self._drawing.set()
         elif self._command is not None:
             self._command()
 
@@ -318,11 +360,12 @@ class Console:
                   f"command's output; Ctrl-C on an empty line asks again")
 
     async def _on_ctrl_c(self) -> bool:
-        """Ctrl-C on an empty line: leave the attached rank, or stop the rank we let run (which
-        then comes back here, as `following` brings it back at its next stop); under `meshdbg
-        run`, say how to end the job, and end it at a second Ctrl-C soon after. True: leave."""
+        """Ctrl-C at the prompt: pdb's `--KeyboardInterrupt--` when attached (the session stays,
+        as in local pdb; detach or Ctrl-D leave it), or stop the rank we let run (which then comes
+        back here, as `following` brings it back at its next stop); under `meshdbg run`, say how
+        to end the job, and end it at a second Ctrl-C soon after. True: leave."""
         if self.attachment is not None:
-            await self.detach()
+            self._print([("", KEYBOARD_INTERRUPT)])
         elif self.following is not None:
             await self._interrupt(self.following)
         elif self.job is None:
@@ -461,14 +504,18 @@ class Console:
         return task
 
 
-async def run_console(client: ControlClient, *, attach_rank: int | None = None, exit_when_idle: bool = False,
-                      job: Job | None = None, input: Input | None = None, output: Output | None = None) -> int:
+async def run_console(client: ControlClient, *, attach_rank: int | None = None, attach_thread: str = "",
+                      exit_when_idle: bool = False, job: Job | None = None, input: Input | None = None,
+                      output: Output | None = None) -> int:
     """Run the interactive console on `client` until quit; returns an exit code.
 
-    `attach_rank` opens it attached to that rank; `exit_when_idle` returns once no session is
+    `attach_rank` opens it attached to that rank (`attach_thread`: in that thread, by name or id);
+    `exit_when_idle` returns once no session is
     open any more (`meshdbg run` goes back to its logs then); `job` is the `meshdbg run` job it
     can stop. `input`/`output` replace the terminal, so tests can drive it (prompt_toolkit's
     create_pipe_input, DummyOutput).
     """
     with create_app_session(input=input, output=output):
-        return await Console(client, exit_when_idle=exit_when_idle, job=job).run(attach_rank)
+        console = Console(client, exit_when_idle=exit_when_idle, job=job)  # the terminal's output made first
+        with output_above_prompt() if job is not None else contextlib.nullcontext():  # the ranks' lines
+            return await console.run(attach_rank, attach_thread)

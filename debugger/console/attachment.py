@@ -54,15 +54,17 @@ class Attachment:
     def label(self) -> str:
         return rank_label(self.session)
 
-    @property
-    def prompt(self) -> str:
-        """`(Pdb r2 hosts=1,gpus=0) `: where the next line goes; pdb's other prompts as pdb
+    def prompt(self, thread: bool = False) -> str:
+        """`(Pdb r2 hosts=1,gpus=0) `: where the next line goes (`(Pdb r2 hosts=1,gpus=0 sidekick) `
+        with `thread`, when the rank has stopped in several threads); pdb's other prompts as pdb
         shows them, naming the rank where pdb names itself (`((Pdb r2 ...)) ` in `debug`)."""
         where = f" {self.session.coords_text}" if self.session.coords_text else ""
         name = f"{shown_name(self.session)} " if shown_name(self.session) else ""
+        which = f" {self.session.thread}" if thread else ""
         if not self.at_pdb_prompt:
             return self.pdb_prompt
-        return (self.pdb_prompt or PDB_PROMPT).replace(PDB_WORD, f"{PDB_WORD} {name}r{self.session.rank}{where}", 1)
+        return (self.pdb_prompt or PDB_PROMPT).replace(PDB_WORD, f"{PDB_WORD} {name}r{self.session.rank}{where}{which}",
+                                                       1)
 
     @property
     def at_pdb_prompt(self) -> bool:

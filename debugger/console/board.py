@@ -126,6 +126,16 @@ class Board:
     def running(self) -> int:
         return self.counts()[State.RUNNING]
 
+    def threads_of(self, name: str, rank: int) -> int:
+        """How many live sessions (threads) the rank has."""
+        return sum(1 for s in self.live.values() if (s.name, s.rank) == (name, rank))
+
+    def threads(self, rank: int) -> list[str]:
+        """What names the rank's live sessions' threads on a command line: the name, or the
+        thread id for a name with a space (`Thread-1 (work)`)."""
+        return sorted({s.thread if s.thread and " " not in s.thread else str(s.thread_id)
+                       for s in self.live.values() if s.rank == rank})
+
     def ranks(self) -> list[int]:
         return sorted({s.rank for s in self.live.values()})
 

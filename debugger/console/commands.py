@@ -26,9 +26,10 @@ from meshdbg.debugger.console.lines import (LineError, optional_selection, past_
                                             split_line)
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.format import grouped_cast_output, resumed_text, session_table, worker_table
-from meshdbg.debugger.selection import AttachTarget, parse_attach_target, parse_selection, ranks_text
+from meshdbg.debugger.selection import AttachTarget, parse_attach_target, parse_selection
+from meshdbg.debugger.interruption import interrupt
 from meshdbg.debugger.stack_tree import stack_tree
-from meshdbg.debugger.value_groups import value_groups, value_text
+from meshdbg.debugger.value_groups import left_out, value_groups, value_text
 from meshdbg.wire.errors import TargetError
 
 __all__ = ["Commands", "ConsoleActions", "LineError", "PDB_COMMANDS", "aliases", "check_line", "command_names",
@@ -52,8 +53,8 @@ class ConsoleActions(Protocol):
     def say(self, text: str) -> None:
         """Print a line for the user."""
 
-    def show_pdb(self, text: str) -> None:
-        """Print pdb output (source highlighted when colour is on)."""
+    async def show_pdb(self, text: str) -> None:
+        """Print pdb output (source highlighted when colour is on); Ctrl-C cuts a long one short."""
 
     def live_count(self) -> int:
         """How many sessions are live right now."""
@@ -122,15 +123,17 @@ class Commands:
     # ---- attach / detach ----------------------------------------------------------------
 
     async def do_attach(self, arg: str) -> None:
-        """a(ttach) <rank> | attach <name> <rank> | attach #<session id>
+        """a(ttach) <rank> [thread] | attach <name> <rank> [thread] | attach #<session id>
         Drive one stopped rank's pdb from here: every line you type goes to that rank, Tab
-        completes in its frame. `detach` or Ctrl-D come back here and leave it paused.
+        completes in its frame. A rank stopped in several threads: name one (its name or id,
+        as list shows them), else the first that stopped. `detach` or Ctrl-D come back here
+        and leave it paused.
         """
         await self.console.attach(self.parse_attach(arg))
 
     @staticmethod
     def parse_attach(arg: str) -> AttachTarget:
-        """`2`, `trainer 2` or `#12`."""
+        """`2`, `2 sidekick`, `trainer 2` or `#12`."""
         try:
             return parse_attach_target(arg)
         except TargetError as exc:
@@ -138,11 +141,15 @@ class Commands:
 
     @staticmethod
     def complete_attach(board: Board, arg: str) -> list[str]:
-        """Ranks and worker names; after a name, that worker's ranks."""
+        """Ranks and worker names; after a name, that worker's ranks; after a rank, its threads."""
         words = arg.split()
-        if len(words) >= 2 or (len(words) == 1 and arg.endswith(" ")):
-            return [str(s.rank) for s in board.live.values() if s.name == words[0]]
-        return [str(r) for r in board.ranks()] + board.names()
+        done = words if arg.endswith(" ") else words[:-1]  # the words before the one being typed
+        if not done:
+            return [str(r) for r in board.ranks()] + board.names()
+        rank = done[-1] if done[-1].isdigit() else None
+        if rank is not None and len(done) <= 2:
+            return board.threads(int(rank))
+        return [str(s.rank) for s in board.live.values() if s.name == done[0]] if len(done) == 1 else []
 
     async def do_detach(self, arg: str) -> None:
         """detach
@@ -160,7 +167,7 @@ class Commands:
         """
         selection, command = self.parse_cast(arg)
         results = await (await self.console.client()).cast(selection, command)
-        self.console.show_pdb(grouped_cast_output(results))
+        await self.console.show_pdb(grouped_cast_output(results))
 
     @staticmethod
     def parse_cast(arg: str) -> tuple[str, str]:
@@ -203,13 +210,16 @@ class Commands:
 
     async def do_compare(self, arg: str) -> None:
         """compare <selection> <expression>
-        Evaluate a Python expression in every selected stopped rank's current frame and group
-        the ranks by equal value, largest group first, outliers marked. Tensors and arrays are
-        compared by a summary (shape, dtype, min/max/mean, NaN/inf counts, a checksum).
+        Evaluate a Python expression in every selected stopped rank's current frame (in each
+        thread of a rank stopped in several) and group the ranks by equal value, largest group
+        first, outliers marked, errors apart; the selected ranks not evaluated (running,
+        exited) are named. Tensors and arrays are compared by a summary (shape, dtype,
+        min/max/mean, NaN/inf counts, a checksum).
         """
         selection, expression = self.parse_compare(arg)
-        results = await (await self.console.client()).compare(selection, expression)
-        self.console.say(value_text(value_groups(results)))
+        client = await self.console.client()
+        results = await client.compare(selection, expression)
+        self.console.say(value_text(value_groups(results), left_out(selection, await client.workers(), results)))
 
     @staticmethod
     def parse_compare(arg: str) -> tuple[str, str]:
@@ -253,10 +263,10 @@ class Commands:
     async def do_interrupt(self, arg: str) -> None:
         """interrupt <selection>
         Break the selected ranks into pdb: a running rank stops where it is; a rank running a
-        command (n over a long loop) stops at its next line, as Ctrl-C in local pdb.
+        command (n over a long loop) stops at its next line, as Ctrl-C in local pdb. Says which
+        ranks stopped, and which could not yet and why (outside Python code, already stopped).
         """
-        ranks = await (await self.console.client()).interrupt(self.parse_interrupt(arg))
-        self.console.say(f"interrupting {ranks_text(ranks)}" if ranks else "no selected rank is running")
+        self.console.say((await interrupt(await self.console.client(), self.parse_interrupt(arg))).text())
 
     @staticmethod
     def parse_interrupt(arg: str) -> str:

@@ -8,6 +8,7 @@ left as pdb wrote it, so a listing reads the same with colour off (`NO_COLOR`, d
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 from prompt_toolkit.formatted_text import PygmentsTokens, StyleAndTextTuples, to_formatted_text
 from prompt_toolkit.styles import Style, merge_styles, style_from_pygments_cls
@@ -90,3 +91,20 @@ def pdb_fragments(text: str, color: bool) -> StyleAndTextTuples:
             fragments.extend([("", "\n"), (_plain_style(lines[index]), lines[index])])
             index += 1
     return fragments[1:]
+
+
+def fragment_chunks(fragments: StyleAndTextTuples, size: int) -> Iterator[tuple[int, StyleAndTextTuples]]:
+    """The fragments in pieces of about `size` characters (a long fragment split, styles kept),
+    each with how many characters came before it: long output drawn a piece at a time."""
+    chunk: StyleAndTextTuples = []
+    drawn = length = 0
+    for style, text, *_ in fragments:
+        for start in range(0, len(text), size):
+            piece = text[start:start + size]
+            chunk.append((style, piece))
+            length += len(piece)
+            if length >= size:
+                yield drawn, chunk
+                drawn, chunk, length = drawn + length, [], 0
+    if chunk:
+        yield drawn, chunk

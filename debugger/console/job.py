@@ -4,12 +4,16 @@ The launcher owns the mesh; the console only asks. `stop(why)` sets `stopping`, 
 `meshdbg run` waits on, and `ended` is set by the launcher once the job is over, which closes
 the console (the terminal restored) wherever it is. SIGINT and SIGTERM stop the job
 (`take_signals`), except while a console is open: it takes SIGINT over and gives it back.
+A console that closed because every rank runs again after `c` leaves the rank it let run as
+`following`: the first Ctrl-C after that interrupts that rank (as Ctrl-C after `c` in local
+pdb), saying that a second one stops the job.
 """
 
 from __future__ import annotations
 
 import asyncio
 import signal
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -27,6 +31,8 @@ class Job:
     console_open: bool = False  # a console is on the terminal (the launcher lets it close itself)
     closed_by_user: bool = False  # the last console was closed with quit or Ctrl-D, not left idle
     showing: Callable[[], int | None] = lambda: None  # the rank whose session the open console shows
+    following: int | None = None  # the rank the closed console let run: the next Ctrl-C interrupts it
+    interrupt_rank: Callable[[int], list[int]] | None = None  # ask a rank to stop in pdb (the ranks asked)
     _last_ctrl_c: float = float("-inf")
 
     def stop(self, why: str) -> None:
@@ -37,8 +43,18 @@ class Job:
     def take_signals(self) -> None:
         """SIGINT and SIGTERM stop the job (from the running loop; replaces a console's SIGINT)."""
         loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGINT, self.stop, "interrupted")
+        loop.add_signal_handler(signal.SIGINT, self.on_sigint)
         loop.add_signal_handler(signal.SIGTERM, self.stop, "terminated")
+
+    def on_sigint(self) -> None:
+        """Ctrl-C with no console open: first the rank the console let run, if it still runs
+        (it comes back to the console at its stop), else the whole job."""
+        rank, self.following = self.following, None
+        if rank is not None and self.interrupt_rank is not None and self.interrupt_rank(rank):
+            print(f"meshdbg: interrupting rank {rank}, the rank you let run; Ctrl-C again stops the whole job",
+                  file=sys.stderr, flush=True)
+            return
+        self.stop("interrupted")
 
     def ctrl_c(self) -> str | None:
         """Ctrl-C on an empty `meshdbg>`: the first explains (the text returned), a second one

@@ -37,10 +37,10 @@ def history_path(suffix: str = "") -> Path:
 def make_prompts(message: Callable[[], str], toolbar: Callable[[], str], completer: Completer,
                  validator: Validator) -> tuple[PromptSession[str], PromptSession[str]]:
     """(the `meshdbg>` prompt, the pdb prompt)."""
-    def prompt(history: Path, checked: bool) -> PromptSession[str]:
+    def prompt(history: Path, pdb: bool) -> PromptSession[str]:
         return PromptSession(
             message=message, bottom_toolbar=toolbar, style=STYLE, completer=completer, complete_while_typing=False,
-            validator=validator if checked else None, validate_while_typing=False,
-            history=ThreadedHistory(FileHistory(str(history))), key_bindings=load_console_bindings())
+            validator=None if pdb else validator, validate_while_typing=False,
+            history=ThreadedHistory(FileHistory(str(history))), key_bindings=load_console_bindings(pdb))
 
-    return prompt(history_path(), True), prompt(history_path(PDB_HISTORY_SUFFIX), False)
+    return prompt(history_path(), False), prompt(history_path(PDB_HISTORY_SUFFIX), True)

@@ -242,7 +242,7 @@ def test_a_failing_rank_opens_post_mortem_and_the_job_ends_with_its_status(env: 
 def test_threads_of_a_rank_each_stop_and_continue_ends_the_job(env: dict[str, str]) -> None:
     child = start_script(env, "hosts=1,gpus=2", HERE.parents[1] / "scripts" / "threads.py")
     try:
-        child.expect(r"\(Pdb r[01] hosts=0,gpus=[01]\)")  # whichever rank stops first
+        child.expect(r"\(Pdb r[01] hosts=0,gpus=[01]")  # whichever rank stops first (its thread named)
         child.sendcontrol("d")
         child.expect(TOP)
         child.sendline("list")
@@ -271,3 +271,145 @@ def test_a_torch_gloo_job_is_quiet_and_ends_from_the_console(env: dict[str, str]
     finally:
         child.close(force=True)
     assert status == 130 and "NumPy" not in text
+
+
+def answers_then_stop_the_job(child: pexpect.spawn, prompt: str) -> tuple[int, str]:
+    """The attached session still answers at `prompt`; then `detach` and `stop`, which asks
+    first while ranks run (so the job was alive): the launcher's status and output."""
+    child.sendline("p 6*7")
+    child.expect("42")
+    child.expect(prompt)
+    child.sendline("detach")
+    child.expect(TOP)
+    return stop_the_job(child)
+
+
+def test_ctrl_c_at_an_idle_pdb_prompt_is_pdbs_keyboard_interrupt_and_the_session_stays(env: dict[str, str]) -> None:
+    child = start_script(env, "gpus=2", JOB)
+    rank0 = re.escape("(Pdb r0 gpus=0)")
+    try:
+        child.expect(rank0)
+        child.sendcontrol("c")
+        child.expect_exact("--KeyboardInterrupt--")  # what local pdb prints, staying in the session
+        child.expect(rank0)
+        child.send("p 1+")
+        child.sendcontrol("c")  # a half-typed line is dropped, as by local pdb
+        child.expect_exact("--KeyboardInterrupt--")
+        status, text = answers_then_stop_the_job(child, rank0)
+    finally:
+        child.close(force=True)
+    assert status == 130 and "stopped from the console" in text and "detached" in text.split("42")[1]
+
+
+def test_three_quick_ctrl_c_at_pdb_and_a_stray_sigint_leave_the_job_and_the_session(env: dict[str, str]) -> None:
+    child = start_script(env, "gpus=2", JOB)
+    rank0 = re.escape("(Pdb r0 gpus=0)")
+    try:
+        child.expect(rank0)
+        for _ in range(3):  # three quick presses: some land while the prompt is being redrawn
+            child.sendcontrol("c")
+        os.kill(child.pid, signal.SIGINT)  # and one while no command is registered
+        child.sendline("p 6*7")
+        child.expect("42")
+        child.expect(rank0)
+        child.sendline("p ('number', number)")
+        child.expect_exact("('number', 0)")  # still the first stop of rank 0
+        child.expect(rank0)
+        status, text = answers_then_stop_the_job(child, rank0)
+    finally:
+        child.close(force=True)
+    assert status == 130 and "stopped from the console" in text and "interrupted" not in text
+
+
+def test_ctrl_c_while_a_long_output_is_drawn_cuts_the_output_not_the_job(env: dict[str, str]) -> None:
+    child = start_script(env, "gpus=2", JOB)
+    rank0 = re.escape("(Pdb r0 gpus=0)")
+    try:
+        child.expect(rank0)
+        child.sendline("pp list(range(250_000))")  # about 2 MB of pdb output
+        child.expect(r"\r+\n 1000,\r+\n")  # drawing has begun; the pty fills while we read no further
+        child.sendintr()
+        child.expect(r"--KeyboardInterrupt-- \(output cut: [\d,]+ of [\d,]+ characters not shown\)", timeout=30)
+        child.expect(rank0)
+        status, text = answers_then_stop_the_job(child, rank0)
+    finally:
+        child.close(force=True)
+    assert status == 130 and "stopped from the console" in text and "249999," not in text
+
+
+def test_rank_log_lines_are_written_above_the_line_being_typed(env: dict[str, str]) -> None:
+    child = start_script(env, "gpus=2", HERE / "threads_job.py")
+    rank0 = re.escape("(Pdb r0 gpus=0")
+    try:
+        child.expect(rank0)
+        child.expect("stopped at threads_job.py:\\d+ sidekick")  # announced above the prompt
+        child.send("p 'ab")
+        child.expect_exact("p 'ab")
+        child.expect(r"\[r1 gpus=1\] rank 1 tick \d+")  # a log line while the line is half typed
+        typed_to_log = child.before.rsplit("p 'ab", 1)[-1]
+        assert "\x1b[J" in typed_to_log, repr(typed_to_log)  # the prompt was erased first, not written into
+        child.sendline("cd'")  # and what was typed is still there, whole
+        child.expect_exact("'abcd'")
+        child.sendline("detach")
+        child.expect(TOP)
+        stop_the_job(child)
+    finally:
+        child.close(force=True)
+
+
+def test_threads_are_named_in_the_prompt_list_attach_and_cast(env: dict[str, str]) -> None:
+    child = start_script(env, "gpus=2", HERE / "threads_job.py")
+    try:
+        child.expect("stopped at threads_job.py:\\d+ sidekick")  # rank 0's second thread
+        child.sendline("p where")  # the prompt now names the thread: the rank has two sessions
+        child.expect("'main'")
+        child.expect(re.escape("(Pdb r0 gpus=0 MainThread)"))
+        child.sendline("detach")
+        child.expect(TOP)
+        child.sendline("list")
+        child.expect(r"MainThread\s+#\d+")
+        child.expect(TOP)
+        child.send("attach 0 side\t")
+        child.expect("kick")  # Tab completed the thread's name
+        child.sendline("")
+        child.expect(re.escape("(Pdb r0 gpus=0 sidekick)"))
+        child.sendline("p where")
+        child.expect("'sidekick'")
+        child.sendline("detach")
+        child.expect(TOP)
+        child.sendline("cast 0 p where")
+        child.expect(re.escape("rank 0 (MainThread):"))
+        child.expect(re.escape("rank 0 (sidekick):"))
+        child.expect(TOP)
+        child.sendline("attach 0 nosuch")
+        child.expect(re.escape("rank 0 has no session in thread nosuch (its threads: MainThread"))
+        child.expect(TOP)
+        stop_the_job(child)
+    finally:
+        child.close(force=True)
+
+
+def test_ctrl_c_after_c_closed_the_console_interrupts_the_rank_first_and_a_second_stops_the_job(
+        env: dict[str, str]) -> None:
+    child = start_script(env, "gpus=2", HERE / "after_c_job.py")
+    rank0 = re.escape("(Pdb r0 gpus=0)")
+    try:
+        child.expect(rank0)
+        child.sendline("c")
+        child.expect(re.escape("the console closes until the next stop (Ctrl-C interrupts rank 0 (gpus=0), "
+                               "a second one stops the job)"))
+        child.sendintr()
+        child.expect("interrupting rank 0, the rank you let run; Ctrl-C again stops the whole job")
+        child.expect("attached to rank 0")  # it stopped: the console is back, the job runs on
+        child.expect(rank0)
+        child.sendline("!block = True")  # from here on it waits in C: no interrupt reaches it
+        child.expect(rank0)
+        child.sendline("c")
+        child.expect("the console closes until the next stop")
+        child.sendintr()
+        child.expect("interrupting rank 0")
+        child.sendintr()  # the second one, as announced
+        status, text = finish(child)
+    finally:
+        child.close(force=True)
+    assert status == 130 and "meshdbg: interrupted; stopping the mesh" in text

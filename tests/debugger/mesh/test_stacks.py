@@ -92,8 +92,9 @@ def test_compare_groups_values_and_marks_outliers(tmp_path: Path) -> None:
         assert groups[1]["outlier"] and "max=10" in groups[1]["value"]
         errors = run.cli("compare", "--json", "all", "only_on_one")
         assert errors.returncode == 1
-        assert [(g["ranks"], g["value"], g["error"]) for g in json.loads(errors.stdout)] == [
-            ([0, 2, 3], "error: NameError: name 'only_on_one' is not defined", True), ([1], "'here'", False)]
+        assert [(g["ranks"], g["value"], g["error"], g["outlier"]) for g in json.loads(errors.stdout)] == [
+            ([1], "'here'", False, False),  # values first; errors apart, never outliers
+            ([0, 2, 3], "error: NameError: name 'only_on_one' is not defined", True, False)]
         # pdb is untouched: its prompt still works and the value is the same as `p` shows
         cast = run.cli("cast", "--json", "1", "p only_on_one")
         assert json.loads(cast.stdout)[0]["output"].strip() == "'here'"
