@@ -16,8 +16,8 @@ ms, RSS ≤ 500 MB, GC pause ≤ 100 ms).
 `--real PxT` measures the real thing instead: P worker processes (tests/scripts/burst.py) of T
 threads each reach `breakpoint()` at the same moment. Measured: seconds until all P*T are listed
 stopped (listed_s), the server's RSS then, how many breakpoints were skipped (a worker's
-"continuing" on stderr), how many workers crashed (killed by a signal) or failed, after
-`continue all`.
+"continuing" on stderr), how many workers crashed (killed by a signal), failed or hung (not
+finished 120 s after `continue all` has resumed every stop it could).
 """
 
 from __future__ import annotations
@@ -133,8 +133,9 @@ def real_burst(shape: str) -> None:
                     results["resumed"] = await resume_until_done(client, workers)
                 finally:
                     codes = [await asyncio.to_thread(_wait_or_kill, worker) for worker in workers]
-            results["crashed"] = sum(1 for code in codes if code < 0)
-            results["failed"] = sum(1 for code in codes if code > 0)
+            results["crashed"] = sum(1 for code in codes if code is not None and code < 0)
+            results["failed"] = sum(1 for code in codes if code is not None and code > 0)
+            results["hung"] = codes.count(None)
             results["skipped"] = sum(log.read_text().count("continuing") for log in logs)
 
         try:
@@ -171,12 +172,14 @@ async def resume_until_done(client: ControlClient, workers: list[subprocess.Pope
     return resumed
 
 
-def _wait_or_kill(worker: subprocess.Popen) -> int:
+def _wait_or_kill(worker: subprocess.Popen) -> int | None:
+    """Its exit status; None when it had not finished 120 s later (then it is killed)."""
     try:
         return worker.wait(timeout=120)
     except subprocess.TimeoutExpired:
         worker.kill()
-        return worker.wait()
+        worker.wait()
+        return None
 
 
 def main() -> None:

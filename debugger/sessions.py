@@ -168,7 +168,7 @@ class Session:
             if self.state is State.EXITED:
                 raise SessionError(f"rank {self.rank}'s session has ended ({self.end_reason})")
             if self.state is State.NOT_ANSWERING:
-                raise SessionError(f"rank {self.rank} is not answering ({self.gone})")
+                raise self._silence()
             if self.state is not State.STOPPED:
                 raise SessionError(f"rank {self.rank} is running, not stopped in pdb")
             self._pending = asyncio.get_running_loop().create_future()
@@ -263,13 +263,17 @@ class Session:
 
     def _fail_waiting(self) -> None:
         """Settle what waits on the stream that broke (the command, the questions)."""
-        error = SessionError(self.gone or f"rank {self.rank} is not answering")
+        error = self._silence()
         if self._pending and not self._pending.done():
             self._pending.set_exception(error)
         self._completions.settle([])
         self._samples.settle(error=error)
         self._evaluations.settle(error=error)
         self._interrupts.settle(pb.Frame())
+
+    def _silence(self) -> SessionError:
+        """Why nothing can be asked of this session now: its worker is not answering."""
+        return SessionError(self.gone or f"rank {self.rank} is not answering")
 
     async def say_goodbye(self, reason: str) -> None:
         """Tell the worker the server shuts down on purpose, so it continues at once."""
