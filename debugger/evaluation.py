@@ -1,4 +1,6 @@
-"""`Compare`: one expression evaluated in every selected stopped session's current frame.
+"""`Compare` and `Query`: questions to stopped sessions, each answer bounded by a timeout.
+
+`Compare` is one expression evaluated in every selected stopped session's current frame.
 
 Each rank evaluates it in the frame pdb shows (after `up`/`down`, that one), as `p` would,
 and answers with text: the repr, or a summary for tensors and arrays
@@ -12,7 +14,7 @@ from __future__ import annotations
 import asyncio
 
 from meshdbg.debugger.sessions import Session
-from meshdbg.wire.errors import MeshdbgError
+from meshdbg.wire.errors import MeshdbgError, SessionError
 from meshdbg.wire.proto import debugger_pb2 as pb
 
 DEFAULT_TIMEOUT_S = 5.0
@@ -31,6 +33,16 @@ async def evaluate_all(sessions: list[Session], expression: str, timeout_s: floa
     timeout = timeout_s if timeout_s > 0 else DEFAULT_TIMEOUT_S
     chosen = first_per_rank(sessions)
     return list(await asyncio.gather(*(_evaluate(s, expression, timeout) for s in chosen)))
+
+
+async def ask(session: Session, question: pb.QueryRequest, timeout_s: float = 0) -> pb.QueryAnswer:
+    """One session's answer to a question (meshdbg.worker.queries); SessionError when it is
+    not stopped at its prompt or gives no answer within the timeout (default DEFAULT_TIMEOUT_S)."""
+    timeout = timeout_s if timeout_s > 0 else DEFAULT_TIMEOUT_S
+    try:
+        return await asyncio.wait_for(session.query(question), timeout)
+    except asyncio.TimeoutError:
+        raise SessionError(f"rank {session.rank} gave no answer within {timeout:g} s") from None
 
 
 async def _evaluate(session: Session, expression: str, timeout: float) -> pb.CompareResult:

@@ -18,7 +18,7 @@ from meshdbg.wire.chunks import check_line
 from meshdbg.wire.errors import MeshdbgError, SessionError, UsageError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
-from meshdbg.debugger.evaluation import evaluate_all
+from meshdbg.debugger.evaluation import ask, evaluate_all
 from meshdbg.debugger.sampling import collect_stacks
 from meshdbg.debugger.liveness import gone_reason
 from meshdbg.debugger.sanitize import sanitize_identity
@@ -112,12 +112,8 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
                     await session.on_output(message.output.text)
                 elif kind == "prompt":
                     session.on_prompt(message.prompt)
-                elif kind == "completions":
-                    session.on_completions(message.completions)
-                elif kind == "stacks":
-                    session.on_stacks(message.stacks)
-                elif kind == "evaluation":
-                    session.on_evaluation(message.evaluation)
+                elif kind == "answer":
+                    session.on_answer(message.answer)
                 elif kind == "interrupted":
                     session.on_interrupted(message.interrupted)
                 elif kind == "ended":
@@ -183,6 +179,14 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         except MeshdbgError as exc:
             await _abort(context, exc)
         return pb.CompareReply(results=await evaluate_all(sessions, request.expression, request.timeout_s))
+
+    async def Query(self, request: pb.QuerySessionRequest, context: grpc.aio.ServicerContext) -> pb.QueryAnswer:
+        """Forward one question to one stopped session and return its pdb's answer."""
+        try:
+            answer = await ask(self.registry.get(request.session_id), request.query, request.timeout_s)
+        except MeshdbgError as exc:
+            await _abort(context, exc)
+        return answer
 
     async def Cast(self, request: pb.CastRequest, context: grpc.aio.ServicerContext) -> None:
         try:

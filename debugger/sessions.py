@@ -20,7 +20,7 @@ from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.debugger.pending import PendingRequests
 from meshdbg.debugger.selection import Selection
 from meshdbg.wire.coords import identity_coords
-from meshdbg.wire.vocabulary import EndReason, State, WatchKind, wire_value
+from meshdbg.wire.vocabulary import EndReason, PromptKind, State, WatchKind, wire_value
 
 Writer = Callable[[pb.ServerMessage], Awaitable[None]]
 INTERRUPT_ANSWER_S = 2.0  # a worker answers an interrupt from its stream's reader thread, at once
@@ -35,6 +35,7 @@ class Session:
         self.state = State.RUNNING  # until the worker's first prompt arrives
         self.frame = pb.Frame()
         self.prompt = ""
+        self.prompt_kind = PromptKind.PDB
         self.location = ""  # pdb's `> file(line)func()` / `-> source` for where it stands
         self._transcript = Tail()  # (the end of) the output since the last command, replayed on attach
         self.end_reason: EndReason | None = None
@@ -46,9 +47,7 @@ class Session:
         self._pending: asyncio.Future[pb.Reply] | None = None
         self._listener: OutputListener | None = None
         self._collected: list[str] = []  # output chunks of a command run without a listener
-        self._completions: PendingRequests[list[str]] = PendingRequests()
-        self._samples: PendingRequests[pb.SampledStacks] = PendingRequests()
-        self._evaluations: PendingRequests[pb.Evaluation] = PendingRequests()
+        self._queries: PendingRequests[pb.QueryAnswer] = PendingRequests()
         self._interrupts: PendingRequests[pb.Frame] = PendingRequests()
         self._info_bytes: bytes | None = None
         self.order = (identity.rank, identity.name, identity.thread_id, session_id)  # how listings sort
@@ -62,7 +61,8 @@ class Session:
         return identity_coords(self.identity)
 
     def info(self) -> pb.SessionInfo:
-        return pb.SessionInfo(id=self.id, identity=self.identity, state=self.state.pb, frame=self.frame, prompt=self.prompt)
+        return pb.SessionInfo(id=self.id, identity=self.identity, state=self.state.pb, frame=self.frame, prompt=self.prompt,
+                              prompt_kind=self.prompt_kind.pb)
 
     def info_bytes(self) -> bytes:
         """`info()` serialized, kept until the session changes: a listing of 10,000 sessions
@@ -97,27 +97,33 @@ class Session:
 
     async def complete(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
         """Tab completions computed by the remote pdb in its current frame."""
-        if self.state is not State.STOPPED:
+        try:
+            answer = await self.query(pb.QueryRequest(complete=pb.CompleteRequest(
+                text=text, line=line, begidx=begidx, endidx=endidx)))
+        except SessionError:  # not at its prompt, or it ended meanwhile: nothing to offer
             return []
-        return await self._completions.request(lambda request_id: self._write(pb.ServerMessage(
-            complete=pb.CompleteRequest(request_id=request_id, text=text, line=line, begidx=begidx, endidx=endidx))))
+        return list(answer.completions.matches)
 
     async def sample(self, all_threads: bool) -> pb.SampledStacks:
         """The stacks of this session's process, taken by its pdb thread while at the prompt
         (for a process without an agent stream). Unbounded: the caller bounds the wait."""
-        return await self._query(self._samples, lambda request_id: pb.ServerMessage(
-            sample=pb.SampleRequest(request_id=request_id, all_threads=all_threads)))
+        return (await self.query(pb.QueryRequest(sample=pb.SampleRequest(all_threads=all_threads)))).stacks
 
     async def evaluate(self, expression: str) -> pb.Evaluation:
         """EXPR's value in pdb's current frame, as text, without touching the transcript."""
-        return await self._query(self._evaluations, lambda request_id: pb.ServerMessage(
-            evaluate=pb.EvaluateRequest(request_id=request_id, expression=expression)))
+        return (await self.query(pb.QueryRequest(evaluate=pb.EvaluateRequest(expression=expression)))).evaluation
 
-    async def _query(self, pending: PendingRequests, build: Callable[[int], pb.ServerMessage]):
-        """Ask the stopped pdb a question it answers at its prompt; SessionError when it is not there."""
+    async def query(self, question: pb.QueryRequest) -> pb.QueryAnswer:
+        """Ask the stopped pdb a question it answers at its prompt (meshdbg.worker.queries);
+        SessionError when it is not there. Unbounded: the caller bounds the wait."""
         if self.state is not State.STOPPED:
             raise SessionError(f"rank {self.rank} is {self.state}, not stopped at its prompt")
-        return await pending.request(lambda request_id: self._write(build(request_id)))
+
+        def ask(request_id: int) -> Awaitable[None]:
+            question.id = request_id
+            return self._write(pb.ServerMessage(query=question))
+
+        return await self._queries.request(ask)
 
     async def interrupt(self) -> pb.Frame:
         """Break into the command this session runs, as Ctrl-C in local pdb; where its thread
@@ -172,20 +178,16 @@ class Session:
         self.state, self._info_bytes = State.STOPPED, None
         self.frame = prompt.frame
         self.prompt = prompt.prompt
+        self.prompt_kind = PromptKind.of(prompt.kind)
         self.location = prompt.location
         self._transcript.add(prompt.output)
         self._registry.publish(WatchKind.UPDATED, self)
         if self._pending and not self._pending.done():
             self._pending.set_result(pb.Reply(output=prompt.output, prompt=prompt.prompt, frame=prompt.frame))
 
-    def on_completions(self, completions: pb.Completions) -> None:
-        self._completions.answer(completions.request_id, list(completions.matches))
+    def on_answer(self, answer: pb.QueryAnswer) -> None:
+        self._queries.answer(answer.id, answer)
 
-    def on_stacks(self, stacks: pb.SampledStacks) -> None:
-        self._samples.answer(stacks.request_id, stacks)
-
-    def on_evaluation(self, evaluation: pb.Evaluation) -> None:
-        self._evaluations.answer(evaluation.request_id, evaluation)
     def on_interrupted(self, interrupted: pb.Interrupted) -> None:
         self._interrupts.answer(interrupted.request_id, interrupted.frame)
 
@@ -198,10 +200,7 @@ class Session:
         self._transcript.add(output)
         if self._pending and not self._pending.done():
             self._pending.set_result(pb.Reply(output=output, frame=self.frame, ended=True, reason=reason.pb))
-        self._completions.close([])
-        gone = SessionError(f"rank {self.rank}'s session ended ({reason})")
-        self._samples.close(error=gone)
-        self._evaluations.close(error=gone)
+        self._queries.close(error=SessionError(f"rank {self.rank}'s session ended ({reason})"))
         self._interrupts.close(pb.Frame())
         self.ended.set()
         self._registry.close(self, reason)

@@ -16,7 +16,11 @@ if TYPE_CHECKING:
 def interact(debugger: "PdbWrapper", namespace: dict) -> None:
     """Run the console in `namespace` until Ctrl-D or `exit()`."""
     banner, exitmsg = _INTERACT_BANNERS
-    _RemoteConsole(debugger, namespace).interact(banner=banner, exitmsg=exitmsg)
+    debugger.interacting = True  # the prompt says who reads its lines (meshdbg.worker.queries.prompt_kind)
+    try:
+        _RemoteConsole(debugger, namespace).interact(banner=banner, exitmsg=exitmsg)
+    finally:
+        debugger.interacting = False
 
 
 # What local pdb prints around `interact` (3.13 reworded it and made exit() leave it only).
