@@ -1,0 +1,49 @@
+"""`meshdbg dap [--port P]`: a Debug Adapter Protocol server for IDEs over the whole mesh
+(DESIGN §3c). Its first line of output is `meshdbg dap: listening on 127.0.0.1:P`, then the
+launch.json configuration that reaches it (with the server's token)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+
+from meshdbg.debugger.verbs import add_server_argument, connect
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_server_argument(parser)
+    parser.add_argument("--port", type=int, default=0, help="port to listen on, on 127.0.0.1 (default 0: a free one, printed)")
+
+
+async def main(args: argparse.Namespace) -> int:
+    from meshdbg.debugger.dap.server import DapServer
+    from meshdbg.wire.errors import UsageError
+
+    client = await connect(args.addr)
+    dap = DapServer(client, args.port)
+    try:
+        try:
+            await dap.start()
+        except OSError as exc:
+            raise UsageError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}") from None
+        print(dap.listening_line, flush=True)
+        print(f"launch.json configuration (VS Code's Python Debugger):\n{dap.launch_configuration()}", flush=True)
+        await until_stopped(dap.follow())
+        return 0
+    finally:
+        await dap.close()
+        await client.close()
+
+
+async def until_stopped(work: "asyncio.Future | asyncio.coroutines") -> None:
+    """Run `work` until it ends (its error propagates) or SIGINT/SIGTERM."""
+    task = asyncio.ensure_future(work)
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, task.cancel)
+    try:
+        await task
+    except asyncio.CancelledError:
+        print("meshdbg dap: stopped; the ranks stay as they are", file=sys.stderr, flush=True)
