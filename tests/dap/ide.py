@@ -156,12 +156,16 @@ class Ide:
 
 
 def attach(ide: Ide, configuration: dict) -> dict:
-    """initialize, attach with `configuration`, initialized, configurationDone: the capabilities."""
+    """initialize, attach with `configuration`, initialized, configurationDone (as VS Code orders
+    them): the capabilities."""
     capabilities = ide.ok("initialize", adapterID="debugpy", clientID="meshdbg-tests", pathFormat="path",
                           linesStartAt1=True, columnsStartAt1=True, supportsStartDebuggingRequest=True)
-    ide.ok("attach", **configuration)
+    seq = ide.send({"type": "request", "command": "attach", "arguments": configuration})
     ide.event("initialized")
-    ide.ok("configurationDone")
+    ide.ok("configurationDone")  # (debugpy answers the attach only after this)
+    response = next((m for m in ide.seen if m["type"] == "response" and m["request_seq"] == seq), None) or ide.wait(
+        lambda m: m["type"] == "response" and m["request_seq"] == seq, "attach response")
+    assert response["success"], response
     return capabilities
 
 
