@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import TextIO
 
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.dap.clients import IdeClient
 from meshdbg.debugger.dap.mesh import Mesh
+from meshdbg.wire.connection import ConnectionInfo
+from meshdbg.wire.errors import UsageError
 
 HOST = "127.0.0.1"  # loopback only: the token in `attach` is checked too, as every local user can connect
 
@@ -16,16 +19,31 @@ class DapServer:
     """Serves IDE connections over one control client (`start`, then `follow` until the debug
     server goes away, then `close`)."""
 
-    def __init__(self, client: ControlClient, port: int = 0) -> None:
+    def __init__(self, client: ControlClient, port: int = 0, owns_client: bool = False) -> None:
         self.client = client
         self.mesh = Mesh(client)
         self.port = port
+        self._owns_client = owns_client
         self._server: asyncio.Server | None = None
         self._connections: set[IdeClient] = set()
 
+    @classmethod
+    async def beside(cls, connection: ConnectionInfo, port: int) -> "DapServer":
+        """A started DAP server over a client of its own to the server at `connection` (`run --dap`)."""
+        dap = cls(ControlClient(connection), port, owns_client=True)
+        try:
+            await dap.start()
+        except BaseException:
+            await dap.close()
+            raise
+        return dap
+
     async def start(self) -> int:
-        """Listen; the port (a free one for 0)."""
-        self._server = await asyncio.start_server(self._connected, HOST, self.port)
+        """Listen; the port (a free one for 0). UsageError when the port is taken."""
+        try:
+            self._server = await asyncio.start_server(self._connected, HOST, self.port)
+        except OSError as exc:
+            raise UsageError(f"cannot listen on {HOST}:{self.port}: {exc.strerror}") from None
         self.port = self._server.sockets[0].getsockname()[1]
         return self.port
 
@@ -60,3 +78,11 @@ class DapServer:
         if self._server is not None:
             self._server.close()
         await self.mesh.close()
+        if self._owns_client:
+            await self.client.close()
+
+    def announce(self, file: TextIO) -> None:
+        """The listening line (first), then the launch.json configuration."""
+        print(self.listening_line, file=file, flush=True)
+        print(f"launch.json configuration (VS Code's Python Debugger):\n{self.launch_configuration()}", file=file,
+              flush=True)

@@ -19,17 +19,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def main(args: argparse.Namespace) -> int:
     from meshdbg.debugger.dap.server import DapServer
-    from meshdbg.wire.errors import UsageError
 
     client = await connect(args.addr)
     dap = DapServer(client, args.port)
     try:
-        try:
-            await dap.start()
-        except OSError as exc:
-            raise UsageError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}") from None
-        print(dap.listening_line, flush=True)
-        print(f"launch.json configuration (VS Code's Python Debugger):\n{dap.launch_configuration()}", flush=True)
+        await dap.start()
+        dap.announce(sys.stdout)
         await until_stopped(dap.follow())
         return 0
     finally:
