@@ -119,7 +119,7 @@ class IdeClient(Inspecting, Driving, Channel):
             for rank in self.group.ranks:
                 session = rank.session
                 if session is not None:
-                    rank.shown = (session.id, session.filename, session.lineno, session.function)
+                    rank.shown = session.id
                     asyncio.get_running_loop().call_soon(self.rank_stopped, rank, STOP_REASONS.get(session.reason, "breakpoint"))
         return {}
 

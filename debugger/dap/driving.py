@@ -92,7 +92,7 @@ class Driving:
         if not path:
             raise RequestFailed("breakpoints need a file path")
         wanted = {int(b["line"]): str(b.get("condition") or "") for b in args.get("breakpoints", [])}
-        self.mesh.set_breakpoints(path, wanted)
+        await self.mesh.set_breakpoints(path, wanted)
         ranks = self.group.ranks if self.group is not None else list(self.mesh.ranks.values())
         judge = next((r for r in ranks if r.session is not None), None)
         shown = []

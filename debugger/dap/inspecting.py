@@ -122,17 +122,27 @@ class Inspecting:
             return {"result": await self._evaluate_on_group(expression, to_pdb), "variablesReference": 0}
         thread_id, session_id, frame = self.frames.get(frame_id)
         if to_pdb:
-            try:
-                reply = await self.mesh.command(session_id, expression[len(PDB_PREFIX):])
-            except MeshdbgError as exc:
-                raise RequestFailed(str(exc)) from None
-            return {"result": reply.output.rstrip("\n"), "variablesReference": 0}
+            return {"result": await self._pdb_line(thread_id, session_id, expression[len(PDB_PREFIX):]),
+                    "variablesReference": 0}
         answer = await self._ask(session_id, pb.QueryRequest(inspect=pb.QueryInspect(
             frame=frame, expression=expression, statements=context == "repl")))
         if answer.value.output:
             self.event("output", {"category": "stdout", "output": answer.value.output})
         shown = self._variable(thread_id, session_id, frame, answer.value)
         return {"result": shown["value"], "type": shown["type"], "variablesReference": shown["variablesReference"]}
+
+    async def _pdb_line(self: "IdeClient", thread_id: int, session_id: int, line: str) -> str:
+        """pdb's output for a line typed in the Debug Console; a `stopped` event when it moved
+        the rank (`pdb up`, `pdb n`), none when it only printed (`pdb p x`)."""
+        rank = self._rank(thread_id)
+        before = (rank.session.filename, rank.session.lineno, rank.session.function) if rank.session else None
+        try:
+            reply = await self.mesh.command(session_id, line, quiet=True)
+        except MeshdbgError as exc:
+            raise RequestFailed(str(exc)) from None
+        if not reply.ended and (reply.filename, reply.lineno, reply.function) != before:
+            self.rank_stopped(rank, "step")
+        return reply.output.rstrip("\n")
 
     async def _evaluate_on_group(self: "IdeClient", expression: str, to_pdb: bool) -> str:
         if self.group is None:

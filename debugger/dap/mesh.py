@@ -50,7 +50,7 @@ class Rank:
     rank: int
     label: str
     session: SessionView | None = None  # its first stopped session, while it has one
-    shown: tuple | None = None  # (session id, filename, lineno, function) its child last saw stopped
+    shown: int | None = None  # the session its child last saw stopped
     ended: bool = False
     group: "Group | None" = None
     applied: dict[str, dict[int, str]] = field(default_factory=dict)  # breakpoints set in its process: pdb's reply
@@ -91,6 +91,8 @@ class Mesh:
         self.post_mortem = True  # announce post-mortem stops ("uncaught" exception breakpoints)
         self._sessions: dict[int, SessionView] = {}
         self._waiting: set[Rank] = set()
+        self._moving: set[int] = set()  # sessions running a command
+        self._quiet: dict[int, int] = {}  # session -> commands of this adapter's own under way
         self._regroup: asyncio.Task[None] | None = None
         self._attached: dict[int, AttachedSession] = {}
         self._locks: dict[int, asyncio.Lock] = {}
@@ -109,8 +111,10 @@ class Mesh:
                 self._closed(view, reason)
             elif kind in (WatchKind.OPENED, WatchKind.UPDATED) and isinstance(view, SessionView):
                 self._sessions[view.id] = view
-                if view.state is State.STOPPED:
-                    self._stopped(view)
+                if view.state is State.RUNNING and kind is WatchKind.UPDATED:
+                    self._moving.add(view.id)
+                elif view.state is State.STOPPED:
+                    self._stopped(view, self._moved(view.id))
 
     def rank_of(self, view: SessionView | WorkerView) -> Rank:
         key = (view.name, view.rank)
@@ -120,27 +124,36 @@ class Mesh:
             rank = self.ranks[key] = self.threads[thread_id] = Rank(thread_id, view.rank, rank_label(view))
         return rank
 
-    def _stopped(self, view: SessionView) -> None:
+    def _moved(self, session_id: int) -> bool:
+        """The session ran a command since its last stop, one of the IDE's or the console's
+        (not one this adapter ran quietly, such as setting a breakpoint)."""
+        if session_id not in self._moving:
+            return False
+        self._moving.discard(session_id)
+        if self._quiet.get(session_id):
+            self._quiet[session_id] -= 1
+            return False
+        return True
+
+    def _stopped(self, view: SessionView, moved: bool) -> None:
         rank = self.rank_of(view)
         if rank.ended:  # a new process with the same rank (a restarted worker): a new thread life
             rank.ended, rank.group, rank.shown = False, None, None
         if rank.session is not None and rank.session.id < view.id and rank.session.id in self._sessions:
             return  # another thread of the rank stopped first: the rank shows that one
         rank.session = view
-        self.spawn(self._on_stop(rank, view))
+        self.spawn(self._on_stop(rank, view, moved))
 
-    async def _on_stop(self, rank: Rank, view: SessionView) -> None:
+    async def _on_stop(self, rank: Rank, view: SessionView, moved: bool) -> None:
+        if view.reason == StopReason.POST_MORTEM and not self.post_mortem:
+            return  # the IDE asked for no uncaught-exception stops: left to the console
         await self._sync_breakpoints(rank)
         group = rank.group
         if group is not None and not group.closed:
-            position = (view.id, view.filename, view.lineno, view.function)
-            if rank.shown != position and group.child is not None:
-                new_stop = rank.shown is None or rank.shown[0] != view.id  # a new session, not a step in one
-                reason = STOP_REASONS.get(view.reason, "breakpoint") if new_stop else "step"
-                rank.shown = position
-                group.child.rank_stopped(rank, reason)
-            return
-        if view.reason == StopReason.POST_MORTEM and not self.post_mortem:
+            new_stop = rank.shown != view.id  # a new session, not a step in one
+            if (new_stop or moved) and group.child is not None:
+                rank.shown = view.id
+                group.child.rank_stopped(rank, STOP_REASONS.get(view.reason, "breakpoint") if new_stop else "step")
             return
         self._waiting.add(rank)
         if self._regroup is None or self._regroup.done():
@@ -152,6 +165,8 @@ class Mesh:
         if attached is not None:
             self.spawn(attached.__aexit__(None, None, None))
         self._locks.pop(view.id, None)
+        self._moving.discard(view.id)
+        self._quiet.pop(view.id, None)
         rank = self.ranks.get((view.name, view.rank))
         if rank is None or rank.session is None or rank.session.id != view.id:
             return
@@ -234,10 +249,13 @@ class Mesh:
 
     # ---- driving ranks -----------------------------------------------------------------------
 
-    async def command(self, session_id: int, line: str) -> PdbReply:
-        """pdb's reply to `line` in one session (through this adapter's attach to it)."""
+    async def command(self, session_id: int, line: str, quiet: bool = False) -> PdbReply:
+        """pdb's reply to `line` in one session (through this adapter's attach to it); `quiet`:
+        its stop is no news to the IDE (the caller tells it what changed)."""
         lock = self._locks.setdefault(session_id, asyncio.Lock())
         async with lock:
+            if quiet:
+                self._quiet[session_id] = self._quiet.get(session_id, 0) + 1
             attached = self._attached.get(session_id)
             if attached is None:
                 attached = self.client.attach(session_id=session_id)
@@ -249,11 +267,10 @@ class Mesh:
         """The rank's session as it is now (stopped, or running a command), if it has one."""
         return self._sessions.get(rank.session.id) if rank.session is not None else None
 
-    def set_breakpoints(self, path: str, lines: dict[int, str]) -> None:
+    async def set_breakpoints(self, path: str, lines: dict[int, str]) -> None:
+        """The IDE's breakpoints of one file, set in every stopped rank's pdb now, in the others' when they stop."""
         self.breakpoints[path] = lines
-        for rank in self.ranks.values():
-            if rank.session is not None:
-                self.spawn(self._sync_breakpoints(rank))
+        await asyncio.gather(*(self._sync_breakpoints(r) for r in self.ranks.values() if r.session is not None))
 
     async def verify(self, rank: Rank, path: str, line: int) -> tuple[bool, int, str]:
         """(verified, line, why not) for one breakpoint, from `rank`'s pdb (after syncing it)."""
@@ -284,8 +301,9 @@ class Mesh:
                     applied[line] = reply
 
     async def _quietly(self, session_id: int, line: str) -> str:
+        """pdb's reply to a line of the adapter's own, whose stop is no news to the IDE."""
         try:
-            return (await self.command(session_id, line)).output
+            return (await self.command(session_id, line, quiet=True)).output
         except MeshdbgError as exc:
             return f"*** {exc}"
 
