@@ -48,6 +48,7 @@ class Ide:
 
     def __init__(self, port: int, check: bool = True) -> None:
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=WAIT_S)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as VS Code's (Node's) sockets
         self.check = check
         self.seq = 0
         self.inbox: queue.Queue[dict | None] = queue.Queue()
