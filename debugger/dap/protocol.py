@@ -110,6 +110,9 @@ class Channel:
             self.respond(request, error=str(exc))
         except (KeyError, TypeError, ValueError) as exc:
             self.respond(request, error=f"malformed {command} request: {type(exc).__name__}: {exc}")
+        except Exception as exc:  # a bug of ours: the IDE gets an error, the connection and the adapter live on
+            print(f"meshdbg dap: {command} failed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+            self.respond(request, error=f"meshdbg could not do {command}: {type(exc).__name__}: {exc}")
         else:
             self.respond(request, body)
 

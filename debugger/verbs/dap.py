@@ -8,6 +8,7 @@ import argparse
 import asyncio
 import signal
 import sys
+from typing import Awaitable
 
 from meshdbg.debugger.verbs import add_server_argument, connect
 
@@ -25,15 +26,16 @@ async def main(args: argparse.Namespace) -> int:
     try:
         await dap.start()
         dap.announce(sys.stdout)
-        await until_stopped(dap.follow())
+        if await until_stopped(dap.follow()):
+            print("meshdbg dap: the server stopped; so does the adapter", file=sys.stderr, flush=True)
         return 0
     finally:
         await dap.close()
         await client.close()
 
 
-async def until_stopped(work: "asyncio.Future | asyncio.coroutines") -> None:
-    """Run `work` until it ends (its error propagates) or SIGINT/SIGTERM."""
+async def until_stopped(work: Awaitable[None]) -> bool:
+    """Run `work` until it ends (True; its error propagates) or SIGINT/SIGTERM (False)."""
     task = asyncio.ensure_future(work)
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -42,3 +44,5 @@ async def until_stopped(work: "asyncio.Future | asyncio.coroutines") -> None:
         await task
     except asyncio.CancelledError:
         print("meshdbg dap: stopped; the ranks stay as they are", file=sys.stderr, flush=True)
+        return False
+    return True

@@ -131,3 +131,15 @@ def test_the_ide_leaving_mid_step_leaves_the_ranks_paused(mesh) -> None:
     assert all(w.poll() is None for w in workers)
     again, child_again, _ = open_child(server, port)  # the freed ranks are offered to the next IDE
     assert len(child_again.ok("threads")["threads"]) == 3
+
+
+def test_the_server_going_away_ends_the_adapter_with_one_line(server: Server) -> None:
+    server.worker(TARGET)
+    server.wait_sessions(1)
+    adapter, port = start_adapter(server.env)
+    parent, child, _ = open_child(server, port)
+    server.process.kill()
+    child.event("terminated", timeout=15)
+    assert adapter.wait(timeout=15) == 3
+    errors = adapter.stderr.read().strip().splitlines()
+    assert len(errors) == 1 and errors[0].startswith("meshdbg: "), errors
