@@ -13,7 +13,7 @@ import os
 from typing import TYPE_CHECKING
 
 from meshdbg.debugger.console.attachment import COMPLETER_DELIMS
-from meshdbg.debugger.dap.mesh import Rank
+from meshdbg.debugger.dap.mesh import Rank, position
 from meshdbg.debugger.dap.protocol import RequestFailed
 from meshdbg.debugger.value_groups import value_groups
 from meshdbg.debugger.selection import ranks_text
@@ -135,12 +135,12 @@ class Inspecting:
         """pdb's output for a line typed in the Debug Console; a `stopped` event when it moved
         the rank (`pdb up`, `pdb n`), none when it only printed (`pdb p x`)."""
         rank = self._rank(thread_id)
-        before = (rank.session.filename, rank.session.lineno, rank.session.function) if rank.session else None
+        before = position(rank.session) if rank.session else None
         try:
             reply = await self.mesh.command(session_id, line, quiet=True)
         except MeshdbgError as exc:
             raise RequestFailed(str(exc)) from None
-        if not reply.ended and (reply.filename, reply.lineno, reply.function) != before:
+        if not reply.ended and position(reply) != before:
             self.rank_stopped(rank, "step")
         return reply.output.rstrip("\n")
 
@@ -149,13 +149,34 @@ class Inspecting:
             raise RequestFailed("pick a rank's frame first (the parent session has no ranks)")
         try:
             if to_pdb:
-                results = await self.mesh.client.cast(self.group.selection, expression[len(PDB_PREFIX):])
-                views = [CompareView(r.session, r.output.rstrip("\n"), r.error) for r in results]
+                views = await self._pdb_line_on_group(expression[len(PDB_PREFIX):])
             else:
                 views = await self.mesh.client.compare(self.group.selection, expression)
         except MeshdbgError as exc:
             raise RequestFailed(str(exc)) from None
         return grouped_text(views)
+
+    async def _pdb_line_on_group(self: "IdeClient", line: str) -> list[CompareView]:
+        """`cast` of a Debug Console line to the group's stopped ranks; `stopped` for each it moved."""
+        stopped = {r.session.id: r for r in self.group.ranks if r.session is not None}
+        before = {session_id: position(r.session) for session_id, r in stopped.items()}
+        for session_id in stopped:
+            self.mesh.hush(session_id)
+        try:
+            results = await self.mesh.client.cast(self.group.selection, line)
+        except MeshdbgError:
+            for session_id in stopped:
+                self.mesh.hush(session_id, hushed=False)
+            raise
+        for result in results:
+            rank = stopped.get(result.session.id)
+            if rank is None:
+                continue
+            if result.error:
+                self.mesh.hush(result.session.id, hushed=False)
+            elif not result.ended and position(result.session) != before[result.session.id]:
+                self.rank_stopped(rank, "step")
+        return [CompareView(r.session, r.output.rstrip("\n"), r.error) for r in results]
 
     async def source_request(self: "IdeClient", args: dict) -> dict:
         _, session_id, filename = self.sources.get(args.get("sourceReference") or args.get("source", {}).get("sourceReference"))

@@ -32,6 +32,11 @@ STOP_REASONS = {StopReason.BREAKPOINT: "breakpoint", StopReason.INTERRUPT: "paus
 _BREAKPOINT_SET = re.compile(r"^Breakpoint \d+ at (.+):(\d+)\s*$", re.M)
 
 
+def position(view: SessionView | PdbReply) -> tuple[str, int, str]:
+    """Where a session stands: (filename, lineno, function)."""
+    return view.filename, view.lineno, view.function
+
+
 class Listener(Protocol):
     """An IDE connection: a parent (told about new groups) or the child of one group."""
 
@@ -249,13 +254,19 @@ class Mesh:
 
     # ---- driving ranks -----------------------------------------------------------------------
 
+    def hush(self, session_id: int, hushed: bool = True) -> None:
+        """The session's next stop is no news to the IDE (a command whose caller says what
+        changed); `hushed=False` takes that back for a command that did not run."""
+        count = self._quiet.get(session_id, 0) + (1 if hushed else -1)
+        self._quiet[session_id] = max(count, 0)
+
     async def command(self, session_id: int, line: str, quiet: bool = False) -> PdbReply:
         """pdb's reply to `line` in one session (through this adapter's attach to it); `quiet`:
-        its stop is no news to the IDE (the caller tells it what changed)."""
+        see `hush`."""
         lock = self._locks.setdefault(session_id, asyncio.Lock())
         async with lock:
             if quiet:
-                self._quiet[session_id] = self._quiet.get(session_id, 0) + 1
+                self.hush(session_id)
             attached = self._attached.get(session_id)
             if attached is None:
                 attached = self.client.attach(session_id=session_id)
