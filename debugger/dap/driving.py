@@ -79,7 +79,8 @@ class Driving:
                 session = self.mesh.live_session(rank)
                 if session is None and not rank.ended:
                     free.append(rank.rank)
-                elif session is not None and session.state is State.RUNNING:
+                elif session is not None and (session.state is State.RUNNING or self.mesh.commanding(session.id)):
+                    self.mesh.pausing.add(session.id)
                     await self.mesh.client.break_in(session.id)
             if free:
                 await self.mesh.client.interrupt(describe_ranks(free))

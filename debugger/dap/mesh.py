@@ -98,6 +98,7 @@ class Mesh:
         self._waiting: set[Rank] = set()
         self._moving: set[int] = set()  # sessions running a command
         self._quiet: dict[int, int] = {}  # session -> commands of this adapter's own under way
+        self.pausing: set[int] = set()  # sessions broken into by the IDE's pause: their next stop is a "pause"
         self._regroup: asyncio.Task[None] | None = None
         self._attached: dict[int, AttachedSession] = {}
         self._locks: dict[int, asyncio.Lock] = {}
@@ -158,7 +159,9 @@ class Mesh:
             new_stop = rank.shown != view.id  # a new session, not a step in one
             if (new_stop or moved) and group.child is not None:
                 rank.shown = view.id
-                group.child.rank_stopped(rank, STOP_REASONS.get(view.reason, "breakpoint") if new_stop else "step")
+                reason = STOP_REASONS.get(view.reason, "breakpoint") if new_stop else "step"
+                group.child.rank_stopped(rank, "pause" if view.id in self.pausing else reason)
+            self.pausing.discard(view.id)
             return
         self._waiting.add(rank)
         if self._regroup is None or self._regroup.done():
@@ -172,6 +175,7 @@ class Mesh:
         self._locks.pop(view.id, None)
         self._moving.discard(view.id)
         self._quiet.pop(view.id, None)
+        self.pausing.discard(view.id)
         rank = self.ranks.get((view.name, view.rank))
         if rank is None or rank.session is None or rank.session.id != view.id:
             return
@@ -253,6 +257,11 @@ class Mesh:
             self._regroup = self.spawn(self._group_waiting())
 
     # ---- driving ranks -----------------------------------------------------------------------
+
+    def commanding(self, session_id: int) -> bool:
+        """This adapter has a pdb line on its way to (or running in) the session."""
+        lock = self._locks.get(session_id)
+        return lock is not None and lock.locked()
 
     def hush(self, session_id: int, hushed: bool = True) -> None:
         """The session's next stop is no news to the IDE (a command whose caller says what

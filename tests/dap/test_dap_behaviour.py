@@ -5,6 +5,7 @@ IDE letting the ranks go. Real server, real workers, real `meshdbg dap`, scripte
 from __future__ import annotations
 
 from e2e import SCRIPTS, Server, line_of
+from watching import wait_sessions
 from ide import Ide, attach, start_adapter, stop_adapter
 from meshdbg.debugger.control import ControlClient
 
@@ -109,5 +110,21 @@ def test_the_console_and_the_ide_drive_the_same_rank_and_both_see_where_it_stand
                 return (await console.send("retval")).output
 
         assert server.run(console_looks) == "12\n"  # ... and the console sees where the IDE's step left it
+    finally:
+        stop_adapter(adapter)
+
+
+def test_pause_breaks_into_a_rank_running_a_step(server: Server) -> None:
+    server.worker("ide_spin.py", 0, "")
+    server.wait_sessions(1)
+    adapter, port = start_adapter(server.env)
+    try:
+        child = next_child(parent_of(server, port), port)
+        child.event("stopped", threadId=1)
+        child.ok("next", threadId=1)  # over a minute of spinning
+        wait_sessions(server.env, {"running": [0]})
+        child.ok("pause", threadId=1)
+        child.event("stopped", threadId=1, reason="pause")
+        assert child.ok("stackTrace", threadId=1)["stackFrames"][0]["name"] == "spin"
     finally:
         stop_adapter(adapter)
