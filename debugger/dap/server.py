@@ -72,8 +72,11 @@ class DapServer:
 
     async def close(self) -> None:
         """Tell every IDE session it is over and stop listening; ranks stay as they are."""
+        for group in list(self.mesh.groups.values()):
+            self.mesh.close_group(group)  # its child: exited, terminated
         for connection in list(self._connections):
-            connection.event("terminated")
+            if connection.group is None:
+                connection.event("terminated")
             await connection.close()
         if self._server is not None:
             self._server.close()
