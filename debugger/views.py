@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 
 from meshdbg.wire.coords import format_coords, identity_coords
 from meshdbg.wire.proto import debugger_pb2 as pb
-from meshdbg.wire.vocabulary import EndReason, StackSource, State, StopReason, WatchKind
+from meshdbg.wire.vocabulary import EndReason, PromptKind, StackSource, State, StopReason, WatchKind
 
 
 class _MeshView:
@@ -51,12 +51,13 @@ class SessionView(_MeshView):
     function: str
     lineno: int
     context: dict[str, str]
+    prompt_kind: PromptKind = PromptKind.PDB  # who reads its next line: pdb, a `commands` block, `interact`, `debug`
 
     @classmethod
     def from_pb(cls, info: pb.SessionInfo) -> "SessionView":
         ident = info.identity
         return cls(id=info.id, thread=ident.thread_name, thread_id=ident.thread_id, state=State.of(info.state),
-                   context=dict(ident.context), **_placement(ident, info.frame))
+                   context=dict(ident.context), prompt_kind=PromptKind.of(info.prompt_kind), **_placement(ident, info.frame))
 
 
 @dataclass(frozen=True)

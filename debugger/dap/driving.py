@@ -14,12 +14,13 @@ from meshdbg.debugger.dap.mesh import Rank
 from meshdbg.debugger.dap.protocol import RequestFailed
 from meshdbg.debugger.selection import describe_ranks
 from meshdbg.wire.errors import MeshdbgError
-from meshdbg.wire.vocabulary import State
+from meshdbg.wire.vocabulary import PromptKind, State
 
 if TYPE_CHECKING:
     from meshdbg.debugger.dap.clients import IdeClient
 
 STEPS = {"next": "n", "stepIn": "s", "stepOut": "r"}
+PDB_PROMPTS = (PromptKind.PDB, PromptKind.DEBUG)  # where a step or continue is pdb's own command
 
 
 class Driving:
@@ -29,8 +30,12 @@ class Driving:
         """The stopped ranks a resume or step goes to: the thread's alone with `singleThread`,
         else its group's."""
         rank = self._rank(args["threadId"])
-        ranks = [rank] if args.get("singleThread") else self.group.ranks
-        return [r for r in ranks if r.session is not None]
+        ranks = [r for r in ([rank] if args.get("singleThread") else self.group.ranks) if r.session is not None]
+        elsewhere = [r for r in ranks if r.session.prompt_kind not in PDB_PROMPTS]
+        if elsewhere:
+            raise RequestFailed(f"{elsewhere[0].label} is in pdb's {elsewhere[0].session.prompt_kind}, not at its "
+                                f"prompt: end that first (the console, or `pdb` lines in the Debug Console)")
+        return ranks
 
     async def continue_request(self: "IdeClient", args: dict) -> dict:
         ranks = self._moving(args)

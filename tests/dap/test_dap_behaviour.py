@@ -128,3 +128,26 @@ def test_pause_breaks_into_a_rank_running_a_step(server: Server) -> None:
         assert child.ok("stackTrace", threadId=1)["stackFrames"][0]["name"] == "spin"
     finally:
         stop_adapter(adapter)
+
+
+def test_a_rank_in_interact_is_not_stepped_but_told_why(server: Server) -> None:
+    server.worker(TARGET, 0, "")
+    server.wait_sessions(1)
+    adapter, port = start_adapter(server.env)
+    try:
+        child = next_child(parent_of(server, port), port)
+        child.event("stopped", threadId=1)
+
+        async def interact(client: ControlClient) -> None:
+            async with client.attach(rank=0) as console:
+                await console.send("interact")
+
+        server.run(interact)
+        refused = child.request("next", threadId=1)
+        assert not refused["success"] and "is in pdb's interact" in refused["message"]
+        assert child.ok("evaluate", expression="pdb exit()", frameId=child.ok("stackTrace", threadId=1)["stackFrames"][0]["id"],
+                        context="repl") is not None
+        child.ok("next", threadId=1)  # back at pdb's prompt: steps again
+        child.event("stopped", threadId=1, reason="step")
+    finally:
+        stop_adapter(adapter)
