@@ -151,3 +151,20 @@ def test_a_rank_in_interact_is_not_stepped_but_told_why(server: Server) -> None:
         child.event("stopped", threadId=1, reason="step")
     finally:
         stop_adapter(adapter)
+
+
+def test_a_source_only_the_rank_has_comes_from_the_rank(server: Server) -> None:
+    server.worker("ide_remote_source.py", 0, "")
+    server.wait_sessions(1)
+    adapter, port = start_adapter(server.env)
+    try:
+        child = next_child(parent_of(server, port), port)
+        child.event("stopped", threadId=1)
+        top = child.ok("stackTrace", threadId=1)["stackFrames"][0]
+        assert (top["name"], top["source"]["path"]) == ("generated", "/meshdbg-remote-only/generated.py")
+        content = child.ok("source", source=top["source"], sourceReference=top["source"]["sourceReference"])["content"]
+        assert content.splitlines()[1] == "    answer = 42"
+        local = child.ok("stackTrace", threadId=1)["stackFrames"][-1]["source"]
+        assert "sourceReference" not in local  # a file this machine has is opened by path
+    finally:
+        stop_adapter(adapter)
