@@ -270,7 +270,8 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             return await session.execute(line.line, forward, eof=line.eof)
         except (SessionError, UsageError) as exc:
             return pb.Reply(output=f"*** {exc}\n", prompt=session.prompt, frame=session.frame,
-                            ended=session.state is State.EXITED, reason=wire_value(session.end_reason))
+                            ended=session.state is State.EXITED, reason=wire_value(session.end_reason),
+                            prompt_kind=session.prompt_kind.pb)
 
     @staticmethod
     async def _announce_end(session: Session, write: Callable[[pb.AttachEvent], Awaitable[None]]) -> None:

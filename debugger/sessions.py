@@ -77,7 +77,8 @@ class Session:
         output = self._transcript.text()
         if self.location and self.state is State.STOPPED and not output.endswith(self.location + "\n"):
             output = self.location + "\n" + output
-        return pb.Reply(output=output, prompt=self.prompt, frame=self.frame, ended=self.state is State.EXITED,
+        return pb.Reply(output=output, prompt=self.prompt, frame=self.frame, prompt_kind=self.prompt_kind.pb,
+                        ended=self.state is State.EXITED,
                         reason=wire_value(self.end_reason))
 
     # ---- driven by control clients ----------------------------------------------------
@@ -183,7 +184,8 @@ class Session:
         self._transcript.add(prompt.output)
         self._registry.publish(WatchKind.UPDATED, self)
         if self._pending and not self._pending.done():
-            self._pending.set_result(pb.Reply(output=prompt.output, prompt=prompt.prompt, frame=prompt.frame))
+            self._pending.set_result(pb.Reply(output=prompt.output, prompt=prompt.prompt, frame=prompt.frame,
+                                              prompt_kind=prompt.kind))
 
     def on_answer(self, answer: pb.QueryAnswer) -> None:
         self._queries.answer(answer.id, answer)

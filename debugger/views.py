@@ -166,11 +166,12 @@ class PdbReply:
     lineno: int
     ended: bool
     reason: EndReason | None  # why the session ended, when it did
+    prompt_kind: PromptKind = PromptKind.PDB  # who reads the next line
 
     @classmethod
     def from_pb(cls, reply: pb.Reply) -> "PdbReply":
         return cls(reply.output, reply.prompt, reply.frame.filename, reply.frame.function, reply.frame.lineno,
-                   reply.ended, EndReason.of(reply.reason) if reply.ended else None)
+                   reply.ended, EndReason.of(reply.reason) if reply.ended else None, PromptKind.of(reply.prompt_kind))
 
 
 Change = tuple[WatchKind, "SessionView | WorkerView", "EndReason | None"]

@@ -13,6 +13,7 @@ go through one attach per session, serialised per session, as the console's do.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import re
 import sys
@@ -281,7 +282,21 @@ class Mesh:
                 attached = self.client.attach(session_id=session_id)
                 await attached.__aenter__()
                 self._attached[session_id] = attached
-            return await attached.send(line)
+            reply = await attached.send(line)
+        self._note_reply(session_id, reply)
+        return reply
+
+    def _note_reply(self, session_id: int, reply: PdbReply) -> None:
+        """What a reply says of where its session stands, known before the watch stream says it."""
+        view = self._sessions.get(session_id)
+        if view is None or reply.ended:
+            return
+        view = self._sessions[session_id] = dataclasses.replace(
+            view, state=State.STOPPED, filename=reply.filename, lineno=reply.lineno, function=reply.function,
+            prompt_kind=reply.prompt_kind)
+        rank = self.ranks.get((view.name, view.rank))
+        if rank is not None and rank.session is not None and rank.session.id == session_id:
+            rank.session = view
 
     def live_session(self, rank: Rank) -> SessionView | None:
         """The rank's session as it is now (stopped, or running a command), if it has one."""

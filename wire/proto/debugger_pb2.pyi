@@ -517,18 +517,20 @@ class AttachRequest(_message.Message):
     def __init__(self, target: _Optional[_Union[AttachTarget, _Mapping]] = ..., input: _Optional[_Union[Input, _Mapping]] = ..., complete: _Optional[_Union[CompleteRequest, _Mapping]] = ...) -> None: ...
 
 class Reply(_message.Message):
-    __slots__ = ("output", "prompt", "frame", "ended", "reason")
+    __slots__ = ("output", "prompt", "frame", "ended", "reason", "prompt_kind")
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FIELD_NUMBER: _ClassVar[int]
     FRAME_FIELD_NUMBER: _ClassVar[int]
     ENDED_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_KIND_FIELD_NUMBER: _ClassVar[int]
     output: str
     prompt: str
     frame: Frame
     ended: bool
     reason: EndReason
-    def __init__(self, output: _Optional[str] = ..., prompt: _Optional[str] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., ended: _Optional[bool] = ..., reason: _Optional[_Union[EndReason, str]] = ...) -> None: ...
+    prompt_kind: QueryPromptKind
+    def __init__(self, output: _Optional[str] = ..., prompt: _Optional[str] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., ended: _Optional[bool] = ..., reason: _Optional[_Union[EndReason, str]] = ..., prompt_kind: _Optional[_Union[QueryPromptKind, str]] = ...) -> None: ...
 
 class AttachEvent(_message.Message):
     __slots__ = ("attached", "reply", "completions", "output")
