@@ -131,9 +131,7 @@ def _children(value: Any) -> list[tuple[str, Any]]:
         return sorted(value.mapping.items())
     if isinstance(value, Mapping):
         return [(value_text(key), item) for key, item in value.items()]
-    if isinstance(value, (list, tuple)):
-        return [(str(index), item) for index, item in enumerate(value)]
-    if isinstance(value, (set, frozenset)):
+    if isinstance(value, (list, tuple, set, frozenset)):
         return [(str(index), item) for index, item in enumerate(value)]
     return sorted(vars(value).items())
 
