@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
+import os
 from typing import TextIO
 
 from meshdbg.debugger.control import ControlClient
@@ -43,7 +45,8 @@ class DapServer:
         try:
             self._server = await asyncio.start_server(self._connected, HOST, self.port)
         except OSError as exc:
-            raise UsageError(f"cannot listen on {HOST}:{self.port}: {exc.strerror}") from None
+            why = "the port is taken" if exc.errno == errno.EADDRINUSE else os.strerror(exc.errno or 0)
+            raise UsageError(f"cannot listen on {HOST}:{self.port}: {why}") from None
         self.port = self._server.sockets[0].getsockname()[1]
         return self.port
 
