@@ -18,7 +18,8 @@ from typing import Any
 
 from meshdbg.debugger.dap.driving import Driving
 from meshdbg.debugger.dap.inspecting import Inspecting
-from meshdbg.debugger.dap.mesh import STOP_REASONS, Group, Mesh, Rank
+from meshdbg.debugger.dap.mesh import Group, Mesh, Rank
+from meshdbg.debugger.dap.vocabulary import THREAD_EXITED, Event, Stopped, stopped_reason
 from meshdbg.debugger.dap.protocol import Channel, RequestFailed
 from meshdbg.wire.errors import MeshdbgError
 
@@ -108,7 +109,7 @@ class IdeClient(Inspecting, Driving, Channel):
         else:
             self.parent = True
         self.trusted = True
-        asyncio.get_running_loop().call_soon(self.event, "initialized")
+        asyncio.get_running_loop().call_soon(self.event, Event.INITIALIZED)
         return {}
 
     async def configurationDone_request(self, args: dict) -> dict:
@@ -120,7 +121,7 @@ class IdeClient(Inspecting, Driving, Channel):
                 session = rank.session
                 if session is not None:
                     rank.shown = session.id
-                    asyncio.get_running_loop().call_soon(self.rank_stopped, rank, STOP_REASONS.get(session.reason, "breakpoint"))
+                    asyncio.get_running_loop().call_soon(self.rank_stopped, rank, stopped_reason(session.reason))
         return {}
 
     async def disconnect_request(self, args: dict) -> dict:
@@ -156,23 +157,23 @@ class IdeClient(Inspecting, Driving, Channel):
             "type": "debugpy", "request": "attach", "name": group.name, "connect": {"host": host, "port": port},
             "meshdbg": {"token": self._token, "group": group.id}}})
 
-    def rank_stopped(self, rank: Rank, reason: str) -> None:
+    def rank_stopped(self, rank: Rank, reason: Stopped) -> None:
         self._forget(rank)
         body = {"reason": reason, "threadId": rank.thread_id, "allThreadsStopped": False}
         if rank.session is not None:
             body["description"] = f"{rank.label} at {rank.session.function} line {rank.session.lineno}"
-        self.event("stopped", body)
+        self.event(Event.STOPPED, body)
 
     def rank_continued(self, rank: Rank) -> None:
         self._forget(rank)
-        self.event("continued", {"threadId": rank.thread_id, "allThreadsContinued": False})
+        self.event(Event.CONTINUED, {"threadId": rank.thread_id, "allThreadsContinued": False})
 
     def rank_ended(self, rank: Rank) -> None:
-        self.event("thread", {"reason": "exited", "threadId": rank.thread_id})
+        self.event(Event.THREAD, {"reason": THREAD_EXITED, "threadId": rank.thread_id})
 
     def group_ended(self, group: Group) -> None:
-        self.event("exited", {"exitCode": 0})
-        self.event("terminated")
+        self.event(Event.EXITED, {"exitCode": 0})
+        self.event(Event.TERMINATED)
 
     def _forget(self, rank: Rank) -> None:
         """References into the rank's previous position lapse, as the worker's do."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from meshdbg.debugger.console.attachment import COMPLETER_DELIMS
 from meshdbg.debugger.dap.mesh import Rank, position
 from meshdbg.debugger.dap.protocol import RequestFailed
+from meshdbg.debugger.dap.vocabulary import Event, Stopped
 from meshdbg.debugger.value_groups import value_groups
 from meshdbg.debugger.selection import ranks_text
 from meshdbg.debugger.views import CompareView, SessionView
@@ -49,7 +50,7 @@ class Inspecting:
     def _stopped(self: "IdeClient", thread_id: int) -> SessionView:
         rank = self._rank(thread_id)
         if rank.session is None:
-            raise RequestFailed(f"{rank.label} is {'gone' if rank.ended else 'running'}, not stopped in pdb")
+            raise RequestFailed(f"{rank.label} {'is gone' if rank.ended else 'runs'}, not stopped in pdb")
         return rank.session
 
     async def _ask(self: "IdeClient", session_id: int, question: pb.QueryRequest) -> pb.QueryAnswer:
@@ -127,7 +128,7 @@ class Inspecting:
         answer = await self._ask(session_id, pb.QueryRequest(inspect=pb.QueryInspect(
             frame=frame, expression=expression, statements=context == "repl")))
         if answer.value.output:
-            self.event("output", {"category": "stdout", "output": answer.value.output})
+            self.event(Event.OUTPUT, {"category": "stdout", "output": answer.value.output})
         shown = self._variable(thread_id, session_id, frame, answer.value)
         return {"result": shown["value"], "type": shown["type"], "variablesReference": shown["variablesReference"]}
 
@@ -141,7 +142,7 @@ class Inspecting:
         except MeshdbgError as exc:
             raise RequestFailed(str(exc)) from None
         if not reply.ended and position(reply) != before:
-            self.rank_stopped(rank, "step")
+            self.rank_stopped(rank, Stopped.STEP)
         return reply.output.rstrip("\n")
 
     async def _evaluate_on_group(self: "IdeClient", expression: str, to_pdb: bool) -> str:
@@ -175,7 +176,7 @@ class Inspecting:
             if result.error:
                 self.mesh.hush(result.session.id, hushed=False)
             elif not result.ended and position(result.session) != before[result.session.id]:
-                self.rank_stopped(rank, "step")
+                self.rank_stopped(rank, Stopped.STEP)
         return [CompareView(r.session, r.output.rstrip("\n"), r.error) for r in results]
 
     async def source_request(self: "IdeClient", args: dict) -> dict:

@@ -23,13 +23,13 @@ from typing import Awaitable, Protocol
 from meshdbg.debugger.control import AttachedSession, ControlClient
 from meshdbg.debugger.format import rank_label
 from meshdbg.debugger.selection import describe_ranks, ranks_text
+from meshdbg.debugger.dap.vocabulary import Stopped, stopped_reason
 from meshdbg.debugger.views import PdbReply, SessionView, WorkerView
 from meshdbg.wire.errors import MeshdbgError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind
 
 GROUP_SETTLE_S = 0.1  # how long a new stop waits for the other ranks of the same stop
-STOP_REASONS = {StopReason.BREAKPOINT: "breakpoint", StopReason.INTERRUPT: "pause", StopReason.POST_MORTEM: "exception"}
 _BREAKPOINT_SET = re.compile(r"^Breakpoint \d+ at (.+):(\d+)\s*$", re.M)
 
 
@@ -42,7 +42,7 @@ class Listener(Protocol):
     """An IDE connection: a parent (told about new groups) or the child of one group."""
 
     def announce(self, group: "Group") -> None: ...
-    def rank_stopped(self, rank: "Rank", reason: str) -> None: ...
+    def rank_stopped(self, rank: "Rank", reason: Stopped) -> None: ...
     def rank_continued(self, rank: "Rank") -> None: ...
     def rank_ended(self, rank: "Rank") -> None: ...
     def group_ended(self, group: "Group") -> None: ...
@@ -160,8 +160,8 @@ class Mesh:
             new_stop = rank.shown != view.id  # a new session, not a step in one
             if (new_stop or moved) and group.child is not None:
                 rank.shown = view.id
-                reason = STOP_REASONS.get(view.reason, "breakpoint") if new_stop else "step"
-                group.child.rank_stopped(rank, "pause" if view.id in self.pausing else reason)
+                reason = stopped_reason(view.reason) if new_stop else Stopped.STEP
+                group.child.rank_stopped(rank, Stopped.PAUSE if view.id in self.pausing else reason)
             self.pausing.discard(view.id)
             return
         self._waiting.add(rank)

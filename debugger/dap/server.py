@@ -11,6 +11,7 @@ from typing import TextIO
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.dap.clients import IdeClient
 from meshdbg.debugger.dap.mesh import Mesh
+from meshdbg.debugger.dap.vocabulary import Event
 from meshdbg.wire.connection import ConnectionInfo
 from meshdbg.wire.errors import UsageError
 
@@ -79,7 +80,7 @@ class DapServer:
             self.mesh.close_group(group)  # its child: exited, terminated
         for connection in list(self._connections):
             if connection.group is None:
-                connection.event("terminated")
+                connection.event(Event.TERMINATED)
             await connection.close()
         if self._server is not None:
             self._server.close()
