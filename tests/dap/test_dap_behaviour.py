@@ -4,6 +4,9 @@ IDE letting the ranks go. Real server, real workers, real `meshdbg dap`, scripte
 
 from __future__ import annotations
 
+import contextlib
+from typing import Iterator
+
 from e2e import SCRIPTS, Server, line_of
 from watching import wait_sessions
 from ide import Ide, attach, start_adapter, stop_adapter
@@ -22,6 +25,20 @@ def next_child(parent: Ide, port: int) -> Ide:
     child = Ide(port)
     attach(child, parent.reverse_request("startDebugging")["arguments"]["configuration"])
     return child
+
+
+@contextlib.contextmanager
+def child_of_one_rank(server: Server, script: str, *args: str) -> Iterator[Ide]:
+    """Rank 0 running SCRIPT stopped in pdb, and the child session that shows it (stopped)."""
+    server.worker(script, 0, "", *args)
+    server.wait_sessions(1)
+    adapter, port = start_adapter(server.env)
+    try:
+        child = next_child(parent_of(server, port), port)
+        child.event("stopped", threadId=1)
+        yield child
+    finally:
+        stop_adapter(adapter)
 
 
 def test_a_later_stop_opens_a_new_child_with_the_breakpoints_already_set(server: Server) -> None:
@@ -71,29 +88,18 @@ def test_a_step_without_single_thread_moves_the_whole_group(server: Server) -> N
 
 
 def test_a_post_mortem_stop_shows_its_exception(server: Server) -> None:
-    server.worker(TARGET, 0, "", "crash")
-    server.wait_sessions(1)
-    adapter, port = start_adapter(server.env)
-    try:
-        child = next_child(parent_of(server, port), port)
+    with child_of_one_rank(server, TARGET, "crash") as child:
         child.ok("continue", threadId=1)
         child.event("stopped", threadId=1, reason="exception")
         info = child.ok("exceptionInfo", threadId=1)
         assert (info["exceptionId"], info["description"], info["breakMode"]) == ("ZeroDivisionError", "division by zero", "unhandled")
         assert "ratio = 1 / 0" in info["details"]["stackTrace"]
         assert child.ok("stackTrace", threadId=1)["stackFrames"][0]["name"] == "crash"
-    finally:
-        stop_adapter(adapter)
 
 
 def test_the_console_and_the_ide_drive_the_same_rank_and_both_see_where_it_stands(server: Server) -> None:
-    server.worker(TARGET, 0, "")
-    server.wait_sessions(1)
-    adapter, port = start_adapter(server.env)
     stop_line = line_of(TARGET, 'print(f"total')
-    try:
-        child = next_child(parent_of(server, port), port)
-        child.event("stopped", threadId=1)
+    with child_of_one_rank(server, TARGET) as child:
 
         async def console_steps(client: ControlClient) -> int:
             async with client.attach(rank=0) as console:
@@ -110,61 +116,39 @@ def test_the_console_and_the_ide_drive_the_same_rank_and_both_see_where_it_stand
                 return (await console.send("retval")).output
 
         assert server.run(console_looks) == "12\n"  # ... and the console sees where the IDE's step left it
-    finally:
-        stop_adapter(adapter)
 
 
 def test_pause_breaks_into_a_rank_running_a_step(server: Server) -> None:
-    server.worker("ide_spin.py", 0, "")
-    server.wait_sessions(1)
-    adapter, port = start_adapter(server.env)
-    try:
-        child = next_child(parent_of(server, port), port)
-        child.event("stopped", threadId=1)
+    with child_of_one_rank(server, "ide_spin.py") as child:
         child.ok("next", threadId=1)  # over a minute of spinning
         wait_sessions(server.env, {"running": [0]})
         child.ok("pause", threadId=1)
         child.event("stopped", threadId=1, reason="pause")
         assert child.ok("stackTrace", threadId=1)["stackFrames"][0]["name"] == "spin"
-    finally:
-        stop_adapter(adapter)
 
 
 def test_a_rank_in_interact_is_not_stepped_but_told_why(server: Server) -> None:
-    server.worker(TARGET, 0, "")
-    server.wait_sessions(1)
-    adapter, port = start_adapter(server.env)
-    try:
-        child = next_child(parent_of(server, port), port)
-        child.event("stopped", threadId=1)
+    with child_of_one_rank(server, TARGET) as child:
 
         async def interact(client: ControlClient) -> None:
             async with client.attach(rank=0) as console:
                 await console.send("interact")
 
         server.run(interact)
+        child.event("stopped", threadId=1, reason="step")  # the IDE hears the console's command
         refused = child.request("next", threadId=1)
         assert not refused["success"] and "is in pdb's interact" in refused["message"]
         assert child.ok("evaluate", expression="pdb exit()", frameId=child.ok("stackTrace", threadId=1)["stackFrames"][0]["id"],
                         context="repl") is not None
         child.ok("next", threadId=1)  # back at pdb's prompt: steps again
         child.event("stopped", threadId=1, reason="step")
-    finally:
-        stop_adapter(adapter)
 
 
 def test_a_source_only_the_rank_has_comes_from_the_rank(server: Server) -> None:
-    server.worker("ide_remote_source.py", 0, "")
-    server.wait_sessions(1)
-    adapter, port = start_adapter(server.env)
-    try:
-        child = next_child(parent_of(server, port), port)
-        child.event("stopped", threadId=1)
+    with child_of_one_rank(server, "ide_remote_source.py") as child:
         top = child.ok("stackTrace", threadId=1)["stackFrames"][0]
         assert (top["name"], top["source"]["path"]) == ("generated", "/meshdbg-remote-only/generated.py")
         content = child.ok("source", source=top["source"], sourceReference=top["source"]["sourceReference"])["content"]
         assert content.splitlines()[1] == "    answer = 42"
         local = child.ok("stackTrace", threadId=1)["stackFrames"][-1]["source"]
         assert "sourceReference" not in local  # a file this machine has is opened by path
-    finally:
-        stop_adapter(adapter)
