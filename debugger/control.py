@@ -283,6 +283,15 @@ class ControlClient:
                                                               timeout_s=timeout_s), metadata=self.connection.metadata())
         return [CompareView(SessionView.from_pb(r.session), r.value, r.error, r.no_answer) for r in reply.results]
 
+    async def query(self, session_id: int, question: pb.QueryRequest, timeout_s: float = 0) -> pb.QueryAnswer:
+        """One stopped session's answer to a structured question (frames, scopes, variables,
+        an expression, ...; see QueryRequest in protos/debugger.proto). What the worker could
+        not answer is the answer's `error`; SessionError when the session is not stopped at its
+        prompt or does not answer in time."""
+        with self.translating():
+            return await self.stub.Query(pb.QuerySessionRequest(session_id=session_id, query=question, timeout_s=timeout_s),
+                                         metadata=self.connection.metadata())
+
     async def resume(self, selection: str = "", clear_breakpoints: bool = False, timeout_s: float = 0) -> Waited:
         """Continue the selected (default: all) stopped sessions; their breakpoints stay unless
         `clear_breakpoints`. The sessions resumed, and (in `no_answer`) the ranks that had not

@@ -24,6 +24,7 @@ from meshdbg.debugger.console.job import Job
 from meshdbg.debugger.format import status_text
 from meshdbg.debugger.gc_pauses import keep_gc_pauses_short
 from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.dap.server import DapServer
 from meshdbg.debugger.selection import parse_selection, ranks_text
 from meshdbg.debugger.views import SessionView
 from meshdbg.debugger.news import News
@@ -47,6 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-post-mortem", action="store_true",
                         help="let uncaught exceptions end a rank without a post-mortem session")
     parser.add_argument("--keep-going", action="store_true", help="a failing rank does not stop the others")
+    parser.add_argument("--dap", type=int, metavar="PORT", help="also serve IDEs (Debug Adapter Protocol) on "
+                        "127.0.0.1:PORT, 0 for a free one, as `meshdbg dap` does")
     add_tls_arguments(parser)
     parser.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE [ARGS]",
                         help="run a module, like python -m")
@@ -93,12 +96,15 @@ async def main(args: argparse.Namespace) -> int:
     job.take_signals()
     launcher.shown = lambda rank: job.showing() == rank
     watcher: asyncio.Task[None] | None = None
+    dap: DapServer | None = None
     collector = asyncio.create_task(keep_gc_pauses_short(lambda: not len(launcher.server.registry)))
     try:
         try:
             ready = await unless_interrupted(start_mesh(launcher), job.stopping)
             print(f"meshdbg: {launcher.size} ranks ready in {ready:.2f} s (mesh {shape}, server "
                   f"{launcher.server.connection.addr})", file=sys.stderr, flush=True)
+            if args.dap is not None:
+                dap = await serve_ides(launcher, args.dap)
             interactive = sys.stdin.isatty() and sys.stdout.isatty()
             watcher = asyncio.create_task(watch_stops(launcher, interactive, job))
             status = await unless_interrupted(launcher.wait(), job.stopping)
@@ -118,7 +124,18 @@ async def main(args: argparse.Namespace) -> int:
     finally:
         collector.cancel()
         await close_console(job, watcher)
+        if dap is not None:
+            await dap.close()
         await launcher.close()
+
+
+async def serve_ides(launcher: MeshLauncher, port: int) -> DapServer:
+    """`--dap`: a DAP server over the job's own server, announced on stderr; it follows the
+    mesh until closed."""
+    dap = await DapServer.beside(launcher.server.connection, port)
+    dap.announce(sys.stderr)
+    dap.mesh.spawn(dap.follow())
+    return dap
 
 
 def how_ranks_ended(exits: dict[int, int]) -> str:

@@ -20,7 +20,7 @@ from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 from meshdbg.debugger.deadlines import (CAST_S, CLIENT_STALL_S, COMPARE_S, CONTINUE_S, INTERRUPT_S, STACKS_S, NoAnswer,
                                          answer_within, cut_off_text, deadline)
-from meshdbg.debugger.evaluation import evaluate_all
+from meshdbg.debugger.evaluation import ask, evaluate_all
 from meshdbg.debugger.sampling import collect_stacks
 from meshdbg.debugger.liveness import gone_reason, keep_while_alive
 from meshdbg.debugger.peers import PeerFeed
@@ -150,12 +150,8 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
                     await session.on_output(message.output.text)
                 elif kind == "prompt":
                     session.on_prompt(message.prompt)
-                elif kind == "completions":
-                    session.on_completions(message.completions)
-                elif kind == "stacks":
-                    session.on_stacks(message.stacks)
-                elif kind == "evaluation":
-                    session.on_evaluation(message.evaluation)
+                elif kind == "answer":
+                    session.on_answer(message.answer)
                 elif kind == "interrupted":
                     session.on_interrupted(message.interrupted)
                 elif kind == "ended":
@@ -234,6 +230,14 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             await _abort(context, exc)
         return pb.CompareReply(results=await evaluate_all(sessions, request.expression,
                                                           deadline(request.timeout_s, COMPARE_S)))
+
+    async def Query(self, request: pb.QuerySessionRequest, context: grpc.aio.ServicerContext) -> pb.QueryAnswer:
+        """Forward one question to one stopped session and return its pdb's answer."""
+        try:
+            answer = await ask(self.registry.get(request.session_id), request.query, request.timeout_s)
+        except MeshdbgError as exc:
+            await _abort(context, exc)
+        return answer
 
     async def Cast(self, request: pb.CastRequest, context: grpc.aio.ServicerContext) -> None:
         try:
@@ -343,7 +347,8 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             return await session.execute(line.line, forward, eof=line.eof, by=feed)
         except (SessionError, UsageError) as exc:
             return pb.Reply(output=f"*** {exc}\n", prompt=session.prompt, frame=session.frame,
-                            ended=session.state is State.EXITED, reason=wire_value(session.end_reason))
+                            ended=session.state is State.EXITED, reason=wire_value(session.end_reason),
+                            prompt_kind=session.prompt_kind.pb)
 
     @staticmethod
     async def _share_with(feed: PeerFeed, write: Callable[[pb.AttachEvent], Awaitable[None]]) -> None:

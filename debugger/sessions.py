@@ -22,7 +22,7 @@ from meshdbg.debugger.peers import PeerFeed
 from meshdbg.debugger.pending import PendingRequests
 from meshdbg.debugger.selection import Selection
 from meshdbg.wire.coords import identity_coords
-from meshdbg.wire.vocabulary import EndReason, State, WatchKind, wire_value
+from meshdbg.wire.vocabulary import EndReason, PromptKind, State, WatchKind, wire_value
 
 Writer = Callable[[pb.ServerMessage], Awaitable[None]]
 OutputListener = Callable[[str], Awaitable[None]]  # gets a running command's output chunks
@@ -36,6 +36,7 @@ class Session:
         self.state = State.RUNNING  # until the worker's first prompt arrives
         self.frame = pb.Frame()
         self.prompt = ""
+        self.prompt_kind = PromptKind.PDB
         self.location = ""  # pdb's `> file(line)func()` / `-> source` for where it stands
         self._transcript = Tail()  # (the end of) the output since the last command, replayed on attach
         self._unseen = ""  # a stop's beginning with more than its position (display changes, a commands
@@ -51,9 +52,7 @@ class Session:
         self._collected: list[str] = []  # output chunks of a command run without a listener
         self._peers: list[PeerFeed] = []  # the attached clients, each shown what the others do
         self._issuer: PeerFeed | None = None  # the attached client whose command runs (it sees its own)
-        self._completions: PendingRequests[list[str]] = PendingRequests()
-        self._samples: PendingRequests[pb.SampledStacks] = PendingRequests()
-        self._evaluations: PendingRequests[pb.Evaluation] = PendingRequests()
+        self._queries: PendingRequests[pb.QueryAnswer] = PendingRequests()
         self._interrupts: PendingRequests[pb.Frame] = PendingRequests()
         self._info_bytes: bytes | None = None
         self.order = (identity.rank, identity.name, identity.thread_id, session_id)  # how listings sort
@@ -67,7 +66,8 @@ class Session:
         return identity_coords(self.identity)
 
     def info(self) -> pb.SessionInfo:
-        return pb.SessionInfo(id=self.id, identity=self.identity, state=self.state.pb, frame=self.frame, prompt=self.prompt)
+        return pb.SessionInfo(id=self.id, identity=self.identity, state=self.state.pb, frame=self.frame, prompt=self.prompt,
+                              prompt_kind=self.prompt_kind.pb)
 
     def info_bytes(self) -> bytes:
         """`info()` serialized, kept until the session changes: a listing of 10,000 sessions
@@ -85,7 +85,8 @@ class Session:
         output = self._transcript.text()
         if self.location and self.state is State.STOPPED and self.location + "\n" not in output:
             output = self.location + "\n" + output
-        return pb.Reply(output=output, prompt=self.prompt, frame=self.frame, ended=self.state is State.EXITED,
+        return pb.Reply(output=output, prompt=self.prompt, frame=self.frame, prompt_kind=self.prompt_kind.pb,
+                        ended=self.state is State.EXITED,
                         reason=wire_value(self.end_reason))
 
     # ---- driven by control clients ----------------------------------------------------
@@ -125,27 +126,33 @@ class Session:
 
     async def complete(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
         """Tab completions computed by the remote pdb in its current frame."""
-        if self.state is not State.STOPPED:
+        try:
+            answer = await self.query(pb.QueryRequest(complete=pb.CompleteRequest(
+                text=text, line=line, begidx=begidx, endidx=endidx)))
+        except SessionError:  # not at its prompt, or it ended meanwhile: nothing to offer
             return []
-        return await self._completions.request(lambda request_id: self._write(pb.ServerMessage(
-            complete=pb.CompleteRequest(request_id=request_id, text=text, line=line, begidx=begidx, endidx=endidx))))
+        return list(answer.completions.matches)
 
     async def sample(self, all_threads: bool) -> pb.SampledStacks:
         """The stacks of this session's process, taken by its pdb thread while at the prompt
         (for a process without an agent stream). Unbounded: the caller bounds the wait."""
-        return await self._query(self._samples, lambda request_id: pb.ServerMessage(
-            sample=pb.SampleRequest(request_id=request_id, all_threads=all_threads)))
+        return (await self.query(pb.QueryRequest(sample=pb.SampleRequest(all_threads=all_threads)))).stacks
 
     async def evaluate(self, expression: str) -> pb.Evaluation:
         """EXPR's value in pdb's current frame, as text, without touching the transcript."""
-        return await self._query(self._evaluations, lambda request_id: pb.ServerMessage(
-            evaluate=pb.EvaluateRequest(request_id=request_id, expression=expression)))
+        return (await self.query(pb.QueryRequest(evaluate=pb.EvaluateRequest(expression=expression)))).evaluation
 
-    async def _query(self, pending: PendingRequests, build: Callable[[int], pb.ServerMessage]):
-        """Ask the stopped pdb a question it answers at its prompt; SessionError when it is not there."""
+    async def query(self, question: pb.QueryRequest) -> pb.QueryAnswer:
+        """Ask the stopped pdb a question it answers at its prompt (meshdbg.worker.queries);
+        SessionError when it is not there. Unbounded: the caller bounds the wait."""
         if self.state is not State.STOPPED:
             raise SessionError(f"rank {self.rank} is {self.state}, not stopped at its prompt")
-        return await pending.request(lambda request_id: self._write(build(request_id)))
+
+        def ask(request_id: int) -> Awaitable[None]:
+            question.id = request_id
+            return self._write(pb.ServerMessage(query=question))
+
+        return await self._queries.request(ask)
 
     async def interrupt(self) -> pb.Frame:
         """Break into the command this session runs, as Ctrl-C in local pdb; where its thread
@@ -213,21 +220,18 @@ class Session:
         self.state, self._info_bytes = State.STOPPED, None
         self.frame = prompt.frame
         self.prompt = prompt.prompt
+        self.prompt_kind = PromptKind.of(prompt.kind)
         self.location = prompt.location
         self._transcript.add(prompt.output)
         self._share(lambda: peers.reply(pb.Reply(output=prompt.output, prompt=prompt.prompt, frame=prompt.frame)))
         self._registry.publish(WatchKind.UPDATED, self)
         if self._pending and not self._pending.done():
-            self._pending.set_result(pb.Reply(output=prompt.output, prompt=prompt.prompt, frame=prompt.frame))
+            self._pending.set_result(pb.Reply(output=prompt.output, prompt=prompt.prompt, frame=prompt.frame,
+                                              prompt_kind=prompt.kind))
 
-    def on_completions(self, completions: pb.Completions) -> None:
-        self._completions.answer(completions.request_id, list(completions.matches))
+    def on_answer(self, answer: pb.QueryAnswer) -> None:
+        self._queries.answer(answer.id, answer)
 
-    def on_stacks(self, stacks: pb.SampledStacks) -> None:
-        self._samples.answer(stacks.request_id, stacks)
-
-    def on_evaluation(self, evaluation: pb.Evaluation) -> None:
-        self._evaluations.answer(evaluation.request_id, evaluation)
     def on_interrupted(self, interrupted: pb.Interrupted) -> None:
         self._interrupts.answer(interrupted.request_id, interrupted.frame)
 
@@ -266,9 +270,7 @@ class Session:
         error = self._silence()
         if self._pending and not self._pending.done():
             self._pending.set_exception(error)
-        self._completions.settle([])
-        self._samples.settle(error=error)
-        self._evaluations.settle(error=error)
+        self._queries.settle(error=error)
         self._interrupts.settle(pb.Frame())
 
     def _silence(self) -> SessionError:
@@ -290,10 +292,7 @@ class Session:
         self._share(peers.reply, ended)
         if self._pending and not self._pending.done():
             self._pending.set_result(ended)
-        self._completions.close([])
-        gone = SessionError(f"rank {self.rank}'s session ended ({reason})")
-        self._samples.close(error=gone)
-        self._evaluations.close(error=gone)
+        self._queries.close(error=SessionError(f"rank {self.rank}'s session ended ({reason})"))
         self._interrupts.close(pb.Frame())
         self.ended.set()
         self._registry.close(self, reason)

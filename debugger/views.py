@@ -16,7 +16,7 @@ from typing import Iterable, TypeVar
 from meshdbg.debugger.sanitize import printable
 from meshdbg.wire.coords import format_coords, identity_coords
 from meshdbg.wire.proto import debugger_pb2 as pb
-from meshdbg.wire.vocabulary import EndReason, StackSource, State, StopReason, WatchKind
+from meshdbg.wire.vocabulary import EndReason, PromptKind, StackSource, State, StopReason, WatchKind
 
 T = TypeVar("T")
 
@@ -73,13 +73,14 @@ class SessionView(_MeshView):
     function: str
     lineno: int
     context: dict[str, str]
+    prompt_kind: PromptKind = PromptKind.PDB  # who reads its next line: pdb, a `commands` block, `interact`, `debug`
 
     @classmethod
     def from_pb(cls, info: pb.SessionInfo) -> "SessionView":
         ident = info.identity
         return cls(id=info.id, thread=printable(ident.thread_name), thread_id=ident.thread_id, state=State.of(info.state),
                    context={printable(key): printable(value) for key, value in ident.context.items()},
-                   **_placement(ident, info.frame))
+                   prompt_kind=PromptKind.of(info.prompt_kind), **_placement(ident, info.frame))
 
 
 @dataclass(frozen=True)
@@ -191,12 +192,13 @@ class PdbReply:
     lineno: int
     ended: bool
     reason: EndReason | None  # why the session ended, when it did
+    prompt_kind: PromptKind = PromptKind.PDB  # who reads the next line
 
     @classmethod
     def from_pb(cls, reply: pb.Reply) -> "PdbReply":
         return cls(reply.output, reply.prompt, printable(reply.frame.filename), printable(reply.frame.function),
-                   reply.frame.lineno,
-                   reply.ended, EndReason.of(reply.reason) if reply.ended else None)
+                   reply.frame.lineno, reply.ended, EndReason.of(reply.reason) if reply.ended else None,
+                   PromptKind.of(reply.prompt_kind))
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,12 @@ def wait_for(predicate: Callable[[], T], timeout: float = 10.0, what: str = "con
         time.sleep(0.02)
 
 
+def line_of(script: str, marker: str) -> int:
+    """The number of the first line of tests/scripts/SCRIPT that contains `marker`."""
+    lines = (SCRIPTS / script).read_text().splitlines()
+    return next(number for number, text in enumerate(lines, 1) if marker in text)
+
+
 @dataclass
 class Server:
     """A running `meshdbg serve` and the environment clients and workers need to reach it."""

@@ -113,11 +113,21 @@ class StackSource(_Mirror):
 
 
 
+class PromptKind(_Mirror):
+    """Who reads a session's next line (sent with each prompt, never guessed from its text)."""
+
+    PDB = "pdb"
+    COMMANDS = "commands"
+    INTERACT = "interact"
+    DEBUG = "debug"
+
+
 _bind(State, pb.State, "STATE_", unspecified=State.RUNNING)
 _bind(StopReason, pb.StopReason, "STOP_REASON_", unspecified=StopReason.BREAKPOINT)
 _bind(EndReason, pb.EndReason, "END_REASON_", unspecified=EndReason.WORKER_GONE)
 _bind(WatchKind, pb.WatchKind, "WATCH_KIND_")
 _bind(StackSource, pb.StackSource, "STACK_SOURCE_", unspecified=StackSource.NONE)
+_bind(PromptKind, pb.QueryPromptKind, "QUERY_PROMPT_KIND_", unspecified=PromptKind.PDB)
 
 
 def wire_value(member: _Mirror | None) -> int:

@@ -19,7 +19,11 @@ def interact(debugger: "PdbWrapper", frame_locals: MutableMapping[str, object]) 
     """Run the console over the current frame's globals and `frame_locals` (pdb's copy of its
     locals) until Ctrl-D or `exit()`."""
     banner, exitmsg = _INTERACT_BANNERS
-    _RemoteConsole(debugger, frame_locals).interact(banner=banner, exitmsg=exitmsg)
+    debugger.interacting = True  # the prompt says who reads its lines (meshdbg.worker.queries.prompt_kind)
+    try:
+        _RemoteConsole(debugger, frame_locals).interact(banner=banner, exitmsg=exitmsg)
+    finally:
+        debugger.interacting = False
 
 
 # What local pdb prints around `interact` (3.13 reworded it and made exit() leave it only).

@@ -33,9 +33,8 @@ from meshdbg.worker.frames import (FrameWithLocals, innermost_user_frame, is_int
                                    is_outermost_user_frame)
 from meshdbg.worker.interact import interact
 from meshdbg.worker.output import StreamedOutput
+from meshdbg.worker.queries import answer, forget_stop, prompt_kind, standing
 from meshdbg.worker.remote import RemoteSession
-from meshdbg.worker.stacks import answer_sample
-from meshdbg.worker.values import evaluate
 
 SessionOpener = Callable[[], RemoteSession]
 INTERRUPTED = "\nProgram interrupted. (Use 'cont' to resume)."  # local pdb's SIGINT message
@@ -196,6 +195,7 @@ class PdbWrapper(pdb.Pdb):
         try:
             super().interaction(frame, traceback)
         finally:
+            forget_stop(self)
             self._set_activity(_Activity.RUNNING)
         if self._leaving is not None and self.remote is not None:
             self._end_session(self._leaving)  # a .pdbrc's `c` (3.11/3.12 run it before any prompt)
@@ -250,8 +250,7 @@ class PdbWrapper(pdb.Pdb):
     def _standing(self) -> pdb.Pdb:
         """The pdb whose position the session shows: one that `debug` started inside this one
         (the thread's tracer while its prompt reads through ours), else this one."""
-        nested = getattr(sys.gettrace(), "__self__", None)
-        return nested if isinstance(nested, pdb.Pdb) and nested is not self and nested.stack else self
+        return standing(self)
 
     def _frame(self) -> pb.Frame:
         standing = self._standing()
@@ -283,7 +282,7 @@ class PdbWrapper(pdb.Pdb):
         remote = self.remote
         remote.send(pb.WorkerMessage(prompt=pb.Prompt(
             output=fit_reply(output), prompt=wire_text(prompt), frame=self._frame(),
-            location=wire_text(self._location()))))
+            location=wire_text(self._location()), kind=prompt_kind(self).pb)))
         self._prompted = True
         while True:
             message = remote.receive()
@@ -296,15 +295,8 @@ class PdbWrapper(pdb.Pdb):
                     self.clear_all_breaks()
                 self._set_activity(_Activity.COMMAND)
                 return "continue\n"
-            if kind == "complete":
-                matches = self.complete_remote(message.complete)
-                remote.send(pb.WorkerMessage(completions=pb.Completions(
-                    request_id=message.complete.request_id, matches=[wire_text(m) for m in matches])))
-            elif kind == "sample":  # `meshdbg stacks` for a process without an agent stream
-                remote.send(pb.WorkerMessage(stacks=answer_sample(message.sample)))
-            elif kind == "evaluate":  # `meshdbg compare`: pdb's output and state stay untouched
-                remote.send(pb.WorkerMessage(evaluation=evaluate(
-                    message.evaluate, self.curframe, getattr(self, "curframe_locals", None))))
+            if kind == "query":  # completion, stacks, values: meshdbg.worker.queries
+                remote.send(pb.WorkerMessage(answer=answer(self, message.query)))
             elif kind is None:
                 sys.stderr.write(f"meshdbg: {remote.farewell}; continuing\n")
                 self._end_session(EndReason.WORKER_GONE)

@@ -9,15 +9,10 @@ import subprocess
 
 import pytest
 
-from e2e import SCRIPTS, Server, stop_process, wait_for
+from e2e import SCRIPTS, Server, line_of, stop_process, wait_for
 from meshdbg.debugger.control import ControlClient
 
 COORDS_2x2 = {0: "hosts=0,gpus=0", 1: "hosts=0,gpus=1", 2: "hosts=1,gpus=0", 3: "hosts=1,gpus=1"}
-
-
-def line_of(script: str, marker: str) -> int:
-    lines = (SCRIPTS / script).read_text().splitlines()
-    return next(number for number, text in enumerate(lines, 1) if marker in text)
 
 
 def start_mesh(server: Server, script: str = "stops.py") -> dict[int, subprocess.Popen]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from meshdbg.wire.proto import debugger_pb2 as pb
-from meshdbg.wire.vocabulary import EndReason, StackSource, State, StopReason, WatchKind, wire_value
+from meshdbg.wire.vocabulary import EndReason, PromptKind, StackSource, State, StopReason, WatchKind, wire_value
 
 ROOT = Path(__file__).resolve().parents[2]
 MIRRORS = [(State, pb.State, "STATE_"), (StopReason, pb.StopReason, "STOP_REASON_"),
@@ -18,7 +18,11 @@ MIRRORS = [(State, pb.State, "STATE_"), (StopReason, pb.StopReason, "STOP_REASON
            (StackSource, pb.StackSource, "STACK_SOURCE_")]
 
 
-@pytest.mark.parametrize("mirror, proto_enum, prefix", MIRRORS)
+# Who reads a prompt: mirrored too, but its words ("pdb", "debug") are everyday names elsewhere.
+PROMPT_KINDS = (PromptKind, pb.QueryPromptKind, "QUERY_PROMPT_KIND_")
+
+
+@pytest.mark.parametrize("mirror, proto_enum, prefix", [*MIRRORS, PROMPT_KINDS])
 def test_mirror_has_every_proto_value_and_no_other(mirror, proto_enum, prefix) -> None:
     proto_names = {name.removeprefix(prefix) for name in proto_enum.keys()} - {"UNSPECIFIED"}
     assert set(mirror.__members__) == proto_names

@@ -49,6 +49,14 @@ class StackSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     STACK_SOURCE_SESSION: _ClassVar[StackSource]
     STACK_SOURCE_PY_SPY: _ClassVar[StackSource]
     STACK_SOURCE_NONE: _ClassVar[StackSource]
+
+class QueryPromptKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    QUERY_PROMPT_KIND_UNSPECIFIED: _ClassVar[QueryPromptKind]
+    QUERY_PROMPT_KIND_PDB: _ClassVar[QueryPromptKind]
+    QUERY_PROMPT_KIND_COMMANDS: _ClassVar[QueryPromptKind]
+    QUERY_PROMPT_KIND_INTERACT: _ClassVar[QueryPromptKind]
+    QUERY_PROMPT_KIND_DEBUG: _ClassVar[QueryPromptKind]
 STATE_UNSPECIFIED: State
 STATE_STARTING: State
 STATE_RUNNING: State
@@ -77,6 +85,11 @@ STACK_SOURCE_AGENT: StackSource
 STACK_SOURCE_SESSION: StackSource
 STACK_SOURCE_PY_SPY: StackSource
 STACK_SOURCE_NONE: StackSource
+QUERY_PROMPT_KIND_UNSPECIFIED: QueryPromptKind
+QUERY_PROMPT_KIND_PDB: QueryPromptKind
+QUERY_PROMPT_KIND_COMMANDS: QueryPromptKind
+QUERY_PROMPT_KIND_INTERACT: QueryPromptKind
+QUERY_PROMPT_KIND_DEBUG: QueryPromptKind
 
 class Coord(_message.Message):
     __slots__ = ("dim", "index")
@@ -182,24 +195,20 @@ class Completions(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., matches: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class WorkerMessage(_message.Message):
-    __slots__ = ("hello", "prompt", "completions", "ended", "stacks", "evaluation", "interrupted", "output")
+    __slots__ = ("hello", "prompt", "ended", "interrupted", "output", "answer")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FIELD_NUMBER: _ClassVar[int]
-    COMPLETIONS_FIELD_NUMBER: _ClassVar[int]
     ENDED_FIELD_NUMBER: _ClassVar[int]
-    STACKS_FIELD_NUMBER: _ClassVar[int]
-    EVALUATION_FIELD_NUMBER: _ClassVar[int]
     INTERRUPTED_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
     hello: Identity
     prompt: Prompt
-    completions: Completions
     ended: Ended
-    stacks: SampledStacks
-    evaluation: Evaluation
     interrupted: Interrupted
     output: OutputChunk
-    def __init__(self, hello: _Optional[_Union[Identity, _Mapping]] = ..., prompt: _Optional[_Union[Prompt, _Mapping]] = ..., completions: _Optional[_Union[Completions, _Mapping]] = ..., ended: _Optional[_Union[Ended, _Mapping]] = ..., stacks: _Optional[_Union[SampledStacks, _Mapping]] = ..., evaluation: _Optional[_Union[Evaluation, _Mapping]] = ..., interrupted: _Optional[_Union[Interrupted, _Mapping]] = ..., output: _Optional[_Union[OutputChunk, _Mapping]] = ...) -> None: ...
+    answer: QueryAnswer
+    def __init__(self, hello: _Optional[_Union[Identity, _Mapping]] = ..., prompt: _Optional[_Union[Prompt, _Mapping]] = ..., ended: _Optional[_Union[Ended, _Mapping]] = ..., interrupted: _Optional[_Union[Interrupted, _Mapping]] = ..., output: _Optional[_Union[OutputChunk, _Mapping]] = ..., answer: _Optional[_Union[QueryAnswer, _Mapping]] = ...) -> None: ...
 
 class OutputChunk(_message.Message):
     __slots__ = ("text",)
@@ -208,16 +217,18 @@ class OutputChunk(_message.Message):
     def __init__(self, text: _Optional[str] = ...) -> None: ...
 
 class Prompt(_message.Message):
-    __slots__ = ("output", "prompt", "frame", "location")
+    __slots__ = ("output", "prompt", "frame", "location", "kind")
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FIELD_NUMBER: _ClassVar[int]
     FRAME_FIELD_NUMBER: _ClassVar[int]
     LOCATION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
     output: str
     prompt: str
     frame: Frame
     location: str
-    def __init__(self, output: _Optional[str] = ..., prompt: _Optional[str] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., location: _Optional[str] = ...) -> None: ...
+    kind: QueryPromptKind
+    def __init__(self, output: _Optional[str] = ..., prompt: _Optional[str] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., location: _Optional[str] = ..., kind: _Optional[_Union[QueryPromptKind, str]] = ...) -> None: ...
 
 class Interrupted(_message.Message):
     __slots__ = ("request_id", "frame")
@@ -236,24 +247,168 @@ class Ended(_message.Message):
     def __init__(self, output: _Optional[str] = ..., reason: _Optional[_Union[EndReason, str]] = ...) -> None: ...
 
 class ServerMessage(_message.Message):
-    __slots__ = ("welcome", "input", "resume", "complete", "sample", "evaluate", "interrupt", "goodbye")
+    __slots__ = ("welcome", "input", "resume", "interrupt", "goodbye", "query")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     RESUME_FIELD_NUMBER: _ClassVar[int]
-    COMPLETE_FIELD_NUMBER: _ClassVar[int]
-    SAMPLE_FIELD_NUMBER: _ClassVar[int]
-    EVALUATE_FIELD_NUMBER: _ClassVar[int]
     INTERRUPT_FIELD_NUMBER: _ClassVar[int]
     GOODBYE_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     input: Input
     resume: Resume
+    interrupt: Interrupt
+    goodbye: KeepGoodbye
+    query: QueryRequest
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., input: _Optional[_Union[Input, _Mapping]] = ..., resume: _Optional[_Union[Resume, _Mapping]] = ..., interrupt: _Optional[_Union[Interrupt, _Mapping]] = ..., goodbye: _Optional[_Union[KeepGoodbye, _Mapping]] = ..., query: _Optional[_Union[QueryRequest, _Mapping]] = ...) -> None: ...
+
+class QueryRequest(_message.Message):
+    __slots__ = ("id", "complete", "sample", "evaluate", "frames", "scopes", "variables", "inspect", "set_variable", "source", "exception")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_FIELD_NUMBER: _ClassVar[int]
+    EVALUATE_FIELD_NUMBER: _ClassVar[int]
+    FRAMES_FIELD_NUMBER: _ClassVar[int]
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
+    VARIABLES_FIELD_NUMBER: _ClassVar[int]
+    INSPECT_FIELD_NUMBER: _ClassVar[int]
+    SET_VARIABLE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    EXCEPTION_FIELD_NUMBER: _ClassVar[int]
+    id: int
     complete: CompleteRequest
     sample: SampleRequest
     evaluate: EvaluateRequest
-    interrupt: Interrupt
-    goodbye: KeepGoodbye
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., input: _Optional[_Union[Input, _Mapping]] = ..., resume: _Optional[_Union[Resume, _Mapping]] = ..., complete: _Optional[_Union[CompleteRequest, _Mapping]] = ..., sample: _Optional[_Union[SampleRequest, _Mapping]] = ..., evaluate: _Optional[_Union[EvaluateRequest, _Mapping]] = ..., interrupt: _Optional[_Union[Interrupt, _Mapping]] = ..., goodbye: _Optional[_Union[KeepGoodbye, _Mapping]] = ...) -> None: ...
+    frames: QueryFrames
+    scopes: QueryScopes
+    variables: QueryVariables
+    inspect: QueryInspect
+    set_variable: QuerySetVariable
+    source: QuerySource
+    exception: QueryException
+    def __init__(self, id: _Optional[int] = ..., complete: _Optional[_Union[CompleteRequest, _Mapping]] = ..., sample: _Optional[_Union[SampleRequest, _Mapping]] = ..., evaluate: _Optional[_Union[EvaluateRequest, _Mapping]] = ..., frames: _Optional[_Union[QueryFrames, _Mapping]] = ..., scopes: _Optional[_Union[QueryScopes, _Mapping]] = ..., variables: _Optional[_Union[QueryVariables, _Mapping]] = ..., inspect: _Optional[_Union[QueryInspect, _Mapping]] = ..., set_variable: _Optional[_Union[QuerySetVariable, _Mapping]] = ..., source: _Optional[_Union[QuerySource, _Mapping]] = ..., exception: _Optional[_Union[QueryException, _Mapping]] = ...) -> None: ...
+
+class QueryAnswer(_message.Message):
+    __slots__ = ("id", "error", "completions", "stacks", "evaluation", "frames", "variables", "value", "source", "exception")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    COMPLETIONS_FIELD_NUMBER: _ClassVar[int]
+    STACKS_FIELD_NUMBER: _ClassVar[int]
+    EVALUATION_FIELD_NUMBER: _ClassVar[int]
+    FRAMES_FIELD_NUMBER: _ClassVar[int]
+    VARIABLES_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    EXCEPTION_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    error: str
+    completions: Completions
+    stacks: SampledStacks
+    evaluation: Evaluation
+    frames: QueryFrameList
+    variables: QueryVariableList
+    value: QueryVariable
+    source: QuerySourceText
+    exception: QueryExceptionInfo
+    def __init__(self, id: _Optional[int] = ..., error: _Optional[str] = ..., completions: _Optional[_Union[Completions, _Mapping]] = ..., stacks: _Optional[_Union[SampledStacks, _Mapping]] = ..., evaluation: _Optional[_Union[Evaluation, _Mapping]] = ..., frames: _Optional[_Union[QueryFrameList, _Mapping]] = ..., variables: _Optional[_Union[QueryVariableList, _Mapping]] = ..., value: _Optional[_Union[QueryVariable, _Mapping]] = ..., source: _Optional[_Union[QuerySourceText, _Mapping]] = ..., exception: _Optional[_Union[QueryExceptionInfo, _Mapping]] = ...) -> None: ...
+
+class QueryFrames(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class QueryFrameList(_message.Message):
+    __slots__ = ("frames", "current")
+    FRAMES_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_FIELD_NUMBER: _ClassVar[int]
+    frames: _containers.RepeatedCompositeFieldContainer[Frame]
+    current: int
+    def __init__(self, frames: _Optional[_Iterable[_Union[Frame, _Mapping]]] = ..., current: _Optional[int] = ...) -> None: ...
+
+class QueryScopes(_message.Message):
+    __slots__ = ("frame",)
+    FRAME_FIELD_NUMBER: _ClassVar[int]
+    frame: int
+    def __init__(self, frame: _Optional[int] = ...) -> None: ...
+
+class QueryVariables(_message.Message):
+    __slots__ = ("reference", "start", "count")
+    REFERENCE_FIELD_NUMBER: _ClassVar[int]
+    START_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    reference: int
+    start: int
+    count: int
+    def __init__(self, reference: _Optional[int] = ..., start: _Optional[int] = ..., count: _Optional[int] = ...) -> None: ...
+
+class QueryVariable(_message.Message):
+    __slots__ = ("name", "value", "type", "reference", "children", "output")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    REFERENCE_FIELD_NUMBER: _ClassVar[int]
+    CHILDREN_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    value: str
+    type: str
+    reference: int
+    children: int
+    output: str
+    def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ..., type: _Optional[str] = ..., reference: _Optional[int] = ..., children: _Optional[int] = ..., output: _Optional[str] = ...) -> None: ...
+
+class QueryVariableList(_message.Message):
+    __slots__ = ("variables",)
+    VARIABLES_FIELD_NUMBER: _ClassVar[int]
+    variables: _containers.RepeatedCompositeFieldContainer[QueryVariable]
+    def __init__(self, variables: _Optional[_Iterable[_Union[QueryVariable, _Mapping]]] = ...) -> None: ...
+
+class QueryInspect(_message.Message):
+    __slots__ = ("frame", "expression", "statements")
+    FRAME_FIELD_NUMBER: _ClassVar[int]
+    EXPRESSION_FIELD_NUMBER: _ClassVar[int]
+    STATEMENTS_FIELD_NUMBER: _ClassVar[int]
+    frame: int
+    expression: str
+    statements: bool
+    def __init__(self, frame: _Optional[int] = ..., expression: _Optional[str] = ..., statements: _Optional[bool] = ...) -> None: ...
+
+class QuerySetVariable(_message.Message):
+    __slots__ = ("reference", "name", "expression", "frame")
+    REFERENCE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    EXPRESSION_FIELD_NUMBER: _ClassVar[int]
+    FRAME_FIELD_NUMBER: _ClassVar[int]
+    reference: int
+    name: str
+    expression: str
+    frame: int
+    def __init__(self, reference: _Optional[int] = ..., name: _Optional[str] = ..., expression: _Optional[str] = ..., frame: _Optional[int] = ...) -> None: ...
+
+class QuerySource(_message.Message):
+    __slots__ = ("filename",)
+    FILENAME_FIELD_NUMBER: _ClassVar[int]
+    filename: str
+    def __init__(self, filename: _Optional[str] = ...) -> None: ...
+
+class QuerySourceText(_message.Message):
+    __slots__ = ("text",)
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    def __init__(self, text: _Optional[str] = ...) -> None: ...
+
+class QueryException(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class QueryExceptionInfo(_message.Message):
+    __slots__ = ("type", "message", "traceback")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    TRACEBACK_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    message: str
+    traceback: str
+    def __init__(self, type: _Optional[str] = ..., message: _Optional[str] = ..., traceback: _Optional[str] = ...) -> None: ...
 
 class KeepGoodbye(_message.Message):
     __slots__ = ("reason",)
@@ -320,18 +475,20 @@ class HandshakeReply(_message.Message):
     def __init__(self, protocol_version: _Optional[int] = ..., server_version: _Optional[str] = ...) -> None: ...
 
 class SessionInfo(_message.Message):
-    __slots__ = ("id", "identity", "state", "frame", "prompt")
+    __slots__ = ("id", "identity", "state", "frame", "prompt", "prompt_kind")
     ID_FIELD_NUMBER: _ClassVar[int]
     IDENTITY_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     FRAME_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_KIND_FIELD_NUMBER: _ClassVar[int]
     id: int
     identity: Identity
     state: State
     frame: Frame
     prompt: str
-    def __init__(self, id: _Optional[int] = ..., identity: _Optional[_Union[Identity, _Mapping]] = ..., state: _Optional[_Union[State, str]] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., prompt: _Optional[str] = ...) -> None: ...
+    prompt_kind: QueryPromptKind
+    def __init__(self, id: _Optional[int] = ..., identity: _Optional[_Union[Identity, _Mapping]] = ..., state: _Optional[_Union[State, str]] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., prompt: _Optional[str] = ..., prompt_kind: _Optional[_Union[QueryPromptKind, str]] = ...) -> None: ...
 
 class ListRequest(_message.Message):
     __slots__ = ("all",)
@@ -374,18 +531,20 @@ class AttachRequest(_message.Message):
     def __init__(self, target: _Optional[_Union[AttachTarget, _Mapping]] = ..., input: _Optional[_Union[Input, _Mapping]] = ..., complete: _Optional[_Union[CompleteRequest, _Mapping]] = ...) -> None: ...
 
 class Reply(_message.Message):
-    __slots__ = ("output", "prompt", "frame", "ended", "reason")
+    __slots__ = ("output", "prompt", "frame", "ended", "reason", "prompt_kind")
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FIELD_NUMBER: _ClassVar[int]
     FRAME_FIELD_NUMBER: _ClassVar[int]
     ENDED_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_KIND_FIELD_NUMBER: _ClassVar[int]
     output: str
     prompt: str
     frame: Frame
     ended: bool
     reason: EndReason
-    def __init__(self, output: _Optional[str] = ..., prompt: _Optional[str] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., ended: _Optional[bool] = ..., reason: _Optional[_Union[EndReason, str]] = ...) -> None: ...
+    prompt_kind: QueryPromptKind
+    def __init__(self, output: _Optional[str] = ..., prompt: _Optional[str] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., ended: _Optional[bool] = ..., reason: _Optional[_Union[EndReason, str]] = ..., prompt_kind: _Optional[_Union[QueryPromptKind, str]] = ...) -> None: ...
 
 class AttachEvent(_message.Message):
     __slots__ = ("attached", "reply", "completions", "output", "shared")
@@ -554,6 +713,16 @@ class StacksReply(_message.Message):
     RANKS_FIELD_NUMBER: _ClassVar[int]
     ranks: _containers.RepeatedCompositeFieldContainer[RankStacks]
     def __init__(self, ranks: _Optional[_Iterable[_Union[RankStacks, _Mapping]]] = ...) -> None: ...
+
+class QuerySessionRequest(_message.Message):
+    __slots__ = ("session_id", "query", "timeout_s")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
+    session_id: int
+    query: QueryRequest
+    timeout_s: float
+    def __init__(self, session_id: _Optional[int] = ..., query: _Optional[_Union[QueryRequest, _Mapping]] = ..., timeout_s: _Optional[float] = ...) -> None: ...
 
 class CompareRequest(_message.Message):
     __slots__ = ("selection", "expression", "timeout_s")

@@ -84,6 +84,11 @@ class DebuggerStub:
                 request_serializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.CompareRequest.SerializeToString,
                 response_deserializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.CompareReply.FromString,
                 _registered_method=True)
+        self.Query = channel.unary_unary(
+                '/meshdbg.v1.Debugger/Query',
+                request_serializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.QuerySessionRequest.SerializeToString,
+                response_deserializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.QueryAnswer.FromString,
+                _registered_method=True)
 
 
 class DebuggerServicer:
@@ -156,6 +161,13 @@ class DebuggerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Query(self, request, context):
+        """Ask one stopped session's pdb a structured question (frames, variables, ...; see QueryRequest).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DebuggerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -208,6 +220,11 @@ def add_DebuggerServicer_to_server(servicer, server):
                     servicer.Compare,
                     request_deserializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.CompareRequest.FromString,
                     response_serializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.CompareReply.SerializeToString,
+            ),
+            'Query': grpc.unary_unary_rpc_method_handler(
+                    servicer.Query,
+                    request_deserializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.QuerySessionRequest.FromString,
+                    response_serializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.QueryAnswer.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -480,6 +497,33 @@ class Debugger:
             '/meshdbg.v1.Debugger/Compare',
             meshdbg_dot_wire_dot_proto_dot_debugger__pb2.CompareRequest.SerializeToString,
             meshdbg_dot_wire_dot_proto_dot_debugger__pb2.CompareReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Query(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/meshdbg.v1.Debugger/Query',
+            meshdbg_dot_wire_dot_proto_dot_debugger__pb2.QuerySessionRequest.SerializeToString,
+            meshdbg_dot_wire_dot_proto_dot_debugger__pb2.QueryAnswer.FromString,
             options,
             channel_credentials,
             insecure,

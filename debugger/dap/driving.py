@@ -1,0 +1,118 @@
+"""The requests that move ranks: continue, next, stepIn, stepOut, pause, setBreakpoints,
+setExceptionBreakpoints. Stepping is pdb's own (`n`, `s`, `r` over the rank's session); with
+`singleThread` one rank moves, else every stopped rank of the group. A step's response goes at
+once; the rank's new position comes as a `stopped` event when pdb stops again (mesh.Mesh).
+
+A mixin of `IdeClient` (meshdbg.debugger.dap.clients).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from meshdbg.debugger.dap.mesh import Rank
+from meshdbg.debugger.dap.protocol import RequestFailed
+from meshdbg.debugger.dap.vocabulary import Event
+from meshdbg.debugger.selection import describe_ranks
+from meshdbg.wire.errors import MeshdbgError
+from meshdbg.wire.vocabulary import PromptKind, State
+
+if TYPE_CHECKING:
+    from meshdbg.debugger.dap.clients import IdeClient
+
+STEPS = {"next": "n", "stepIn": "s", "stepOut": "r"}
+PDB_PROMPTS = (PromptKind.PDB, PromptKind.DEBUG)  # where a step or continue is pdb's own command
+
+
+class Driving:
+    """Handlers of the requests that resume, step, stop ranks and set their breakpoints."""
+
+    def _moving(self: "IdeClient", args: dict) -> list[Rank]:
+        """The stopped ranks a resume or step goes to: the thread's alone with `singleThread`,
+        else its group's."""
+        rank = self._rank(args["threadId"])
+        ranks = [r for r in ([rank] if args.get("singleThread") else self.group.ranks) if r.session is not None]
+        elsewhere = [r for r in ranks if r.session.prompt_kind not in PDB_PROMPTS]
+        if elsewhere:
+            raise RequestFailed(f"{elsewhere[0].label} is in pdb's {elsewhere[0].session.prompt_kind}, not at its "
+                                f"prompt: end that first (the console, or `pdb` lines in the Debug Console)")
+        return ranks
+
+    async def continue_request(self: "IdeClient", args: dict) -> dict:
+        ranks = self._moving(args)
+        if ranks:
+            try:
+                await self.mesh.client.resume(describe_ranks([r.rank for r in ranks]))
+            except MeshdbgError as exc:
+                raise RequestFailed(str(exc)) from None
+        return {"allThreadsContinued": not args.get("singleThread") and len(ranks) == len(self.group.ranks)}
+
+    async def next_request(self: "IdeClient", args: dict) -> dict:
+        return self._step(args, STEPS["next"])
+
+    async def stepIn_request(self: "IdeClient", args: dict) -> dict:
+        return self._step(args, STEPS["stepIn"])
+
+    async def stepOut_request(self: "IdeClient", args: dict) -> dict:
+        return self._step(args, STEPS["stepOut"])
+
+    def _step(self: "IdeClient", args: dict, line: str) -> dict:
+        for rank in self._moving(args):
+            if rank.thread_id != args["threadId"]:
+                self.rank_continued(rank)
+            self.mesh.spawn(self._command(rank, line))
+        return {}
+
+    async def _command(self: "IdeClient", rank: Rank, line: str) -> None:
+        """Run a pdb line on a rank; what pdb says goes to the Debug Console."""
+        session = rank.session
+        if session is None:
+            return
+        try:
+            reply = await self.mesh.command(session.id, line)
+        except MeshdbgError as exc:
+            self.event(Event.OUTPUT, {"category": "stderr", "output": f"{rank.label}: {exc}\n"})
+            return
+        if reply.output.strip():
+            self.event(Event.OUTPUT, {"category": "console", "output": f"{rank.label}: {reply.output}"})
+
+    async def pause_request(self: "IdeClient", args: dict) -> dict:
+        """Interrupt the group's running ranks (a rank running a pdb command: break into it)."""
+        self._rank(args["threadId"])
+        free = []
+        try:
+            for rank in self.group.ranks:
+                session = self.mesh.live_session(rank)
+                if session is None and not rank.ended:
+                    free.append(rank.rank)
+                elif session is not None and (session.state is State.RUNNING or self.mesh.commanding(session.id)):
+                    self.mesh.pausing.add(session.id)
+                    await self.mesh.client.break_in(session.id)
+            if free:
+                await self.mesh.client.interrupt(describe_ranks(free))
+        except MeshdbgError as exc:
+            raise RequestFailed(str(exc)) from None
+        return {}
+
+    async def setBreakpoints_request(self: "IdeClient", args: dict) -> dict:
+        path = args["source"].get("path")
+        if not path:
+            raise RequestFailed("breakpoints need a file path")
+        wanted = {int(b["line"]): str(b.get("condition") or "") for b in args.get("breakpoints", [])}
+        await self.mesh.set_breakpoints(path, wanted)
+        ranks = self.group.ranks if self.group is not None else list(self.mesh.ranks.values())
+        judge = next((r for r in ranks if r.session is not None), None)
+        shown = []
+        for line in wanted:
+            if judge is None:
+                shown.append({"verified": False, "line": line, "message": "set in each rank's pdb when it stops"})
+                continue
+            verified, at, why = await self.mesh.verify(judge, path, line)
+            shown.append({"verified": verified, "line": at, **({"message": why} if why else {}),
+                          "source": {"path": path}})
+        return {"breakpoints": shown}
+
+    async def setExceptionBreakpoints_request(self: "IdeClient", args: dict) -> dict:
+        """"uncaught" is meshdbg's post-mortem: off, post-mortem stops are left to the console."""
+        self.mesh.post_mortem = "uncaught" in args.get("filters", [])
+        return {"breakpoints": [{"verified": True} for _ in args.get("filters", [])]}

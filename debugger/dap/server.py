@@ -1,0 +1,95 @@
+"""`DapServer`: the DAP listening socket on 127.0.0.1, its connections and the mesh they share."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+import os
+from typing import TextIO
+
+from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.dap.clients import IdeClient
+from meshdbg.debugger.dap.mesh import Mesh
+from meshdbg.debugger.dap.vocabulary import Event
+from meshdbg.wire.connection import ConnectionInfo
+from meshdbg.wire.errors import UsageError
+
+HOST = "127.0.0.1"  # loopback only: the token in `attach` is checked too, as every local user can connect
+
+
+class DapServer:
+    """Serves IDE connections over one control client (`start`, then `follow` until the debug
+    server goes away, then `close`)."""
+
+    def __init__(self, client: ControlClient, port: int = 0, owns_client: bool = False) -> None:
+        self.client = client
+        self.mesh = Mesh(client)
+        self.port = port
+        self._owns_client = owns_client
+        self._server: asyncio.Server | None = None
+        self._connections: set[IdeClient] = set()
+
+    @classmethod
+    async def beside(cls, connection: ConnectionInfo, port: int) -> "DapServer":
+        """A started DAP server over a client of its own to the server at `connection` (`run --dap`)."""
+        dap = cls(ControlClient(connection), port, owns_client=True)
+        try:
+            await dap.start()
+        except BaseException:
+            await dap.close()
+            raise
+        return dap
+
+    async def start(self) -> int:
+        """Listen; the port (a free one for 0). UsageError when the port is taken."""
+        try:
+            self._server = await asyncio.start_server(self._connected, HOST, self.port)
+        except OSError as exc:
+            why = "the port is taken" if exc.errno == errno.EADDRINUSE else os.strerror(exc.errno or 0)
+            raise UsageError(f"cannot listen on {HOST}:{self.port}: {why}") from None
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self.port
+
+    @property
+    def listening_line(self) -> str:
+        return f"meshdbg dap: listening on {HOST}:{self.port}"
+
+    def launch_configuration(self) -> str:
+        """What to put in VS Code's launch.json (the stock Python Debugger attaches with it)."""
+        return json.dumps({"name": "meshdbg", "type": "debugpy", "request": "attach",
+                           "connect": {"host": HOST, "port": self.port},
+                           "meshdbg": {"token": self.client.connection.token}}, indent=4)
+
+    async def _connected(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        client = IdeClient(reader, writer, self.mesh, self.client.connection.token, (HOST, self.port))
+        self._connections.add(client)
+        try:
+            await client.serve()
+        finally:
+            self._connections.discard(client)
+
+    async def follow(self) -> None:
+        """Keep the mesh up to date until the debug server's watch stream ends (raises
+        MeshdbgError when the server goes away)."""
+        await self.mesh.follow()
+
+    async def close(self) -> None:
+        """Tell every IDE session it is over and stop listening; ranks stay as they are."""
+        for group in list(self.mesh.groups.values()):
+            self.mesh.close_group(group)  # its child: exited, terminated
+        for connection in list(self._connections):
+            if connection.group is None:
+                connection.event(Event.TERMINATED)
+            await connection.close()
+        if self._server is not None:
+            self._server.close()
+        await self.mesh.close()
+        if self._owns_client:
+            await self.client.close()
+
+    def announce(self, file: TextIO) -> None:
+        """The listening line (first), then the launch.json configuration."""
+        print(self.listening_line, file=file, flush=True)
+        print(f"launch.json configuration (VS Code's Python Debugger):\n{self.launch_configuration()}", file=file,
+              flush=True)

@@ -1,0 +1,154 @@
+"""What `meshdbg dap` does beyond one child's requests: later stops, breakpoints kept for ranks
+that stop later, group steps, post-mortem stops, the console driving the same ranks, and the
+IDE letting the ranks go. Real server, real workers, real `meshdbg dap`, scripted IDE."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+from e2e import SCRIPTS, Server, line_of
+from watching import wait_sessions
+from ide import Ide, attach, start_adapter, stop_adapter
+from meshdbg.debugger.control import ControlClient
+
+TARGET = "ide_target.py"
+
+
+def parent_of(server: Server, port: int) -> Ide:
+    parent = Ide(port)
+    attach(parent, {"meshdbg": {"token": server.env["MESHDBG_TOKEN"]}})
+    return parent
+
+
+def next_child(parent: Ide, port: int) -> Ide:
+    child = Ide(port)
+    attach(child, parent.reverse_request("startDebugging")["arguments"]["configuration"])
+    return child
+
+
+@contextlib.contextmanager
+def child_of_one_rank(server: Server, script: str, *args: str) -> Iterator[Ide]:
+    """Rank 0 running SCRIPT stopped in pdb, and the child session that shows it (stopped)."""
+    server.worker(script, 0, "", *args)
+    server.wait_sessions(1)
+    adapter, port = start_adapter(server.env)
+    try:
+        child = next_child(parent_of(server, port), port)
+        child.event("stopped", threadId=1)
+        yield child
+    finally:
+        stop_adapter(adapter)
+
+
+def test_a_later_stop_opens_a_new_child_with_the_breakpoints_already_set(server: Server) -> None:
+    first = server.worker(TARGET, 0, "gpus=0")
+    server.wait_sessions(1)
+    adapter, port = start_adapter(server.env)
+    try:
+        parent = parent_of(server, port)
+        child = next_child(parent, port)
+        child.event("stopped", threadId=1)
+        break_at = line_of(TARGET, "return total")
+        placed = child.ok("setBreakpoints", source={"path": str(SCRIPTS / TARGET)}, breakpoints=[{"line": break_at}])
+        assert placed["breakpoints"][0]["verified"] and placed["breakpoints"][0]["line"] == break_at
+        blank = child.ok("setBreakpoints", source={"path": str(SCRIPTS / TARGET)},
+                         breakpoints=[{"line": break_at}, {"line": line_of(TARGET, "A program for")}])
+        assert [b["verified"] for b in blank["breakpoints"]] == [True, False]  # pdb refused a docstring line
+
+        second = server.worker(TARGET, 1, "gpus=1")  # stops in no live child: a child of its own
+        later = next_child(parent, port)
+        later.event("stopped", threadId=2)
+        assert [t["name"] for t in later.ok("threads")["threads"]] == ["rank 1 (gpus=1)"]
+        later.ok("continue", threadId=2)
+        later.event("stopped", threadId=2, reason="breakpoint")  # the IDE's breakpoint, set before it stopped
+        assert later.ok("stackTrace", threadId=2)["stackFrames"][0]["line"] == break_at
+        for ide, thread in ((child, 1), (later, 2)):
+            ide.ok("setBreakpoints", source={"path": str(SCRIPTS / TARGET)}, breakpoints=[])
+            ide.ok("disconnect", terminateDebuggee=True)  # the ranks go on, without the breakpoint
+        assert first.communicate(timeout=20)[0] == second.communicate(timeout=20)[0] == "total=12\n"
+    finally:
+        stop_adapter(adapter)
+
+
+def test_a_step_without_single_thread_moves_the_whole_group(server: Server) -> None:
+    for rank in range(2):
+        server.worker(TARGET, rank, f"gpus={rank}")
+    server.wait_sessions(2)
+    adapter, port = start_adapter(server.env)
+    try:
+        child = next_child(parent_of(server, port), port)
+        stop_line = line_of(TARGET, 'print(f"total')
+        child.ok("next", threadId=1)
+        for thread in (1, 2):
+            child.event("stopped", threadId=thread, reason="step")
+            assert child.ok("stackTrace", threadId=thread)["stackFrames"][0]["line"] == stop_line + 1
+    finally:
+        stop_adapter(adapter)
+
+
+def test_a_post_mortem_stop_shows_its_exception(server: Server) -> None:
+    with child_of_one_rank(server, TARGET, "crash") as child:
+        child.ok("continue", threadId=1)
+        child.event("stopped", threadId=1, reason="exception")
+        info = child.ok("exceptionInfo", threadId=1)
+        assert (info["exceptionId"], info["description"], info["breakMode"]) == ("ZeroDivisionError", "division by zero", "unhandled")
+        assert "ratio = 1 / 0" in info["details"]["stackTrace"]
+        assert child.ok("stackTrace", threadId=1)["stackFrames"][0]["name"] == "crash"
+
+
+def test_the_console_and_the_ide_drive_the_same_rank_and_both_see_where_it_stands(server: Server) -> None:
+    stop_line = line_of(TARGET, 'print(f"total')
+    with child_of_one_rank(server, TARGET) as child:
+
+        async def console_steps(client: ControlClient) -> int:
+            async with client.attach(rank=0) as console:
+                return (await console.send("n")).lineno
+
+        assert server.run(console_steps) == stop_line + 1
+        child.event("stopped", threadId=1, reason="step")  # the IDE hears of the console's step
+        assert child.ok("stackTrace", threadId=1)["stackFrames"][0]["line"] == stop_line + 1
+        child.ok("next", threadId=1)  # onto the return of `inner`
+        child.event("stopped", threadId=1, reason="step")
+
+        async def console_looks(client: ControlClient) -> str:
+            async with client.attach(rank=0) as console:
+                return (await console.send("retval")).output
+
+        assert server.run(console_looks) == "12\n"  # ... and the console sees where the IDE's step left it
+
+
+def test_pause_breaks_into_a_rank_running_a_step(server: Server) -> None:
+    with child_of_one_rank(server, "ide_spin.py") as child:
+        child.ok("next", threadId=1)  # over a minute of spinning
+        wait_sessions(server.env, {"running": [0]})
+        child.ok("pause", threadId=1)
+        child.event("stopped", threadId=1, reason="pause")
+        assert child.ok("stackTrace", threadId=1)["stackFrames"][0]["name"] == "spin"
+
+
+def test_a_rank_in_interact_is_not_stepped_but_told_why(server: Server) -> None:
+    with child_of_one_rank(server, TARGET) as child:
+
+        async def interact(client: ControlClient) -> None:
+            async with client.attach(rank=0) as console:
+                await console.send("interact")
+
+        server.run(interact)
+        child.event("stopped", threadId=1, reason="step")  # the IDE hears the console's command
+        refused = child.request("next", threadId=1)
+        assert not refused["success"] and "is in pdb's interact" in refused["message"]
+        assert child.ok("evaluate", expression="pdb exit()", frameId=child.ok("stackTrace", threadId=1)["stackFrames"][0]["id"],
+                        context="repl") is not None
+        child.ok("next", threadId=1)  # back at pdb's prompt: steps again
+        child.event("stopped", threadId=1, reason="step")
+
+
+def test_a_source_only_the_rank_has_comes_from_the_rank(server: Server) -> None:
+    with child_of_one_rank(server, "ide_remote_source.py") as child:
+        top = child.ok("stackTrace", threadId=1)["stackFrames"][0]
+        assert (top["name"], top["source"]["path"]) == ("generated", "/meshdbg-remote-only/generated.py")
+        content = child.ok("source", source=top["source"], sourceReference=top["source"]["sourceReference"])["content"]
+        assert content.splitlines()[1] == "    answer = 42"
+        local = child.ok("stackTrace", threadId=1)["stackFrames"][-1]["source"]
+        assert "sourceReference" not in local  # a file this machine has is opened by path
