@@ -65,4 +65,4 @@ def test_interrupt_names_the_rank_that_never_answers(mute: Server) -> None:
     result, took = timed(mute, "interrupt", "1")
     assert took < TIMEOUT_S + SLACK_S
     assert result.returncode == 1 and result.stderr.strip() == NAMED, result.stderr
-    assert result.stdout.strip() == "interrupting rank 1"
+    assert result.stdout.strip().startswith("rank 1 not stopped yet"), result.stdout  # the report names it
