@@ -12,7 +12,7 @@ from meshdbg.debugger.verbs import add_server_argument, connect, print_json
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_server_argument(parser)
     parser.add_argument("--json", action="store_true", help='an array of {"ranks", "value", "error", "outlier", '
-                        '"sessions": [{"rank", "thread", "session"}]}, largest group first, errors last')
+                        '"sessions": [{"rank", "thread", "id"}]}, largest group first, errors last')
     parser.add_argument("--timeout", type=float, default=0, metavar="S",
                         help="seconds each rank may take (default 5); a rank slower than that is its own group")
     parser.add_argument("ranks", help="selection: all, 0,3-5, ranks(1,4), ranks(hosts=1, gpus=0:4)")
