@@ -22,7 +22,7 @@ BREAK_IN_S = 1.0  # how long an interrupt waits for the ranks asked to stop befo
 
 NOT_YET = ("not stopped yet: outside Python code (C code, a blocking call or a collective), stops at its next "
            "Python line")
-REASONS = {State.STOPPED: "already stopped", State.EXITED: "exited", State.STARTING: "still starting"}
+REASONS = {State.STOPPED: "already stopped", State.EXITED: "has exited", State.STARTING: "still starting"}
 
 
 @dataclass
@@ -39,7 +39,7 @@ class InterruptReport:
         return sorted(set(self.asked) - set(self.stopped))
 
     def to_json(self) -> dict:
-        return {"asked": self.asked, "stopped": self.stopped, "not_stopped": self.not_stopped,
+        return {"asked": self.asked, "now_stopped": self.stopped, "not_stopped": self.not_stopped,
                 "not_asked": self.not_asked}
 
     def text(self) -> str:

@@ -29,7 +29,7 @@ def evaluated(results: Sequence[CompareView]) -> list[CompareView]:
 
 
 def value_groups(results: Sequence[CompareView]) -> list[dict]:
-    """`[{"ranks", "value", "error", "outlier", "sessions": [{"rank", "thread", "session"}]}]`:
+    """`[{"ranks", "value", "error", "outlier", "sessions": [{"rank", "thread", "id"}]}]`:
     value groups largest first (then by first rank), then error groups."""
     results = evaluated(results)
     by_value: dict[tuple[bool, str], list[SessionView]] = defaultdict(list)
@@ -41,7 +41,7 @@ def value_groups(results: Sequence[CompareView]) -> list[dict]:
     threaded = threaded_ranks(r.session for r in results)
     return [{"ranks": sorted({s.rank for s in sessions}), "value": f"{ERROR_PREFIX}{text}" if error else text,
              "error": error, "outlier": disagree and not error and len(sessions) == min(sizes),
-             "sessions": [{"rank": s.rank, "thread": s.thread, "session": s.id} for s in sessions],
+             "sessions": [{"rank": s.rank, "thread": s.thread, "id": s.id} for s in sessions],
              "label": sessions_label(sessions, threaded, count="")}
             for (error, text), sessions in ordered]
 

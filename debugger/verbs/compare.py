@@ -13,7 +13,7 @@ from meshdbg.debugger.verbs import add_server_argument, add_timeout_argument, co
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_server_argument(parser)
     parser.add_argument("--json", action="store_true", help='an array of {"ranks", "value", "error", "outlier", '
-                        '"sessions": [{"rank", "thread", "session"}]}, largest group first, errors last')
+                        '"sessions": [{"rank", "thread", "id"}]}, largest group first, errors last')
     add_timeout_argument(parser, COMPARE_S, "evaluate it")
     parser.add_argument("ranks", help="selection: all, 0,3-5, ranks(1,4), ranks(hosts=1, gpus=0:4)")
     parser.add_argument("expression", help="a Python expression, evaluated in each rank's current pdb frame")

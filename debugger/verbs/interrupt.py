@@ -19,7 +19,7 @@ from meshdbg.debugger.verbs import add_server_argument, add_timeout_argument, co
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_server_argument(parser)
-    parser.add_argument("--json", action="store_true", help='{"asked", "stopped", "not_stopped": [int], '
+    parser.add_argument("--json", action="store_true", help='{"asked", "now_stopped", "not_stopped": [int], '
                         '"not_asked": {reason: [int]}}')
     parser.add_argument("ranks", help="selection, e.g. all, 3, 0,3-5, ranks(hosts=1)")
     add_timeout_argument(parser, INTERRUPT_S, "break in")
