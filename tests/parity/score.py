@@ -62,7 +62,7 @@ def same_lines(local: str, remote: str) -> tuple[int, int]:
 
 def score() -> dict:
     same = total = 0
-    differing = []
+    differing, failed = [], []
     with tempfile.TemporaryDirectory(prefix="meshdbg-parity-score-") as folder:
         os.environ["MESHDBG_RUNTIME_DIR"] = str(Path(folder) / "runtime")
         with serving(Path(folder)) as server:
@@ -71,13 +71,14 @@ def score() -> dict:
                 try:
                     remote, _ = remote_transcript(server, script, lines, *args)
                 except Exception as exc:  # a case that hangs or fails counts as all lines different
-                    remote = f"<failed: {type(exc).__name__}>"
+                    remote = ""
+                    failed.append(f"{name} ({type(exc).__name__})")
                 shared, longest = same_lines(local, remote)
                 same, total = same + shared, total + longest
                 if shared != longest:
                     differing.append(name)
     return {"python": sys.version.split()[0], "cases": len(corpus()), "same": same, "all": total,
-            "score": round(same / total, 4), "differing": differing}
+            "score": round(same / total, 4), "differing": differing, "failed": failed}
 
 
 def main() -> None:
@@ -88,7 +89,8 @@ def main() -> None:
         print(json.dumps(result))
     else:
         print(f"Python {result['python']}: {result['same']}/{result['all']} lines the same = {result['score']:.2%} "
-              f"over {result['cases']} cases; differing: {', '.join(result['differing']) or 'none'}")
+              f"over {result['cases']} cases; differing: {', '.join(result['differing']) or 'none'}; "
+              f"failed: {', '.join(result['failed']) or 'none'}")
 
 
 if __name__ == "__main__":
