@@ -19,9 +19,10 @@ from meshdbg.debugger.control import ControlClient
 RESTORED = "restored and no capture thread\n"
 
 
-def _start(server: Server, megabytes: int, log: Path):
+def _start(server: Server, megabytes: int, log: Path, **env: str):
     """The worker, its stdout a file (its log: where the output went before the session)."""
-    worker = server.worker("output_restored.py", 0, "", str(megabytes), stdout=log.open("w"))
+    worker = server.worker("output_restored.py", 0, "", str(megabytes), stdout=log.open("w"),
+                           env=dict(server.env, **env))
     server.wait_sessions(1)
     return worker
 
@@ -46,8 +47,8 @@ def test_ten_megabytes_printed_during_n_reach_the_session_and_the_log_without_bl
 
 
 def test_fds_are_given_back_when_the_server_goes_away_mid_session(server: Server, tmp_path: Path) -> None:
-    worker = _start(server, 0, tmp_path / "log")
-    server.process.kill()  # the session's stream breaks: the worker runs on without a debugger
+    worker = _start(server, 0, tmp_path / "log", MESHDBG_RECONNECT_S="1")
+    server.process.kill()  # the stream breaks; no server answers within the window: it runs on
     worker.wait(timeout=30)
     assert (tmp_path / "log").read_text().endswith(RESTORED)
     stop_process(worker)
