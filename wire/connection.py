@@ -27,7 +27,8 @@ from pathlib import Path
 from meshdbg.wire.coords import bounded_float, bounded_int
 from meshdbg.wire.errors import ConnectionFailed, UntrustedFile, UsageError
 
-PROTOCOL_VERSION = 4  # 2: states, reasons and watch kinds are enums; 3: output in chunks; 4: worker joins watched
+PROTOCOL_VERSION = 5  # 2: states, reasons and watch kinds are enums; 3: output in chunks; 4: worker joins watched;
+# 5: reconnecting stops, goodbyes and deadlines, shared attach, the program's output, structured queries
 AUTH_HEADER = "authorization"
 CONNECTION_FILE_ENV = "MESHDBG_CONNECTION_FILE"
 RUNTIME_DIR_ENV = "MESHDBG_RUNTIME_DIR"
