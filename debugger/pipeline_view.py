@@ -36,6 +36,7 @@ class PipelineRankView:
         report, progress = answer.report, answer.report.progress
         status = RankStatus(
             rank=worker.rank, state=worker.state, why=_why(worker), error=answer.error or report.error,
+            crashed=worker.state is State.STOPPED and worker.reason == StopReason.POST_MORTEM,
             breaks=tuple(report.breaks), stage_to_rank=tuple(progress.stage_to_rank), actions=tuple(progress.actions),
             step=progress.step if report.HasField("progress") else -1, position=progress.position,
             in_step=progress.in_step, since_s=progress.since_s, coords=worker.coords)

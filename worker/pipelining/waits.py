@@ -10,6 +10,10 @@ to be received. Following those edges from every waiting rank ends at a root:
 * a peer paused in pdb, or one that exited, before the SEND;
 * a peer that is busy computing (slow), or a SEND already made whose data has not arrived.
 
+A rank stopped in a post-mortem session after failing in a RECV (gloo raises when the peer's
+connection closes) is followed on to the peer it waited for, so a rank that was killed is
+named as the cause, not the neighbour that crashed because of it.
+
 The root that explains the most waiting ranks is the stall's cause, in one line. Pure logic
 on plain values: the debugger builds ``RankStatus`` from the wire (meshdbg.debugger.pipeline_view).
 """
@@ -36,6 +40,7 @@ class RankStatus:
     rank: int
     state: State
     why: str = ""
+    crashed: bool = False  # stopped in a post-mortem session: where it was is where it failed
     error: str = ""
     breaks: tuple[str, ...] = ()
     stage_to_rank: tuple[int, ...] = ()
@@ -96,7 +101,7 @@ def _receiver(action: Action) -> Action:
 
 def wait_of(status: RankStatus, by_rank: dict[int, RankStatus]) -> Wait | None:
     """What `status`'s rank waits for, if it waits for a peer (a RECV, or its sends at a step's end)."""
-    if not status.runs_pipeline or not status.in_step or status.state is not State.RUNNING:
+    if not status.runs_pipeline or not status.in_step or not (status.state is State.RUNNING or status.crashed):
         return None
     if status.position < len(status.actions):
         action = parse_action(status.actions[status.position])
@@ -128,14 +133,14 @@ def cause_of(start: Wait, waits: dict[int, Wait], by_rank: dict[int, RankStatus]
         if peer.state is State.EXITED:
             return f"rank {peer.rank} {peer.why or 'exited'}", wait
         doing = f" (in {peer.doing})" if peer.doing else ""
-        if peer.state is State.STOPPED:
+        if peer.state is State.STOPPED and not (peer.crashed and peer.rank in waits):
             return f"rank {peer.rank} is {peer.why or 'paused in pdb'}{doing}", wait
         if not peer.runs_pipeline:
             return f"rank {peer.rank} gives no report ({peer.error or 'it runs no pipeline'})", wait
         index = peer.actions.index(wait.needs) if wait.needs in peer.actions else -1
         if index >= 0 and peer.done(index, by_rank[wait.rank].step):
             return f"rank {peer.rank} already ran {wait.needs}: its data is in flight", wait
-        onward = waits.get(peer.rank)
+        onward = waits.get(peer.rank)  # (a crashed peer failed waiting: follow it to why)
         if onward is None:
             return f"rank {peer.rank} is slow: in {peer.doing} for {peer.since_s:.1f} s", wait
         cycle_start = next((i for i, w in enumerate(path) if w.rank == peer.rank), None)

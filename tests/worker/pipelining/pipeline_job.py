@@ -34,9 +34,9 @@ class Job:
                               text=True, timeout=30)
 
     def pipeline(self, *args: str) -> dict:
-        """`meshdbg pipeline --json ARGS`, parsed (no ranks while the server or the ranks are not up yet)."""
+        """`meshdbg pipeline --json ARGS`, parsed (no ranks while they have not joined yet)."""
         done = self.cli("pipeline", "--json", *args)
-        if done.returncode in (1, 3) and not done.stdout and self.process.poll() is None:
+        if done.returncode == 1 and not done.stdout and self.process.poll() is None:
             return {"ranks": [], "stall": {}}
         assert done.returncode in (0, 1), done.stderr
         return json.loads(done.stdout)
@@ -66,6 +66,7 @@ def pipeline_job(tmp_path: Path, ranks: int, *args: str, run_options: tuple[str,
                                     str(EXAMPLE), *SMALL, *args], env=env, stdin=subprocess.DEVNULL, stdout=out,
                                    stderr=err)
     try:
+        wait_for(lambda: (tmp_path / "conn.json").exists() or process.poll() is not None, 30, "the job's server")
         yield Job(process, env, tmp_path)
     finally:
         if process.poll() is None:
