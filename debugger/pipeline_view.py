@@ -15,6 +15,10 @@ from meshdbg.debugger.selection import ranks_text
 from meshdbg.debugger.views import WorkerView
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import State, StopReason
+from meshdbg.worker.pipelining.actual import Comparison, RankStep, compare, describe
+from meshdbg.worker.pipelining.errors import ScheduleError
+from meshdbg.worker.pipelining.ir import Schedule, parse_action
+from meshdbg.worker.pipelining.picture import to_comparison_svg, to_trace
 from meshdbg.worker.pipelining.progress import StepTimes
 from meshdbg.worker.pipelining.waits import RankStatus, Stall, find_stall
 
@@ -98,6 +102,47 @@ def pipeline_json(views: list[PipelineRankView]) -> dict:
             "waits_for": {"rank": wait.peer, "action": wait.needs} if wait else None, "error": status.error,
         })
     return {"ranks": ranks, "stall": {"cause": stall.cause, "held": list(stall.held)}}
+
+
+def comparison_of(views: list[PipelineRankView]) -> Comparison:
+    """The last step every rank recorded, as run and as planned (meshdbg.worker.pipelining.actual);
+    ScheduleError when the ranks run no common schedule or share no recorded step."""
+    running = [v for v in views if v.status.runs_pipeline]
+    if not running or len(running) < len(views):
+        idle = [v.status.rank for v in views if not v.status.runs_pipeline]
+        raise ScheduleError(f"{ranks_text(idle)} report{'s' if len(idle) == 1 else ''} no pipeline: "
+                            "planned against actual needs every rank of the job" if idle else "no rank runs a pipeline")
+    first = running[0]
+    if [v.status.rank for v in running] != list(range(max(first.status.stage_to_rank) + 1)):
+        raise ScheduleError("planned against actual needs every rank of the pipeline: select all of them")
+    schedule = Schedule(first.kind, first.stages_per_rank, first.microbatches, first.status.stage_to_rank,
+                        [[parse_action(text) for text in v.status.actions] for v in running])
+    recorded = [{times.step: times for times in v.steps} for v in running]
+    common = set.intersection(*(set(by_step) for by_step in recorded))
+    if not common:
+        raise ScheduleError("no step has completed on every rank yet")
+    step = max(common)
+    return compare(schedule, step, {rank: RankStep(by_step[step].started, by_step[step].starts, by_step[step].ends)
+                                    for rank, by_step in enumerate(recorded)})
+
+
+def comparison_svg(comparison: Comparison, top: int = 5) -> str:
+    """`pipeline --svg`: the plan and the run on one axis, the actions that lost most outlined."""
+    schedule = comparison.schedule
+    heading = (f"{schedule.kind}: step {comparison.step} as run against the plan (simulated with costs fitted from "
+               f"the run), {schedule.ranks} ranks, {schedule.microbatches} microbatches")
+    marked = frozenset((loss.rank, loss.index) for loss in comparison.losses[:top] if loss.seconds > 0)
+    bubbles = (comparison.bubble(comparison.actual), comparison.bubble(comparison.planned))
+    return to_comparison_svg(schedule, comparison.planned, comparison.actual, heading, bubbles,
+                             describe(comparison, top), marked)
+
+
+def comparison_trace(comparison: Comparison) -> dict:
+    """`pipeline --trace`: the plan (process 0) and the run (process 1) as one Perfetto trace."""
+    planned = to_trace(comparison.schedule, comparison.planned, unit_us=1e6, pid=0, process="planned (simulated)")
+    actual = to_trace(comparison.schedule, comparison.actual, unit_us=1e6, pid=1,
+                      process=f"as run (step {comparison.step})")
+    return {"traceEvents": planned["traceEvents"] + actual["traceEvents"], "displayTimeUnit": "ms"}
 
 
 def breaks_text(views: list[PipelineRankView]) -> str:
