@@ -10,13 +10,16 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+import time
+from typing import Callable, Iterator, TypeVar
 
 from e2e import wait_for
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "pipeline_train.py"
 SMALL = ("--hidden", "8", "--batch", "12")  # a model small enough that a step takes milliseconds
+POLL_S = 0.5
+T = TypeVar("T")
 
 
 @dataclass
@@ -47,12 +50,35 @@ class Job:
             answer = self.pipeline()
             return answer if predicate({r["rank"]: r for r in answer["ranks"]}) else None
 
-        return wait_for(check, timeout, what)
+        return throttled_wait(check, timeout, what)
+
+    def break_all(self, ranks: int, *actions: str) -> list[str]:
+        """`meshdbg break all ACTIONS` once all `ranks` ranks have joined (they may still be
+        starting: the runtime takes the breakpoints when it starts); its output lines."""
+        def deliver() -> list[str] | None:
+            done = self.cli("break", "all", *actions)
+            joined = done.returncode == 0 and len(done.stdout.splitlines()) == 1 and f"-{ranks - 1}:" in done.stdout
+            return done.stdout.splitlines() if joined else None
+
+        return throttled_wait(deliver, 40, f"{ranks} ranks to take the action breakpoints")
 
     def wait_stepping(self, ranks: int, timeout: float = 40) -> dict:
         """Every one of `ranks` ranks has started its pipeline's first step."""
         return self.wait_pipeline(lambda by_rank: len(by_rank) == ranks and all(r["step"] >= 0 for r in by_rank.values()),
                                   f"{ranks} ranks stepping", timeout)
+
+
+def throttled_wait(check: Callable[[], T | None], timeout: float, what: str) -> T:
+    """`wait_for` for a check that starts a CLI process: at most a few a second, so that the
+    waiting does not take the core the job needs."""
+    def paced() -> T | None:
+        started = time.monotonic()
+        value = check()
+        if not value:
+            time.sleep(max(0.0, POLL_S - (time.monotonic() - started)))
+        return value
+
+    return wait_for(paced, timeout, what)
 
 
 @contextlib.contextmanager

@@ -43,14 +43,11 @@ def test_break_stops_right_before_the_action_for_every_kind(tmp_path: Path, kind
     action, rank, index = last_backward(kind, stages_per_rank)
     with pipeline_job(tmp_path, 2, "--schedule", kind, "--stages-per-rank", str(stages_per_rank),
                       "--microbatches", str(MICROBATCHES), "--steps", "100000") as job:
-        job.wait_stepping(2)
-        done = job.cli("break", "all", action)
-        assert done.returncode == 0 and done.stdout.splitlines() == [f"ranks 0-1: {action}"], done.stderr
+        assert job.break_all(2, action) == [f"ranks 0-1: {action}"]
         (session,) = wait_sessions(job.env, {"stopped": [rank], "count": 1}, timeout=30)
         assert session["context"]["action"] == action
         by_rank = {r["rank"]: r for r in job.pipeline()["ranks"]}
         assert by_rank[rank]["state"] == "stopped" and by_rank[rank]["done"] == index  # all before it ran, not it
-        assert by_rank[rank]["doing"] == job.pipeline()["ranks"][rank]["doing"]
         cast = json.loads(job.cli("cast", "--json", str(rank), "p str(action)").stdout)
         assert [c["output"].strip() for c in cast] == [repr(action)]
 

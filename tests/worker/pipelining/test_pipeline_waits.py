@@ -14,10 +14,9 @@ import pytest
 pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
-from e2e import wait_for  # noqa: E402
 from watching import wait_sessions  # noqa: E402
 
-from .pipeline_job import Job, pipeline_job  # noqa: E402
+from .pipeline_job import Job, pipeline_job, throttled_wait  # noqa: E402
 
 
 def wait_for_stall(job: Job, held: list[int], timeout: float) -> dict:
@@ -26,7 +25,7 @@ def wait_for_stall(job: Job, held: list[int], timeout: float) -> dict:
         answer = job.pipeline()
         return answer if answer["stall"].get("held") == held else None
 
-    return wait_for(check, timeout, f"a stall holding up ranks {held}")
+    return throttled_wait(check, timeout, f"a stall holding up ranks {held}")
 
 
 def test_the_others_name_a_rank_paused_in_pdb(tmp_path: Path) -> None:
