@@ -131,7 +131,7 @@ def cause_of(start: Wait, waits: dict[int, Wait], by_rank: dict[int, RankStatus]
         if peer is None:
             return f"rank {wait.peer} is not part of this query", wait
         if peer.state is State.EXITED:
-            return f"rank {peer.rank} {peer.why or 'exited'}", wait
+            return f"rank {peer.rank} {peer.why or State.EXITED}", wait
         doing = f" (in {peer.doing})" if peer.doing else ""
         if peer.state is State.STOPPED and not (peer.crashed and peer.rank in waits):
             return f"rank {peer.rank} is {peer.why or 'paused in pdb'}{doing}", wait
