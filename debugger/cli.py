@@ -47,6 +47,8 @@ VERBS: dict[str, Verb] = {
     "watch": Verb("meshdbg.debugger.verbs.watch", "stream stops, crashes and exits as they happen"),
     "dap": Verb("meshdbg.debugger.verbs.dap", "a Debug Adapter Protocol server for IDEs over the whole mesh"),
     "servers": Verb("meshdbg.debugger.verbs.servers", "the live servers this user can reach"),
+    "break": Verb("meshdbg.debugger.verbs.brk", "stop pipeline ranks right before an action (3B5, 3F*, *B5, W); --list, --clear"),
+    "pipeline": Verb("meshdbg.debugger.verbs.pipeline", "where every pipeline rank is in its schedule, who waits for whom, why it stalls"),
     "schedule": Verb("meshdbg.worker.pipelining.cli", "generate or load (--load CSV) a pipeline schedule; simulate, print, dump it",
                      "run"),
 }

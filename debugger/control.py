@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, AsyncIterator, Callable, Iterator, Sequence
 
 import grpc
 
@@ -32,6 +32,9 @@ from meshdbg.wire.status import error_from_rpc
 from meshdbg.wire.text import wire_text
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
+
+if TYPE_CHECKING:
+    from meshdbg.debugger.pipeline_view import PipelineRankView
 
 CONNECT_TIMEOUT_S = 3.0
 # Listings of any length; a hung server is noticed in ~4 s (meshdbg.wire.keepalive).
@@ -275,6 +278,18 @@ class ControlClient:
             reply = await self.stub.Stacks(pb.StacksRequest(selection=selection, all_threads=all_threads,
                                                             timeout_s=timeout_s), metadata=self.connection.metadata())
         return [RankStacksView.from_pb(r) for r in reply.ranks]
+
+    async def pipeline(self, selection: str = "", add_breaks: Sequence[str] = (), clear_breaks: bool = False,
+                       timings: bool = False) -> list["PipelineRankView"]:
+        """Where each selected (default: every) rank's pipeline runtime stands, by rank; its
+        action breakpoints cleared (`clear_breaks`) then extended (`add_breaks`) first; with
+        `timings`, the recorded action times of its last steps. Bounded, as `stacks`."""
+        from meshdbg.debugger.pipeline_view import PipelineRankView  # only for the verbs that ask
+
+        query = pb.PipelineQuery(selection=selection, add_breaks=add_breaks, clear_breaks=clear_breaks, timings=timings)
+        with self.translating():
+            reply = await self.stub.Pipeline(query, metadata=self.connection.metadata())
+        return [PipelineRankView.from_pb(rank) for rank in reply.ranks]
 
     async def compare(self, selection: str, expression: str, timeout_s: float = 0) -> list[CompareView]:
         """EXPR's value (as text; a summary for tensors/arrays) on each selected stopped rank."""

@@ -52,6 +52,8 @@ class MeshServicer(mesh_grpc.MeshServicer):
                     worker.on_result(message.result)
                 elif kind == "stacks":
                     worker.on_stacks(message.stacks)
+                elif kind == "pipeline":
+                    worker.on_pipeline(message.pipeline)
                 elif kind == "exit":
                     worker.exit_code = message.exit.exit_code
         except grpc.RpcError:

@@ -24,6 +24,7 @@ from meshdbg.debugger.evaluation import ask, evaluate_all
 from meshdbg.debugger.sampling import collect_stacks
 from meshdbg.debugger.liveness import gone_reason, keep_while_alive
 from meshdbg.debugger.peers import PeerFeed
+from meshdbg.debugger.pipeline_query import ask_pipeline
 from meshdbg.debugger.sanitize import sanitize_identity
 from meshdbg.debugger.selection import ALL, parse_selection
 from meshdbg.debugger.sessions import Session, SessionRegistry
@@ -222,6 +223,14 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         except MeshdbgError as exc:
             await _abort(context, exc)
         return pb.StacksReply(ranks=ranks)
+
+    async def Pipeline(self, request: pb.PipelineQuery, context: grpc.aio.ServicerContext) -> pb.PipelineReply:
+        try:
+            selection = parse_selection(request.selection) if request.selection else ALL
+            ranks = await ask_pipeline(self.workers, selection, request)
+        except MeshdbgError as exc:
+            await _abort(context, exc)
+        return pb.PipelineReply(ranks=ranks)
 
     async def Compare(self, request: pb.CompareRequest, context: grpc.aio.ServicerContext) -> pb.CompareReply:
         try:

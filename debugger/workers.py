@@ -40,6 +40,7 @@ class Worker:
         self.reaped_here = False  # launched by this server's launcher, which reports its exit
         self._calls: PendingRequests[mesh_pb.ActorResult] = PendingRequests()
         self._samples: PendingRequests[pb.SampledStacks] = PendingRequests()
+        self._pipeline: PendingRequests[pb.PipelineReport] = PendingRequests()
 
     @property
     def rank(self) -> int:
@@ -85,6 +86,20 @@ class Worker:
     def on_stacks(self, stacks: pb.SampledStacks) -> None:
         self._samples.answer(stacks.request_id, stacks)
 
+    async def pipeline(self, request: pb.PipelineRequest) -> pb.PipelineReport:
+        """Where the worker's pipeline runtime stands, its action breakpoints changed first as
+        `request` asks; answered by its agent thread, as `sample`. MeshError if it goes first."""
+        def send(request_id: int) -> None:
+            asked = pb.PipelineRequest()
+            asked.CopyFrom(request)
+            asked.request_id = request_id
+            self.send(mesh_pb.AgentCommand(pipeline=asked))
+
+        return await self._pipeline.request(send)
+
+    def on_pipeline(self, report: pb.PipelineReport) -> None:
+        self._pipeline.answer(report.request_id, report)
+
     def end_stream(self) -> None:
         """Close the agent stream from the server's side (an actor host then exits)."""
         if self.outbox is not None:
@@ -105,6 +120,7 @@ class Worker:
         gone = MeshError(f"rank {self.rank} went away before answering{self._status()}")
         self._calls.close(error=gone)
         self._samples.close(error=gone)
+        self._pipeline.close(error=gone)
 
     def _status(self) -> str:
         if self.signal is not None:

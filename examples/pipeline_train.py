@@ -5,7 +5,10 @@
 
 Each rank runs its lowered action list (meshdbg.worker.pipelining.runtime) over gloo; the rank of
 the last stage prints the loss; every rank prints its step time and measured bubble.
-`--break-at STAGE,MB` stops in that stage's forward for that microbatch (step 0).
+`--break-at ACTION` (`2F3`, `3B*`, `W`) stops in pdb right before that action, every step, as
+`meshdbg break SEL ACTION` does while the job runs (the same action breakpoints). `--load F`
+runs a schedule from a CSV as written, even one whose order deadlocks (to debug it with
+`meshdbg pipeline`); `--slow STAGE,MB,SECONDS` sleeps in that forward (step 0), a slow rank.
 """
 
 from __future__ import annotations
@@ -19,9 +22,13 @@ from datetime import timedelta
 import torch
 import torch.distributed as dist
 
-from meshdbg.worker.pipelining.lowering import lower
-from meshdbg.worker.pipelining.runtime import PipelineRuntime
+from meshdbg.worker.pipelining.cli import load_schedule
 from meshdbg.worker.pipelining.errors import ScheduleError
+from meshdbg.worker.pipelining.ir import Schedule
+from meshdbg.worker.pipelining.lowering import lower
+from meshdbg.worker.pipelining.progress import TRACKER
+from meshdbg.worker.pipelining.runtime import PipelineRuntime
+from meshdbg.worker.pipelining.validation import is_lowered, validate
 from meshdbg.worker.pipelining.schedules import SCHEDULES, generate
 from meshdbg.worker.pipelining.toymodel import StageChunk, loss_fn, make_batch, stage_gradients
 
@@ -29,6 +36,20 @@ from meshdbg.worker.pipelining.toymodel import StageChunk, loss_fn, make_batch, 
 def stage_microbatch(text: str) -> tuple[int, int]:
     stage, _, microbatch = text.partition(",")
     return int(stage), int(microbatch)
+
+
+def slow_at(text: str) -> tuple[tuple[int, int], float]:
+    where, _, seconds = text.rpartition(",")
+    return stage_microbatch(where), float(seconds)
+
+
+def load(path: str, world: int) -> Schedule:
+    """The schedule of a CSV, checked (but not simulated: it may deadlock) for `world` ranks."""
+    schedule = load_schedule(path)
+    if schedule.ranks != world:
+        raise ScheduleError(f"{path} has {schedule.ranks} ranks; the mesh has {world}")
+    validate(schedule)
+    return schedule
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -41,8 +62,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--hidden", type=int, default=16)
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--break-at", type=stage_microbatch, action="append", default=[], metavar="STAGE,MB")
+    parser.add_argument("--break-at", action="append", default=[], metavar="ACTION")
+    parser.add_argument("--load", metavar="CSV", help="run this schedule (torch's, Monarch's or meshdbg's CSV)")
     parser.add_argument("--raise-at", type=stage_microbatch, action="append", default=[], metavar="STAGE,MB")
+    parser.add_argument("--slow", type=slow_at, action="append", default=[], metavar="STAGE,MB,SECONDS")
     parser.add_argument("--dump-grads", metavar="DIR", help="after step 1, write each rank's loss and gradients here")
     parser.add_argument("--init-method", default="env://", help="torch.distributed rendezvous (default env://)")
     return parser.parse_args(argv)
@@ -52,7 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     try:  # a schedule the mesh cannot run is a usage error, before any rank waits for the others
-        schedule = lower(generate(args.schedule, world, args.stages_per_rank, args.microbatches))
+        schedule = load(args.load, world) if args.load else generate(args.schedule, world, args.stages_per_rank,
+                                                                      args.microbatches)
+        schedule = schedule if is_lowered(schedule) else lower(schedule)
+        TRACKER.change_breaks(args.break_at)
+        args.microbatches = schedule.microbatches
         if args.batch % args.microbatches:
             raise ScheduleError(f"--batch {args.batch} must split into --microbatches {args.microbatches} equal parts")
     except ScheduleError as exc:
@@ -63,8 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         modules = {s: StageChunk(s, args.hidden, args.seed) for s, r in enumerate(schedule.stage_to_rank) if r == rank}
         for module in modules.values():
-            module.break_at.update(args.break_at)
             module.raise_at.update(args.raise_at)
+            module.sleep_at.update(args.slow)
         runtime = PipelineRuntime(schedule, rank, modules, loss_fn,
                                   activation_shape=(args.batch // args.microbatches, args.hidden))
         optimizer = torch.optim.SGD(runtime.parameters(), lr=args.lr)

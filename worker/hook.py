@@ -11,8 +11,8 @@ import functools
 import pdb
 import sys
 import threading
-from types import FrameType, TracebackType
-from typing import Mapping
+from types import CodeType, FrameType, TracebackType
+from typing import Callable, Mapping
 
 from meshdbg.wire.connection import resolve_connection
 from meshdbg.wire.errors import MeshdbgError
@@ -80,6 +80,26 @@ def stop_at(frame: FrameType, reason: StopReason) -> None:
         PdbWrapper(functools.partial(open_session, reason), remote).set_trace(frame)
         return
     _fall_back(frame, problem)
+
+
+def stop_in_next_call(code: CodeType, reason: StopReason) -> Callable[[], None]:
+    """Stop at the first line of the next call of `code` in this thread (a pipeline stage's
+    `forward`, whose frame does not exist yet), through a call-only trace function until then.
+    Returns a function that forgets the stop if the call never came. Only when this thread has
+    no trace function of its own (pdb, coverage): it replaces it."""
+    def on_call(frame: FrameType, event: str, arg: object) -> object:
+        if event != "call" or frame.f_code is not code:
+            return None  # nothing traced inside other calls
+        sys.settrace(None)
+        stop_at(frame, reason)
+        return frame.f_trace  # pdb's, if it now traces this frame
+
+    def forget() -> None:
+        if sys.gettrace() is on_call:
+            sys.settrace(None)
+
+    sys.settrace(on_call)
+    return forget
 
 
 def remote_breakpointhook(*args: object, **kwargs: object) -> None:

@@ -39,6 +39,7 @@ THREADS_FLAG, THREADS_MAIN, THREADS_ALL = "--threads", "main", "all"
 ALL_FLAG = "--all"  # list: every worker, not only sessions
 PDB_COMMANDS = frozenset(name[3:] for name in dir(pdb.Pdb) if name.startswith("do_"))
 CLEAR_FLAG = "--clear"
+LIST_FLAG = "--list"  # break: show the action breakpoints
 
 
 class ConsoleActions(Protocol):
@@ -276,6 +277,60 @@ class Commands:
         return optional_selection(arg)
 
     complete_interrupt = staticmethod(_selections)
+
+    # ---- pipeline -------------------------------------------------------------------------
+
+    async def do_break(self, arg: str) -> None:
+        """break <selection> <action>... | break --list [selection] | break --clear [selection]
+        Stop the selected pipeline ranks in pdb right before an action of their schedule, each
+        time it comes until cleared: 3B5, 3F* (any microbatch), *B5 (any stage), W (every W).
+        An F stops in the stage's forward; other actions where the runtime runs them.
+        """
+        from meshdbg.debugger.pipeline_view import breaks_text  # the pipeline's parts load when used
+
+        selection, actions, flag = self.parse_break(arg)
+        client = await self.console.client()
+        self.console.say(breaks_text(await client.pipeline(selection, actions, clear_breaks=flag == CLEAR_FLAG)))
+
+    @staticmethod
+    def parse_break(arg: str) -> tuple[str, list[str], str]:
+        """→ (selection, action patterns to add, `--list`/`--clear` or "")."""
+        from meshdbg.worker.pipelining.errors import ActionParseError
+        from meshdbg.worker.pipelining.ir import parse_action_pattern
+
+        flag = arg.split(maxsplit=1)[0] if arg.strip() else ""
+        if flag in (LIST_FLAG, CLEAR_FLAG):
+            rest = arg.strip()[len(flag):]
+            try:
+                return optional_selection(rest), [], flag
+            except LineError as exc:
+                raise exc.shifted(len(arg.strip()) - len(rest)) from None
+        selection, rest = selection_then(arg, "break", "an action", "3B5")
+        start = len(arg.rstrip()) - len(rest)
+        actions = []
+        for word in re.finditer(r"\S+", rest):
+            try:
+                actions.append(str(parse_action_pattern(word.group())))
+            except ActionParseError as exc:
+                raise LineError(str(exc), start + word.start()) from None
+        return selection, actions, ""
+
+    @staticmethod
+    def complete_break(board: Board, arg: str) -> Iterable[str]:
+        """`--list`, `--clear` or a selection (the actions are the schedule's)."""
+        return _selections(board, arg) + [LIST_FLAG, CLEAR_FLAG] if past_selection(arg) is None else []
+
+    async def do_pipeline(self, arg: str) -> None:
+        """pipeline [selection]
+        Where every pipeline rank is in its schedule: step, actions done/left, the action it
+        runs or waits in (a RECV names the peer's SEND), then what holds up a stall, in one line.
+        """
+        from meshdbg.debugger.pipeline_view import pipeline_table
+
+        self.console.say(pipeline_table(await (await self.console.client()).pipeline(optional_selection(arg))))
+
+    parse_pipeline = staticmethod(optional_selection)
+    complete_pipeline = staticmethod(_selections)
 
     # ---- help / quit --------------------------------------------------------------------
 

@@ -751,3 +751,91 @@ class CompareReply(_message.Message):
     RESULTS_FIELD_NUMBER: _ClassVar[int]
     results: _containers.RepeatedCompositeFieldContainer[CompareResult]
     def __init__(self, results: _Optional[_Iterable[_Union[CompareResult, _Mapping]]] = ...) -> None: ...
+
+class PipelineRequest(_message.Message):
+    __slots__ = ("request_id", "add_breaks", "clear_breaks", "timings")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    ADD_BREAKS_FIELD_NUMBER: _ClassVar[int]
+    CLEAR_BREAKS_FIELD_NUMBER: _ClassVar[int]
+    TIMINGS_FIELD_NUMBER: _ClassVar[int]
+    request_id: int
+    add_breaks: _containers.RepeatedScalarFieldContainer[str]
+    clear_breaks: bool
+    timings: bool
+    def __init__(self, request_id: _Optional[int] = ..., add_breaks: _Optional[_Iterable[str]] = ..., clear_breaks: _Optional[bool] = ..., timings: _Optional[bool] = ...) -> None: ...
+
+class PipelineStepTimes(_message.Message):
+    __slots__ = ("step", "started", "starts", "ends")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    STARTED_FIELD_NUMBER: _ClassVar[int]
+    STARTS_FIELD_NUMBER: _ClassVar[int]
+    ENDS_FIELD_NUMBER: _ClassVar[int]
+    step: int
+    started: float
+    starts: _containers.RepeatedScalarFieldContainer[float]
+    ends: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, step: _Optional[int] = ..., started: _Optional[float] = ..., starts: _Optional[_Iterable[float]] = ..., ends: _Optional[_Iterable[float]] = ...) -> None: ...
+
+class PipelineProgress(_message.Message):
+    __slots__ = ("kind", "stages_per_rank", "microbatches", "stage_to_rank", "actions", "step", "position", "in_step", "since_s", "steps")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    STAGES_PER_RANK_FIELD_NUMBER: _ClassVar[int]
+    MICROBATCHES_FIELD_NUMBER: _ClassVar[int]
+    STAGE_TO_RANK_FIELD_NUMBER: _ClassVar[int]
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    IN_STEP_FIELD_NUMBER: _ClassVar[int]
+    SINCE_S_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    stages_per_rank: int
+    microbatches: int
+    stage_to_rank: _containers.RepeatedScalarFieldContainer[int]
+    actions: _containers.RepeatedScalarFieldContainer[str]
+    step: int
+    position: int
+    in_step: bool
+    since_s: float
+    steps: _containers.RepeatedCompositeFieldContainer[PipelineStepTimes]
+    def __init__(self, kind: _Optional[str] = ..., stages_per_rank: _Optional[int] = ..., microbatches: _Optional[int] = ..., stage_to_rank: _Optional[_Iterable[int]] = ..., actions: _Optional[_Iterable[str]] = ..., step: _Optional[int] = ..., position: _Optional[int] = ..., in_step: _Optional[bool] = ..., since_s: _Optional[float] = ..., steps: _Optional[_Iterable[_Union[PipelineStepTimes, _Mapping]]] = ...) -> None: ...
+
+class PipelineReport(_message.Message):
+    __slots__ = ("request_id", "error", "breaks", "progress")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    BREAKS_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    request_id: int
+    error: str
+    breaks: _containers.RepeatedScalarFieldContainer[str]
+    progress: PipelineProgress
+    def __init__(self, request_id: _Optional[int] = ..., error: _Optional[str] = ..., breaks: _Optional[_Iterable[str]] = ..., progress: _Optional[_Union[PipelineProgress, _Mapping]] = ...) -> None: ...
+
+class PipelineQuery(_message.Message):
+    __slots__ = ("selection", "add_breaks", "clear_breaks", "timings")
+    SELECTION_FIELD_NUMBER: _ClassVar[int]
+    ADD_BREAKS_FIELD_NUMBER: _ClassVar[int]
+    CLEAR_BREAKS_FIELD_NUMBER: _ClassVar[int]
+    TIMINGS_FIELD_NUMBER: _ClassVar[int]
+    selection: str
+    add_breaks: _containers.RepeatedScalarFieldContainer[str]
+    clear_breaks: bool
+    timings: bool
+    def __init__(self, selection: _Optional[str] = ..., add_breaks: _Optional[_Iterable[str]] = ..., clear_breaks: _Optional[bool] = ..., timings: _Optional[bool] = ...) -> None: ...
+
+class PipelineRank(_message.Message):
+    __slots__ = ("worker", "report", "error")
+    WORKER_FIELD_NUMBER: _ClassVar[int]
+    REPORT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    worker: WorkerInfo
+    report: PipelineReport
+    error: str
+    def __init__(self, worker: _Optional[_Union[WorkerInfo, _Mapping]] = ..., report: _Optional[_Union[PipelineReport, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
+
+class PipelineReply(_message.Message):
+    __slots__ = ("ranks",)
+    RANKS_FIELD_NUMBER: _ClassVar[int]
+    ranks: _containers.RepeatedCompositeFieldContainer[PipelineRank]
+    def __init__(self, ranks: _Optional[_Iterable[_Union[PipelineRank, _Mapping]]] = ...) -> None: ...

@@ -89,6 +89,11 @@ class DebuggerStub:
                 request_serializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.QuerySessionRequest.SerializeToString,
                 response_deserializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.QueryAnswer.FromString,
                 _registered_method=True)
+        self.Pipeline = channel.unary_unary(
+                '/meshdbg.v1.Debugger/Pipeline',
+                request_serializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.PipelineQuery.SerializeToString,
+                response_deserializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.PipelineReply.FromString,
+                _registered_method=True)
 
 
 class DebuggerServicer:
@@ -168,6 +173,14 @@ class DebuggerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Pipeline(self, request, context):
+        """Pipeline ranks: where each is in its schedule (and its recorded action times), and the
+        action breakpoints of their runtimes, set or cleared first (`meshdbg pipeline`, `break`).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DebuggerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -225,6 +238,11 @@ def add_DebuggerServicer_to_server(servicer, server):
                     servicer.Query,
                     request_deserializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.QuerySessionRequest.FromString,
                     response_serializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.QueryAnswer.SerializeToString,
+            ),
+            'Pipeline': grpc.unary_unary_rpc_method_handler(
+                    servicer.Pipeline,
+                    request_deserializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.PipelineQuery.FromString,
+                    response_serializer=meshdbg_dot_wire_dot_proto_dot_debugger__pb2.PipelineReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -524,6 +542,33 @@ class Debugger:
             '/meshdbg.v1.Debugger/Query',
             meshdbg_dot_wire_dot_proto_dot_debugger__pb2.QuerySessionRequest.SerializeToString,
             meshdbg_dot_wire_dot_proto_dot_debugger__pb2.QueryAnswer.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Pipeline(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/meshdbg.v1.Debugger/Pipeline',
+            meshdbg_dot_wire_dot_proto_dot_debugger__pb2.PipelineQuery.SerializeToString,
+            meshdbg_dot_wire_dot_proto_dot_debugger__pb2.PipelineReply.FromString,
             options,
             channel_credentials,
             insecure,

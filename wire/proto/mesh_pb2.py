@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from meshdbg.wire.proto import debugger_pb2 as meshdbg_dot_wire_dot_proto_dot_debugger__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dmeshdbg/wire/proto/mesh.proto\x12\nmeshdbg.v1\x1a!meshdbg/wire/proto/debugger.proto\"\xbe\x01\n\x0c\x41gentMessage\x12\'\n\x05hello\x18\x01 \x01(\x0b\x32\x16.meshdbg.v1.AgentHelloH\x00\x12)\n\x06result\x18\x02 \x01(\x0b\x32\x17.meshdbg.v1.ActorResultH\x00\x12%\n\x04\x65xit\x18\x03 \x01(\x0b\x32\x15.meshdbg.v1.AgentExitH\x00\x12+\n\x06stacks\x18\x04 \x01(\x0b\x32\x19.meshdbg.v1.SampledStacksH\x00\x42\x06\n\x04kind\"F\n\nAgentHello\x12&\n\x08identity\x18\x01 \x01(\x0b\x32\x14.meshdbg.v1.Identity\x12\x10\n\x08launcher\x18\x02 \x01(\t\"\x1e\n\tAgentExit\x12\x11\n\texit_code\x18\x01 \x01(\x05\"\xb0\x02\n\x0c\x41gentCommand\x12+\n\x07welcome\x18\x01 \x01(\x0b\x32\x18.meshdbg.v1.AgentWelcomeH\x00\x12/\n\tinterrupt\x18\x02 \x01(\x0b\x32\x1a.meshdbg.v1.AgentInterruptH\x00\x12\'\n\x05spawn\x18\x03 \x01(\x0b\x32\x16.meshdbg.v1.ActorSpawnH\x00\x12%\n\x04\x63\x61ll\x18\x04 \x01(\x0b\x32\x15.meshdbg.v1.ActorCallH\x00\x12+\n\x06sample\x18\x05 \x01(\x0b\x32\x19.meshdbg.v1.SampleRequestH\x00\x12=\n\x13\x63ollectives_timeout\x18\x06 \x01(\x0b\x32\x1e.meshdbg.v1.CollectivesTimeoutH\x00\x42\x06\n\x04kind\"\'\n\x12\x43ollectivesTimeout\x12\x11\n\ttimeout_s\x18\x01 \x01(\x01\"J\n\x0c\x41gentWelcome\x12\x11\n\tworker_id\x18\x01 \x01(\x04\x12\x12\n\nserver_pid\x18\x02 \x01(\x05\x12\x13\n\x0bserver_host\x18\x03 \x01(\t\"\x10\n\x0e\x41gentInterrupt\"Q\n\nActorSpawn\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\x04\x12\r\n\x05\x61\x63tor\x18\x02 \x01(\t\x12\x12\n\nclass_path\x18\x03 \x01(\t\x12\x0f\n\x07payload\x18\x04 \x01(\x0c\"L\n\tActorCall\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\x04\x12\r\n\x05\x61\x63tor\x18\x02 \x01(\t\x12\x0e\n\x06method\x18\x03 \x01(\t\x12\x0f\n\x07payload\x18\x04 \x01(\x0c\"W\n\x0b\x41\x63torResult\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\x04\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\x12&\n\x05\x65rror\x18\x03 \x01(\x0b\x32\x17.meshdbg.v1.RemoteError\"?\n\x0bRemoteError\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x11\n\ttraceback\x18\x03 \x01(\t2G\n\x04Mesh\x12?\n\x05\x41gent\x12\x18.meshdbg.v1.AgentMessage\x1a\x18.meshdbg.v1.AgentCommand(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dmeshdbg/wire/proto/mesh.proto\x12\nmeshdbg.v1\x1a!meshdbg/wire/proto/debugger.proto\"\xef\x01\n\x0c\x41gentMessage\x12\'\n\x05hello\x18\x01 \x01(\x0b\x32\x16.meshdbg.v1.AgentHelloH\x00\x12)\n\x06result\x18\x02 \x01(\x0b\x32\x17.meshdbg.v1.ActorResultH\x00\x12%\n\x04\x65xit\x18\x03 \x01(\x0b\x32\x15.meshdbg.v1.AgentExitH\x00\x12+\n\x06stacks\x18\x04 \x01(\x0b\x32\x19.meshdbg.v1.SampledStacksH\x00\x12/\n\x08pipeline\x18\xdc\x01 \x01(\x0b\x32\x1a.meshdbg.v1.PipelineReportH\x00\x42\x06\n\x04kind\"F\n\nAgentHello\x12&\n\x08identity\x18\x01 \x01(\x0b\x32\x14.meshdbg.v1.Identity\x12\x10\n\x08launcher\x18\x02 \x01(\t\"\x1e\n\tAgentExit\x12\x11\n\texit_code\x18\x01 \x01(\x05\"\xe2\x02\n\x0c\x41gentCommand\x12+\n\x07welcome\x18\x01 \x01(\x0b\x32\x18.meshdbg.v1.AgentWelcomeH\x00\x12/\n\tinterrupt\x18\x02 \x01(\x0b\x32\x1a.meshdbg.v1.AgentInterruptH\x00\x12\'\n\x05spawn\x18\x03 \x01(\x0b\x32\x16.meshdbg.v1.ActorSpawnH\x00\x12%\n\x04\x63\x61ll\x18\x04 \x01(\x0b\x32\x15.meshdbg.v1.ActorCallH\x00\x12+\n\x06sample\x18\x05 \x01(\x0b\x32\x19.meshdbg.v1.SampleRequestH\x00\x12=\n\x13\x63ollectives_timeout\x18\x06 \x01(\x0b\x32\x1e.meshdbg.v1.CollectivesTimeoutH\x00\x12\x30\n\x08pipeline\x18\xdc\x01 \x01(\x0b\x32\x1b.meshdbg.v1.PipelineRequestH\x00\x42\x06\n\x04kind\"\'\n\x12\x43ollectivesTimeout\x12\x11\n\ttimeout_s\x18\x01 \x01(\x01\"J\n\x0c\x41gentWelcome\x12\x11\n\tworker_id\x18\x01 \x01(\x04\x12\x12\n\nserver_pid\x18\x02 \x01(\x05\x12\x13\n\x0bserver_host\x18\x03 \x01(\t\"\x10\n\x0e\x41gentInterrupt\"Q\n\nActorSpawn\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\x04\x12\r\n\x05\x61\x63tor\x18\x02 \x01(\t\x12\x12\n\nclass_path\x18\x03 \x01(\t\x12\x0f\n\x07payload\x18\x04 \x01(\x0c\"L\n\tActorCall\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\x04\x12\r\n\x05\x61\x63tor\x18\x02 \x01(\t\x12\x0e\n\x06method\x18\x03 \x01(\t\x12\x0f\n\x07payload\x18\x04 \x01(\x0c\"W\n\x0b\x41\x63torResult\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\x04\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\x12&\n\x05\x65rror\x18\x03 \x01(\x0b\x32\x17.meshdbg.v1.RemoteError\"?\n\x0bRemoteError\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x11\n\ttraceback\x18\x03 \x01(\t2G\n\x04Mesh\x12?\n\x05\x41gent\x12\x18.meshdbg.v1.AgentMessage\x1a\x18.meshdbg.v1.AgentCommand(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,27 +33,27 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'meshdbg.wire.proto.mesh_pb2
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_AGENTMESSAGE']._serialized_start=81
-  _globals['_AGENTMESSAGE']._serialized_end=271
-  _globals['_AGENTHELLO']._serialized_start=273
-  _globals['_AGENTHELLO']._serialized_end=343
-  _globals['_AGENTEXIT']._serialized_start=345
-  _globals['_AGENTEXIT']._serialized_end=375
-  _globals['_AGENTCOMMAND']._serialized_start=378
-  _globals['_AGENTCOMMAND']._serialized_end=682
-  _globals['_COLLECTIVESTIMEOUT']._serialized_start=684
-  _globals['_COLLECTIVESTIMEOUT']._serialized_end=723
-  _globals['_AGENTWELCOME']._serialized_start=725
-  _globals['_AGENTWELCOME']._serialized_end=799
-  _globals['_AGENTINTERRUPT']._serialized_start=801
-  _globals['_AGENTINTERRUPT']._serialized_end=817
-  _globals['_ACTORSPAWN']._serialized_start=819
-  _globals['_ACTORSPAWN']._serialized_end=900
-  _globals['_ACTORCALL']._serialized_start=902
-  _globals['_ACTORCALL']._serialized_end=978
-  _globals['_ACTORRESULT']._serialized_start=980
-  _globals['_ACTORRESULT']._serialized_end=1067
-  _globals['_REMOTEERROR']._serialized_start=1069
-  _globals['_REMOTEERROR']._serialized_end=1132
-  _globals['_MESH']._serialized_start=1134
-  _globals['_MESH']._serialized_end=1205
+  _globals['_AGENTMESSAGE']._serialized_end=320
+  _globals['_AGENTHELLO']._serialized_start=322
+  _globals['_AGENTHELLO']._serialized_end=392
+  _globals['_AGENTEXIT']._serialized_start=394
+  _globals['_AGENTEXIT']._serialized_end=424
+  _globals['_AGENTCOMMAND']._serialized_start=427
+  _globals['_AGENTCOMMAND']._serialized_end=781
+  _globals['_COLLECTIVESTIMEOUT']._serialized_start=783
+  _globals['_COLLECTIVESTIMEOUT']._serialized_end=822
+  _globals['_AGENTWELCOME']._serialized_start=824
+  _globals['_AGENTWELCOME']._serialized_end=898
+  _globals['_AGENTINTERRUPT']._serialized_start=900
+  _globals['_AGENTINTERRUPT']._serialized_end=916
+  _globals['_ACTORSPAWN']._serialized_start=918
+  _globals['_ACTORSPAWN']._serialized_end=999
+  _globals['_ACTORCALL']._serialized_start=1001
+  _globals['_ACTORCALL']._serialized_end=1077
+  _globals['_ACTORRESULT']._serialized_start=1079
+  _globals['_ACTORRESULT']._serialized_end=1166
+  _globals['_REMOTEERROR']._serialized_start=1168
+  _globals['_REMOTEERROR']._serialized_end=1231
+  _globals['_MESH']._serialized_start=1233
+  _globals['_MESH']._serialized_end=1304
 # @@protoc_insertion_point(module_scope)

@@ -7,16 +7,18 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class AgentMessage(_message.Message):
-    __slots__ = ("hello", "result", "exit", "stacks")
+    __slots__ = ("hello", "result", "exit", "stacks", "pipeline")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
     EXIT_FIELD_NUMBER: _ClassVar[int]
     STACKS_FIELD_NUMBER: _ClassVar[int]
+    PIPELINE_FIELD_NUMBER: _ClassVar[int]
     hello: AgentHello
     result: ActorResult
     exit: AgentExit
     stacks: _debugger_pb2.SampledStacks
-    def __init__(self, hello: _Optional[_Union[AgentHello, _Mapping]] = ..., result: _Optional[_Union[ActorResult, _Mapping]] = ..., exit: _Optional[_Union[AgentExit, _Mapping]] = ..., stacks: _Optional[_Union[_debugger_pb2.SampledStacks, _Mapping]] = ...) -> None: ...
+    pipeline: _debugger_pb2.PipelineReport
+    def __init__(self, hello: _Optional[_Union[AgentHello, _Mapping]] = ..., result: _Optional[_Union[ActorResult, _Mapping]] = ..., exit: _Optional[_Union[AgentExit, _Mapping]] = ..., stacks: _Optional[_Union[_debugger_pb2.SampledStacks, _Mapping]] = ..., pipeline: _Optional[_Union[_debugger_pb2.PipelineReport, _Mapping]] = ...) -> None: ...
 
 class AgentHello(_message.Message):
     __slots__ = ("identity", "launcher")
@@ -33,20 +35,22 @@ class AgentExit(_message.Message):
     def __init__(self, exit_code: _Optional[int] = ...) -> None: ...
 
 class AgentCommand(_message.Message):
-    __slots__ = ("welcome", "interrupt", "spawn", "call", "sample", "collectives_timeout")
+    __slots__ = ("welcome", "interrupt", "spawn", "call", "sample", "collectives_timeout", "pipeline")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     INTERRUPT_FIELD_NUMBER: _ClassVar[int]
     SPAWN_FIELD_NUMBER: _ClassVar[int]
     CALL_FIELD_NUMBER: _ClassVar[int]
     SAMPLE_FIELD_NUMBER: _ClassVar[int]
     COLLECTIVES_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    PIPELINE_FIELD_NUMBER: _ClassVar[int]
     welcome: AgentWelcome
     interrupt: AgentInterrupt
     spawn: ActorSpawn
     call: ActorCall
     sample: _debugger_pb2.SampleRequest
     collectives_timeout: CollectivesTimeout
-    def __init__(self, welcome: _Optional[_Union[AgentWelcome, _Mapping]] = ..., interrupt: _Optional[_Union[AgentInterrupt, _Mapping]] = ..., spawn: _Optional[_Union[ActorSpawn, _Mapping]] = ..., call: _Optional[_Union[ActorCall, _Mapping]] = ..., sample: _Optional[_Union[_debugger_pb2.SampleRequest, _Mapping]] = ..., collectives_timeout: _Optional[_Union[CollectivesTimeout, _Mapping]] = ...) -> None: ...
+    pipeline: _debugger_pb2.PipelineRequest
+    def __init__(self, welcome: _Optional[_Union[AgentWelcome, _Mapping]] = ..., interrupt: _Optional[_Union[AgentInterrupt, _Mapping]] = ..., spawn: _Optional[_Union[ActorSpawn, _Mapping]] = ..., call: _Optional[_Union[ActorCall, _Mapping]] = ..., sample: _Optional[_Union[_debugger_pb2.SampleRequest, _Mapping]] = ..., collectives_timeout: _Optional[_Union[CollectivesTimeout, _Mapping]] = ..., pipeline: _Optional[_Union[_debugger_pb2.PipelineRequest, _Mapping]] = ...) -> None: ...
 
 class CollectivesTimeout(_message.Message):
     __slots__ = ("timeout_s",)

@@ -30,6 +30,7 @@ from meshdbg.wire.vocabulary import StopReason
 from meshdbg.worker import collectives
 from meshdbg.worker.hook import stop_at
 from meshdbg.worker.identity import WorkerIdentity, session_identity
+from meshdbg.worker.pipelining.progress import TRACKER
 from meshdbg.worker.remote import open_stream, within_window
 from meshdbg.worker.stacks import OWN_THREAD_PREFIX, answer_sample
 
@@ -100,6 +101,8 @@ class Agent:
             signal.pthread_kill(self._main_thread, INTERRUPT_SIGNAL)
         elif kind == "sample":
             self._outgoing.put(mesh_pb.AgentMessage(stacks=answer_sample(command.sample)))
+        elif kind == "pipeline":
+            self._outgoing.put(mesh_pb.AgentMessage(pipeline=TRACKER.report(command.pipeline)))
         elif kind == "collectives_timeout":
             collectives.apply(command.collectives_timeout.timeout_s)
         else:

@@ -83,12 +83,18 @@ def source(args: argparse.Namespace) -> Schedule:
         if missing:
             raise ConstraintError(f"--kind {args.kind} needs {' and '.join(missing)}")
         return generate(args.kind, args.ranks, args.stages_per_rank, args.microbatches)
+    return load_schedule(args.load)
+
+
+def load_schedule(path: str) -> Schedule:
+    """The schedule a CSV (torch's, Monarch's or meshdbg's) holds, its placement read off it;
+    ``ScheduleError`` when it cannot be read or placed."""
     try:
-        with open(args.load, encoding="utf-8", newline="") as handle:
+        with open(path, encoding="utf-8", newline="") as handle:
             text = handle.read()
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConstraintError(f"cannot read --load {args.load}: {exc}") from None
-    return as_schedule(load_csv(text), kind=f"loaded {args.load}")
+        raise ConstraintError(f"cannot read --load {path}: {exc}") from None
+    return as_schedule(load_csv(text), kind=f"loaded {path}")
 
 
 def build(args: argparse.Namespace) -> tuple[Schedule, SimResult]:

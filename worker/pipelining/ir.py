@@ -119,6 +119,43 @@ def parse_action(text: str) -> AnyAction:
     )
 
 
+class ActionPattern(NamedTuple):
+    """Which plain actions a breakpoint stops before: a None stage or microbatch is any."""
+
+    stage: int | None
+    type: ActionType
+    microbatch: int | None
+
+    def matches(self, action: Action) -> bool:
+        return (action.type is self.type and self.stage in (None, action.stage)
+                and self.microbatch in (None, action.microbatch))
+
+    def __str__(self) -> str:
+        def part(number: int | None) -> str:
+            return "*" if number is None else str(number)
+
+        if self.stage is None and self.microbatch is None:
+            return self.type.value
+        return f"{part(self.stage)}{self.type.value}{part(self.microbatch)}"
+
+
+_PATTERN_RE = re.compile(rf"({_NUMBER}|\*)?({_TYPES})({_NUMBER}|\*)?")
+
+
+def parse_action_pattern(text: str) -> ActionPattern:
+    """Parse ``3B5``, ``3F*``, ``*B5``, ``W`` (any stage and microbatch) or ``1RECV_F*``: the
+    action notation with ``*`` (or nothing) for any stage or microbatch. Errors quote ``text``."""
+    match = _PATTERN_RE.fullmatch(text)
+    if match is None or (match[1] is None) != (match[4] is None):
+        raise ActionParseError(
+            f"cannot parse action {text!r}: expected <stage><type><microbatch> such as '3B5', with * for "
+            f"any stage or microbatch ('3F*', '*B5'), or a type alone ('W'); types: {_TYPES.replace('|', ', ')}"
+        )
+    stage, kind, microbatch = match[1], match[3], match[4]
+    number = lambda text: None if text in (None, "*") else int(text)  # noqa: E731
+    return ActionPattern(number(stage), ActionType(kind), number(microbatch))
+
+
 def format_action(action: AnyAction) -> str:
     """The text form of ``action``; ``parse_action`` inverts it exactly."""
     return str(action)

@@ -55,13 +55,38 @@ def _box(action_type: ActionType, x: float, y: float, width: float, tooltip: str
     )
 
 
+def _gantt(schedule: Schedule, result: SimResult, top: float, scale: float, name: str = "rank",
+           marked: frozenset[tuple[int, int]] = frozenset()) -> list[str]:
+    """A row per rank from `top`, a box per action at `scale` pixels per time unit; the
+    (rank, index) pairs in `marked` outlined in red."""
+    parts = []
+    for rank, rank_actions in enumerate(schedule.actions):
+        y = top + rank * _ROW
+        parts.append(f'<text x="4" y="{y + _ROW / 2 + 2}">{name} {rank}</text>')
+        for index, (action, start, end) in enumerate(zip(rank_actions, result.starts[rank], result.ends[rank])):
+            box = _box(action.type, _LEFT + start * scale, y, (end - start) * scale, str(action), _label(action))
+            if (rank, index) in marked:
+                box = box.replace('stroke="white"', 'stroke="#d62728" stroke-width="2"')
+            parts.append(box)
+    return parts
+
+
+def _legend(schedule: Schedule, y: float) -> list[str]:
+    present = [t for t in ActionType if any(a.type is t for rank in schedule.actions for a in rank)]
+    parts = []
+    for index, action_type in enumerate(present):
+        x = _LEFT + index * 80
+        parts.append(f'<rect x="{x}" y="{y}" width="12" height="12" fill="{COLOURS[action_type]}"/>')
+        parts.append(f'<text x="{x + 16}" y="{y + 10}">{action_type.value}</text>')
+    return parts
+
+
 def to_svg(schedule: Schedule, result: SimResult, title: str | None = None) -> str:
     """An SVG Gantt chart of ``schedule`` timed by ``result``; returns the document text."""
     heading = title or (
         f"{schedule.kind}: {schedule.ranks} ranks, {schedule.stages_per_rank} stages/rank, "
         f"{schedule.microbatches} microbatches, makespan {result.makespan:g}"
     )
-    present = [t for t in ActionType if any(a.type is t for rank in schedule.actions for a in rank)]
     legend_y = _TOP + schedule.ranks * _ROW + 10
     width = _LEFT + result.makespan * _UNIT + 20
     height = legend_y + 30
@@ -69,20 +94,57 @@ def to_svg(schedule: Schedule, result: SimResult, title: str | None = None) -> s
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:g}" height="{height}" '
         f'font-family="sans-serif" font-size="11">',
         f'<text x="4" y="18" font-size="13">{escape(heading)}</text>',
+        *_gantt(schedule, result, _TOP, _UNIT),
+        *_legend(schedule, legend_y),
+        "</svg>",
     ]
-    for rank, rank_actions in enumerate(schedule.actions):
-        y = _TOP + rank * _ROW
-        parts.append(f'<text x="4" y="{y + _ROW / 2 + 2}">rank {rank}</text>')
-        for action, start, end in zip(rank_actions, result.starts[rank], result.ends[rank]):
-            parts.append(
-                _box(action.type, _LEFT + start * _UNIT, y, (end - start) * _UNIT, str(action), _label(action))
-            )
-    for index, action_type in enumerate(present):
-        x = _LEFT + index * 80
-        parts.append(f'<rect x="{x}" y="{legend_y}" width="12" height="12" fill="{COLOURS[action_type]}"/>')
-        parts.append(f'<text x="{x + 16}" y="{legend_y + 10}">{action_type.value}</text>')
-    parts.append("</svg>")
     return "\n".join(parts) + "\n"
+
+
+_PLOT_WIDTH = 1100  # pixels for the longer of the two runs in a comparison
+
+
+def _axis(top: float, span: float, scale: float) -> list[str]:
+    """Millisecond ticks under a Gantt whose time unit is one second."""
+    step = next(s for s in (1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 60, 600,
+                            3600, float("inf")) if span / s <= 12)
+    parts = [f'<line x1="{_LEFT}" y1="{top}" x2="{_LEFT + span * scale:g}" y2="{top}" stroke="#888"/>']
+    tick = 0.0
+    while tick <= span * 1.0001 and step != float("inf"):
+        x = _LEFT + tick * scale
+        parts.append(f'<line x1="{x:g}" y1="{top}" x2="{x:g}" y2="{top + 4}" stroke="#888"/>')
+        parts.append(f'<text x="{x:g}" y="{top + 15}" text-anchor="middle" fill="#555">{tick * 1e3:g} ms</text>')
+        tick += step
+    return parts
+
+
+def to_comparison_svg(schedule: Schedule, planned: SimResult, actual: SimResult, heading: str,
+                      bubbles: tuple[list[float], list[float]], notes: list[str],
+                      marked: frozenset[tuple[int, int]] = frozenset()) -> str:
+    """The plan and the run of one step on one time axis (seconds): a section of rows each,
+    every row's bubble at its end, `marked` actions (the ones that lost most) outlined, then
+    `notes`, one line each."""
+    span = max(planned.makespan, actual.makespan) or 1.0
+    scale = _PLOT_WIDTH / span
+    section = schedule.ranks * _ROW + 24
+    parts = [f'<text x="4" y="18" font-size="13">{escape(heading)}</text>']
+    for index, (label, result, bubble, mark) in enumerate((("planned", planned, bubbles[1], frozenset()),
+                                                           ("as run", actual, bubbles[0], marked))):
+        top = _TOP + 16 + index * (section + 8)
+        parts.append(f'<text x="4" y="{top - 6}" font-weight="bold">{label} ({result.makespan * 1e3:.1f} ms)</text>')
+        parts += _gantt(schedule, result, top, scale, marked=mark)
+        for rank, share in enumerate(bubble):
+            y = top + rank * _ROW + _ROW / 2 + 2
+            parts.append(f'<text x="{_LEFT + _PLOT_WIDTH + 8}" y="{y}" fill="#555">bubble {share:.2f}</text>')
+        parts += _axis(top + schedule.ranks * _ROW, span, scale)
+    notes_y = _TOP + 16 + 2 * (section + 8) + 10
+    parts += _legend(schedule, notes_y)
+    parts += [f'<text x="4" y="{notes_y + 32 + 16 * i}">{escape(note)}</text>' for i, note in enumerate(notes)]
+    width = _LEFT + _PLOT_WIDTH + 90
+    height = notes_y + 40 + 16 * len(notes)
+    return "\n".join([f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+                       f'font-family="sans-serif" font-size="11">',
+                       f'<rect width="{width}" height="{height}" fill="white"/>', *parts, "</svg>"]) + "\n"
 
 
 def _trace_args(action: AnyAction) -> dict[str, Any]:
@@ -93,12 +155,16 @@ def _trace_args(action: AnyAction) -> dict[str, Any]:
     return {"forward": str(halves[0]), "backward": str(halves[1])}
 
 
-def to_trace(schedule: Schedule, result: SimResult) -> dict[str, Any]:
-    """A Chrome/Perfetto trace object (``json.dump`` it); timestamps in microseconds."""
+def to_trace(schedule: Schedule, result: SimResult, unit_us: float = 1000.0, pid: int = 0,
+             process: str = "") -> dict[str, Any]:
+    """A Chrome/Perfetto trace object (``json.dump`` it); timestamps in microseconds, one time
+    unit of ``result`` being ``unit_us``; its events in process ``pid`` (named ``process``)."""
     events: list[dict[str, Any]] = [
-        {"name": "thread_name", "ph": "M", "pid": 0, "tid": rank, "args": {"name": f"rank {rank}"}}
+        {"name": "thread_name", "ph": "M", "pid": pid, "tid": rank, "args": {"name": f"rank {rank}"}}
         for rank in range(schedule.ranks)
     ]
+    if process:
+        events.append({"name": "process_name", "ph": "M", "pid": pid, "args": {"name": process}})
     for rank, rank_actions in enumerate(schedule.actions):
         for action, start, end in zip(rank_actions, result.starts[rank], result.ends[rank]):
             events.append(
@@ -106,9 +172,9 @@ def to_trace(schedule: Schedule, result: SimResult) -> dict[str, Any]:
                     "name": str(action),
                     "cat": action.type.value,
                     "ph": "X",
-                    "ts": start * 1000,
-                    "dur": (end - start) * 1000,
-                    "pid": 0,
+                    "ts": start * unit_us,
+                    "dur": (end - start) * unit_us,
+                    "pid": pid,
                     "tid": rank,
                     "args": _trace_args(action),
                 }

@@ -13,7 +13,9 @@ I and W are `meshdbg.worker.pipelining.split_backward`; B is one autograd call.
 from __future__ import annotations
 
 import contextvars
+import sys
 import time
+from types import CodeType
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -23,8 +25,11 @@ try:
 except ImportError as exc:  # the scheduler works without torch; running a schedule needs it
     raise ImportError("the pipeline runtime needs torch: pip install 'meshdbg[torch]'") from exc
 
+from meshdbg.wire.vocabulary import StopReason
 from meshdbg.worker.context import debug_context
+from meshdbg.worker.hook import stop_at, stop_in_next_call
 from meshdbg.worker.pipelining.ir import Action, ActionType, Schedule, parts
+from meshdbg.worker.pipelining.progress import TRACKER
 from meshdbg.worker.pipelining.split_backward import SplitBackward, WeightBackward, run_backward
 
 T = ActionType
@@ -112,6 +117,7 @@ class PipelineRuntime:
         if set(modules) != expected:
             raise ValueError(f"rank {rank} runs stages {sorted(expected)} but got modules for {sorted(modules)}")
         self.split = {stage: SplitBackward(module, fuse_linear) for stage, module in modules.items()}
+        TRACKER.attach(schedule, rank)
 
     def parameters(self) -> list[torch.nn.Parameter]:
         return [p for stage in sorted(self.modules) for p in self.modules[stage].parameters()]
@@ -127,13 +133,19 @@ class PipelineRuntime:
         chunks_target = targets.chunk(microbatches) if targets is not None else None
         state = _StepState()
         started = time.perf_counter()
+        tracker = TRACKER
+        tracker.begin_step()
         self._post_recvs(state, RECVS_AHEAD)
-        for entry in self.actions:
+        for index, entry in enumerate(self.actions):
+            tracker.begin(index)
             for action in parts(entry):  # an overlapped F+B runs its forward, then its backward
                 token = _current.set(PipelineContext(self.rank, action.stage, action.microbatch, str(action)))
                 try:
                     with debug_context(stage=action.stage, microbatch=action.microbatch, action=action):
-                        self._run(action, state, chunks_in, chunks_target)
+                        if tracker.breaks_on(action):  # `meshdbg break`: stop in pdb right before it
+                            self._run_stopped(action, state, chunks_in, chunks_target)
+                        else:
+                            self._run(action, state, chunks_in, chunks_target)
                 except Exception as exc:
                     # The error itself travels on (a post-mortem lands where it was raised); the
                     # note names the rank and the action wherever it is printed.
@@ -141,15 +153,33 @@ class PipelineRuntime:
                     raise
                 finally:
                     _current.reset(token)
+            tracker.end(index)
+        tracker.end_actions()
         waited = time.perf_counter()
         for work in state.sends:
             work.wait()
+        tracker.end_step()
         state.idle_s += time.perf_counter() - waited
         step_s = time.perf_counter() - started
         loss = float(state.loss) if state.loss is not None else None
         return StepStats(loss, step_s, state.busy_s, step_s - state.busy_s)
 
     # ---- actions ----------------------------------------------------------------------
+
+    def _run_stopped(self, action: Action, *args: object) -> None:
+        """Run `action` stopped in pdb right before it: for an F, at the first line of the stage
+        module's `forward` (the user's frame); else here, on the line that runs it."""
+        forward = getattr(type(self.modules.get(action.stage)), "forward", None)
+        code = getattr(forward, "__code__", None)
+        if action.type is T.F and isinstance(code, CodeType) and sys.gettrace() is None:
+            forget = stop_in_next_call(code, StopReason.BREAKPOINT)
+            try:
+                self._run(action, *args)
+            finally:
+                forget()
+        else:
+            stop_at(sys._getframe(), StopReason.BREAKPOINT)
+            self._run(action, *args)
 
     def _run(self, action: Action, state: _StepState, chunks_in: Sequence[torch.Tensor] | None,
              chunks_target: Sequence[torch.Tensor] | None) -> None:

@@ -6,6 +6,8 @@ and `reference_step` can compute the unpipelined loss and gradients to compare a
 
 from __future__ import annotations
 
+import time
+
 import torch
 from torch import nn
 
@@ -13,7 +15,8 @@ from meshdbg.worker.pipelining.runtime import pipeline_context
 
 
 class StageChunk(nn.Module):
-    """One pipeline stage: Linear then tanh. `hooks` lets a script stop or fail inside it."""
+    """One pipeline stage: Linear then tanh. `raise_at` and `sleep_at` make a script fail or lag
+    in it, once per (stage, microbatch)."""
 
     def __init__(self, stage: int, hidden: int, seed: int) -> None:
         super().__init__()
@@ -23,15 +26,13 @@ class StageChunk(nn.Module):
         with torch.no_grad():
             self.linear.weight.copy_(torch.randn(hidden, hidden, generator=generator) / hidden ** 0.5)
             self.linear.bias.copy_(torch.randn(hidden, generator=generator) * 0.1)
-        self.break_at: set[tuple[int, int]] = set()
         self.raise_at: set[tuple[int, int]] = set()
+        self.sleep_at: dict[tuple[int, int], float] = {}
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         context = pipeline_context()
         microbatch = context.microbatch if context else -1
-        if (self.stage, microbatch) in self.break_at:
-            self.break_at.discard((self.stage, microbatch))
-            breakpoint()  # `p microbatch`, `p x.shape`, `meshdbg list` shows stage/microbatch/action
+        time.sleep(self.sleep_at.pop((self.stage, microbatch), 0))
         if (self.stage, microbatch) in self.raise_at:
             raise RuntimeError(f"injected failure in stage {self.stage} microbatch {microbatch}")
         return torch.tanh(self.linear(x))

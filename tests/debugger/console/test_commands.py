@@ -27,8 +27,8 @@ def session(rank: int, state: State = State.STOPPED, session_id: int | None = No
 
 
 def test_commands_and_aliases_come_from_the_do_methods() -> None:
-    assert command_names() == ["attach", "cast", "compare", "continue", "detach", "help", "interrupt", "list", "quit",
-                               "stacks", "stop"]
+    assert command_names() == ["attach", "break", "cast", "compare", "continue", "detach", "help", "interrupt", "list",
+                               "pipeline", "quit", "stacks", "stop"]
     assert aliases() == {"l": "list", "a": "attach", "c": "continue", "h": "help", "q": "quit"}
 
 

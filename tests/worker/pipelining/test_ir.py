@@ -1,11 +1,14 @@
 """The action text form: parse and format are exact inverses; anything else is rejected."""
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from meshdbg.worker.pipelining.errors import ActionParseError
-from meshdbg.worker.pipelining.ir import Action, ActionType, format_action, overlap, parse_action, parts
+from meshdbg.worker.pipelining.ir import (Action, ActionType, format_action, overlap, parse_action,
+                                         parse_action_pattern, parts)
 
 PLAIN = [t for t in ActionType if t is not ActionType.OVERLAP_F_B]
 numbers = st.integers(0, 10**6)
@@ -67,3 +70,23 @@ def test_an_overlap_is_its_two_halves_with_the_type_in_the_middle() -> None:
     assert entry.type is ActionType.OVERLAP_F_B and entry[1] is ActionType.OVERLAP_F_B
     assert parts(entry) == (Action(0, ActionType.F, 7), Action(7, ActionType.B, 3))
     assert parts(Action(1, ActionType.W, 2)) == (Action(1, ActionType.W, 2),)
+
+
+@pytest.mark.parametrize(("text", "matching", "other"), [
+    ("3B5", "3B5", "3B4"),
+    ("3F*", "3F11", "2F11"),
+    ("*B5", "0B5", "0B6"),
+    ("W", "7W2", "7I2"),
+    ("*W*", "0W0", "0B0"),
+    ("1RECV_F*", "1RECV_F3", "1RECV_B3"),
+])
+def test_an_action_pattern_matches_its_actions_only(text: str, matching: str, other: str) -> None:
+    pattern = parse_action_pattern(text)
+    assert pattern.matches(parse_action(matching)) and not pattern.matches(parse_action(other))
+    assert parse_action_pattern(str(pattern)) == pattern
+
+
+@pytest.mark.parametrize("text", ["", "3B", "B5", "03B5", "3X5", "*", "3B5 ", "3B5x", "(0F1;1B0)OVERLAP_F_B"])
+def test_a_malformed_action_pattern_is_refused_quoting_it(text: str) -> None:
+    with pytest.raises(ActionParseError, match=f"cannot parse action {re.escape(repr(text))}"):
+        parse_action_pattern(text)

@@ -94,13 +94,13 @@ def test_one_step_matches_the_unpipelined_gradients(tmp_path: Path, kind: str, r
 def test_breakpoint_in_a_stage_shows_pipeline_context(tmp_path: Path, server: Server) -> None:
     env = dict(server.env, PYTHONBREAKPOINT="meshdbg.worker.remote_breakpointhook")
     processes = start_ranks(tmp_path, 4, "--schedule", "1f1b", "--microbatches", "4", "--steps", "1",
-                            "--break-at", "2,3", "--dump-grads", str(tmp_path), env=env)
+                            "--break-at", "2F3", "--dump-grads", str(tmp_path), env=env)
     server.workers.extend(processes)
     (session,) = server.wait_sessions(1, timeout=60)
     assert session["rank"] == 2 and session["coords"] == {"pp": 2}
     assert session["context"] == {"stage": "2", "microbatch": "3", "action": "2F3"}
     assert session["function"] == "forward"
-    cast = server.cli("cast", "--json", "ranks(pp=1:3)", "p microbatch")
+    cast = server.cli("cast", "--json", "ranks(pp=1:3)", "p pipeline_context().microbatch")
     assert cast.returncode == 0, cast.stderr
     assert [(r["rank"], r["output"].strip()) for r in json.loads(cast.stdout)] == [(2, "3")]
     assert server.cli("continue").returncode == 0
