@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import asyncio
 
-from meshdbg.debugger.sampling import INSIDE_TIMEOUT_S
+from meshdbg.debugger.deadlines import STACKS_S
 from meshdbg.debugger.selection import Selection
 from meshdbg.debugger.workers import Worker, WorkerRegistry
 from meshdbg.wire.errors import MeshdbgError, NoMatchError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import State
 
-ANSWER_TIMEOUT_S = INSIDE_TIMEOUT_S
+ANSWER_TIMEOUT_S = STACKS_S
 
 
 async def ask_pipeline(workers: WorkerRegistry, selection: Selection, query: pb.PipelineQuery) -> list[pb.PipelineRank]:
