@@ -22,6 +22,16 @@ def run(child: pexpect.spawn, line: str, *expected: str) -> None:
         child.expect(pattern)
 
 
+def recall(child: pexpect.spawn, line: str, tries: int = 40) -> None:
+    """Press Up until the prompt shows `line` (the history loads in a thread after the prompt
+    appears, so an early Up may find it empty), bounded."""
+    for _ in range(tries):
+        child.send(UP)
+        if child.expect([re.escape(line), pexpect.TIMEOUT], timeout=0.5) == 0:
+            return
+    raise AssertionError(f"Up never recalled {line!r}")
+
+
 def test_list_and_grouped_cast(three_ranks: Mesh) -> None:
     child = three_ranks.console()
     child.expect(TOP)
@@ -107,7 +117,8 @@ def test_history_is_kept_across_runs(three_ranks: Mesh) -> None:
     first.expect(pexpect.EOF)
     second = three_ranks.console()
     second.expect(TOP)
-    second.send(UP + UP)  # above `quit`
+    recall(second, "quit")  # the history is loaded now
+    second.send(UP)  # above `quit`
     run(second, "", "'firstrun'", TOP)
     second.send(CTRL_R + "6*")
     second.expect("reverse-i-search")
