@@ -19,7 +19,7 @@ from typing import AsyncIterator, Iterator
 
 import grpc
 
-from meshdbg.debugger.pending import PendingRequests
+from meshdbg.wire.pending import PendingRequests
 from meshdbg.debugger.views import (CastResult, Change, CompareView, PdbReply, RankStacksView, SessionView,
                                     WorkerView, change_of)
 from meshdbg.wire.chunks import check_line

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
+from typing import Callable, Sequence
 
 import grpc
 
@@ -39,12 +40,14 @@ class DebugClient:
     from `start()`. With `publish=True` it writes its own connection file, which local clients
     read, saying `what` it is (e.g. "serve", "run train.py"), and removes that file when it stops.
     With `tls`, every connection is TLS and the certificate's fingerprint is published for
-    clients to pin; binding beyond loopback without it prints a warning.
+    clients to pin; binding beyond loopback without it prints a warning. `services` add more
+    servicers to the same server (a run's host agents, meshdbg.debugger.mesh.joining).
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, token: str | None = None,
                  registry: SessionRegistry | None = None, publish: bool = True, what: str = "serve",
-                 tls: ServerCertificate | None = None) -> None:
+                 tls: ServerCertificate | None = None,
+                 services: Sequence[Callable[[grpc.aio.Server], None]] = ()) -> None:
         if not 0 <= port <= 65535:
             raise UsageError(f"port {port} is out of range (0-65535; 0 picks a free one)")
         self.host = host
@@ -55,6 +58,7 @@ class DebugClient:
         self.publish = publish
         self.what = what
         self.tls = tls
+        self.services = list(services)
         self.connection: ConnectionInfo | None = None
         self.connection_file: Path | None = None
         self.pause_timeout_s = pause_timeout_from_env()  # pause-safe collectives (meshdbg.debugger.collectives)
@@ -66,6 +70,8 @@ class DebugClient:
         server = grpc.aio.server(interceptors=[TokenInterceptor(self.token)], options=SERVER_OPTIONS)
         pb_grpc.add_DebuggerServicer_to_server(DebuggerServicer(self.registry, self.workers), server)
         mesh_grpc.add_MeshServicer_to_server(MeshServicer(self.workers), server)
+        for add_service in self.services:
+            add_service(server)
         host = f"[{self.host}]" if ":" in self.host else self.host
         try:
             if self.tls is not None:

@@ -17,7 +17,7 @@ from typing import AsyncIterator, Awaitable, Callable
 from meshdbg.wire.chunks import Tail, check_line
 from meshdbg.wire.errors import NoMatchError, SessionError
 from meshdbg.wire.proto import debugger_pb2 as pb
-from meshdbg.debugger.pending import PendingRequests
+from meshdbg.wire.pending import PendingRequests
 from meshdbg.debugger.selection import Selection
 from meshdbg.wire.coords import identity_coords
 from meshdbg.wire.vocabulary import EndReason, State, WatchKind, wire_value

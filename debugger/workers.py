@@ -17,7 +17,7 @@ from typing import Callable
 from meshdbg.wire.errors import MeshError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import mesh_pb2 as mesh_pb
-from meshdbg.debugger.pending import PendingRequests
+from meshdbg.wire.pending import PendingRequests
 from meshdbg.debugger.selection import Selection
 from meshdbg.debugger.sessions import Session, SessionRegistry
 from meshdbg.wire.coords import identity_coords
@@ -32,6 +32,7 @@ class Worker:
         self.launcher = launcher
         self.exit_code: int | None = None
         self.signal: int | None = None
+        self.host_lost = False  # it ended with its host (a multi-host run lost that host's agent)
         self.outbox: asyncio.Queue[mesh_pb.AgentCommand | None] | None = None  # while connected
         self.connected = asyncio.Event()
         self.gone = asyncio.Event()  # exited, or its agent stream ended
@@ -142,14 +143,11 @@ class WorkerRegistry:
         self._by_pid.setdefault(worker.pid, []).append(worker)
         return worker
 
-    def exited(self, pid: int, exit_code: int | None, signal: int | None) -> Worker | None:
-        """The launcher reaped `pid`: record how the newest worker with that pid ended."""
-        worker = self._by_pid.get(pid, [None])[-1]
-        if worker is not None:
-            worker.exit_code, worker.signal = exit_code, signal
-            worker.gone.set()
-            self.ended(worker)
-        return worker
+    def record_exit(self, worker: Worker, exit_code: int | None, signal: int | None, host_lost: bool = False) -> None:
+        """The launcher learnt how `worker` ended (from its host agent; or that its host was lost)."""
+        worker.exit_code, worker.signal, worker.host_lost = exit_code, signal, host_lost
+        worker.gone.set()
+        self.ended(worker)
 
     def disconnected(self, worker: Worker) -> None:
         """A worker's agent stream ended; one started elsewhere has ended with it (one launched
@@ -188,7 +186,8 @@ class WorkerRegistry:
         identity.CopyFrom(worker.identity)
         identity.reason = session.identity.reason if session is not None else 0
         return pb.WorkerInfo(identity=identity, state=state.pb, launcher=worker.launcher, exit_code=worker.exit_code,
-                             signal=worker.signal, frame=session.frame if session is not None else None)
+                             signal=worker.signal, frame=session.frame if session is not None else None,
+                             host_lost=worker.host_lost)
 
     def set_collectives_timeout(self, seconds: float) -> None:
         """Tell every connected worker (and each one that connects later) to give its
