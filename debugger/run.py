@@ -32,8 +32,9 @@ from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.coords import format_coords
 from meshdbg.wire.vocabulary import State, WatchKind
 from meshdbg.debugger.mesh.launcher import MeshLauncher
+from meshdbg.debugger.mesh import placing
 from meshdbg.debugger.mesh.shape import DEFAULT_SHAPE, MeshShape
-from meshdbg.debugger.verbs import add_tls_arguments, server_certificate
+from meshdbg.debugger.verbs import add_tls_arguments
 
 INTERRUPTED = 130
 CONSOLE_CLOSE_S = 2.0  # how long the console may take to close itself when the job ends
@@ -48,6 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="let uncaught exceptions end a rank without a post-mortem session")
     parser.add_argument("--keep-going", action="store_true", help="a failing rank does not stop the others")
     add_tls_arguments(parser)
+    placing.add_arguments(parser)
     parser.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE [ARGS]",
                         help="run a module, like python -m")
     parser.add_argument("script", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS]",
@@ -88,7 +90,7 @@ async def main(args: argparse.Namespace) -> int:
     argv = target_argv(args)
     shape = MeshShape.parse(args.mesh) if args.mesh else MeshShape.of(DEFAULT_SHAPE)
     launcher = MeshLauncher(shape, argv, name=args.name, post_mortem=not args.no_post_mortem,
-                            stop_on_failure=not args.keep_going, tls=server_certificate(args, "127.0.0.1"))
+                            stop_on_failure=not args.keep_going, **placing.launcher_options(args, shape))
     job = Job()
     job.take_signals()
     watcher: asyncio.Task[None] | None = None

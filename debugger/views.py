@@ -10,7 +10,27 @@ from dataclasses import asdict, dataclass
 
 from meshdbg.wire.coords import format_coords, identity_coords
 from meshdbg.wire.proto import debugger_pb2 as pb
-from meshdbg.wire.vocabulary import EndReason, StackSource, State, StopReason, WatchKind
+from meshdbg.wire.proto import host_pb2 as host_pb
+from meshdbg.wire.vocabulary import EndReason, HostState, StackSource, State, StopReason, WatchKind
+
+
+@dataclass(frozen=True)
+class HostView:
+    """One host of a run (the `meshdbg hosts --json` element)."""
+
+    index: int
+    hostname: str
+    address: str
+    state: HostState
+    ranks: list[int]
+    placer: str
+
+    @classmethod
+    def from_pb(cls, info: host_pb.HostInfo) -> "HostView":
+        return cls(info.index, info.hostname, info.address, HostState.of(info.state), list(info.ranks), info.placer)
+
+    def to_json(self) -> dict:
+        return asdict(self)
 
 
 class _MeshView:

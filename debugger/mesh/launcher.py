@@ -77,7 +77,7 @@ class MeshLauncher:
     def __init__(self, shape: MeshShape, argv: list[str], *, name: str = "worker", post_mortem: bool = True,
                  stop_on_failure: bool = True, env: Mapping[str, str] | None = None, cwd: str | None = None,
                  publish: bool = True, sys_path: list[str] | None = None, tls: ServerCertificate | None = None,
-                 placer: Placer | None = None, bind: str = "127.0.0.1") -> None:
+                 placer: Placer | None = None, bind: str = "127.0.0.1", advertise: str | None = None) -> None:
         self.shape = shape
         self.argv = list(argv)
         self.name = name
@@ -88,7 +88,7 @@ class MeshLauncher:
         self.placer = placer or LocalPlacer(env)
         self.hosts: list[Host] = []
         self.server = DebugClient(host=bind, publish=publish, what=" ".join(["run", *self.argv])[:200], tls=tls,
-                                  services=[self._add_host_services])
+                                  services=[self._add_host_services], advertise=advertise)
         self.workers: dict[int, Worker] = {}  # by rank
         self.exits: dict[int, int] = {}  # rank → status, in the order they exited
         self.first_failure: tuple[int, int] | None = None  # (rank, status)
@@ -106,13 +106,12 @@ class MeshLauncher:
 
         host_grpc.add_HostsServicer_to_server(HostsServicer(self), server)
 
-    async def start(self, advertise: str | None = None) -> None:
-        """Start the DebugClient, place the hosts, then spawn every rank on its host.
-
-        `advertise`: the address ranks on other hosts dial (default: the bound one)."""
+    async def start(self) -> None:
+        """Start the DebugClient, place the hosts, then spawn every rank on its host (ranks
+        dial the join URL, which pins the certificate, when the run has one)."""
         self.hosts = self.placer.prepare(self)
         connection = await self.server.start()
-        addr = connection.addr if advertise is None else f"{advertise}:{connection.addr.rpartition(':')[2]}"
+        addr = connection.join or connection.addr
         self.hosts = await self.placer.place(self)
         master = self.hosts[0]
         target = Target(self.argv, self.cwd, self.name, addr, connection.token, connection.fingerprint,

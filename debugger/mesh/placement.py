@@ -7,6 +7,7 @@ The first mesh dimension is the host dimension when there are several hosts: wit
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from meshdbg.host.plan import HostPlan, RankPlan
 from meshdbg.wire.coords import format_coords
@@ -47,3 +48,20 @@ def plan_host(shape: MeshShape, hosts: int, index: int, target: Target, master_a
                  master_port=master_port, fingerprint=target.fingerprint),
         MESHDBG_POST_MORTEM="1" if target.post_mortem else "0")) for rank in host_ranks(shape, hosts, index))
     return HostPlan(index, target.argv, target.cwd, ranks, target.sys_path)
+
+
+class Joined(Protocol):
+    """What ordering needs of a joined host."""
+
+    hostname: str
+    address: str
+    hint: int | None
+
+
+H = TypeVar("H", bound=Joined)
+
+
+def order_hosts(hosts: list[H]) -> list[H]:
+    """Hosts by index: those with an index hint (--index, SLURM_NODEID, ...) by it, then the
+    others by (hostname, address), which every run orders the same way."""
+    return sorted(hosts, key=lambda h: (h.hint is None, h.hint or 0, h.hostname, h.address))

@@ -1,0 +1,224 @@
+"""`--on join`: hosts whose `meshdbg host` agents dial the run, and the run's side of each.
+
+`JoinPlacer.place` prints the join line and waits for the mesh's H agents (`--wait-hosts`);
+`join` serves one agent's stream (meshdbg.debugger.mesh.joining hands it over): it refuses a
+late, duplicate or wrong-version agent with a one-line reason, welcomes the others, and from
+then on a `RemoteHost` relays between the launcher and that agent. A stream that breaks
+(the agent or its host died, or keepalive found the network parted, ~4 s) loses the host:
+its ranks are marked exited with reason `host lost`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import TYPE_CHECKING, AsyncIterator
+
+import grpc
+
+from meshdbg.host.plan import HostPlan
+from meshdbg.wire.connection import PROTOCOL_VERSION
+from meshdbg.wire.errors import UsageError
+from meshdbg.wire.proto import host_pb2 as host_pb
+from meshdbg.wire.vocabulary import HostState
+from meshdbg.debugger.selection import ranks_text
+from meshdbg.debugger.servicer import first_message
+from meshdbg.debugger.mesh.placement import order_hosts
+from meshdbg.host.agent import DRAIN_TIMEOUT_S
+from meshdbg.host.remote import STDERR
+
+if TYPE_CHECKING:
+    from meshdbg.debugger.mesh.launcher import MeshLauncher
+
+JOIN = "a host agent's stream"
+
+
+def peer_ip(peer: str) -> str:
+    """`ipv4:198.18.0.2:40000` or `ipv6:[::1]:40000` → the address alone."""
+    address = peer.partition(":")[2]
+    return address.rpartition(":")[0].strip("[]") or address
+
+
+class RemoteHost:
+    """One joined agent, as the launcher drives it (the Host interface)."""
+
+    def __init__(self, launcher: "MeshLauncher", hello: host_pb.HostHello, address: str) -> None:
+        self.launcher = launcher
+        self.hello = hello
+        self.index = -1  # until placed
+        self.hostname = hello.hostname
+        self.address = address
+        self.master_addr = hello.addresses[0] if hello.addresses else address
+        self.master_port = hello.master_port
+        self.hint = hello.index_hint if hello.HasField("index_hint") else None
+        self.digest = ""
+        self.ranks: list[int] = []
+        self.state = HostState.JOINING
+        self.outbox: asyncio.Queue[host_pb.HostCommand | None] = asyncio.Queue()
+        self.ended = asyncio.Event()  # its stream is over
+        self._running: set[int] = set()
+        self._exited: set[int] = set()
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def __str__(self) -> str:
+        return f"{self.hostname} ({self.address})"
+
+    async def start(self, plan: HostPlan) -> None:
+        self.ranks = [r.rank for r in plan.ranks]
+        self.state = HostState.UP
+        self.outbox.put_nowait(host_pb.HostCommand(assignment=plan.to_pb()))
+
+    def signal(self, signum: int) -> None:
+        if not self.ended.is_set():
+            self.outbox.put_nowait(host_pb.HostCommand(signal=host_pb.HostSignal(signum=signum)))
+
+    async def stop(self, grace: float) -> None:
+        """The agent SIGTERMs its ranks, SIGKILLs them after `grace`; wait for their exits."""
+        if self.ended.is_set() or self._idle.is_set():
+            return
+        self.outbox.put_nowait(host_pb.HostCommand(stop=host_pb.HostStop(grace_s=grace)))
+        await _first([self._idle.wait(), self.ended.wait()], 2 * grace + 1)
+
+    async def drained(self) -> None:
+        """The agent ends its stream once its ranks' output is all sent."""
+        await _first([self.ended.wait()], DRAIN_TIMEOUT_S)
+
+    async def close(self) -> None:
+        self.outbox.put_nowait(None)
+
+    async def pump(self, request_iterator: AsyncIterator[host_pb.HostMessage]) -> None:
+        """Hand the agent's messages to the launcher; when they end, end our side too."""
+        try:
+            async for message in request_iterator:
+                kind = message.WhichOneof("kind")
+                if kind == "spawned":
+                    self._running.add(message.spawned.rank)
+                    self._idle.clear()
+                    self.launcher.spawned(self, message.spawned.rank, message.spawned.pid)
+                elif kind == "exit":
+                    self._ended_rank(message.exit.rank)
+                    self.launcher.exited(message.exit.rank, message.exit.code)
+                elif kind == "output":
+                    stream = sys.stderr if message.output.stream == STDERR else sys.stdout
+                    stream.write(message.output.text.decode(errors="replace"))
+                    stream.flush()
+        except grpc.RpcError:
+            pass  # the agent went away: its stream ends as if it had closed it
+        self.outbox.put_nowait(None)
+
+    def _ended_rank(self, rank: int) -> None:
+        self._exited.add(rank)
+        self._running.discard(rank)
+        if not self._running:
+            self._idle.set()
+
+    def on_end(self) -> None:
+        """The stream is over: done if every rank had exited, else the host is lost."""
+        self.ended.set()
+        if self.state is not HostState.UP:
+            return
+        if set(self.ranks) <= self._exited:
+            self.state = HostState.DONE
+            return
+        self.state = HostState.LOST
+        lost = ranks_text(sorted(set(self.ranks) - self._exited))
+        print(f"meshdbg: host {self.index} {self} lost: {lost} marked exited (host lost)", file=sys.stderr, flush=True)
+        self.launcher.host_lost(self)
+
+
+class JoinPlacer:
+    """Waits for `hosts` agents to dial in, then places the mesh's ranks on them."""
+
+    name = "join"
+
+    def __init__(self, hosts: int, wait_s: float) -> None:
+        self.expected = hosts
+        self.wait_s = wait_s
+        self.joined: list[RemoteHost] = []
+        self.placed = False
+        self._full = asyncio.Event()
+        self._launcher: "MeshLauncher | None" = None
+
+    def prepare(self, launcher: "MeshLauncher") -> list:
+        self._launcher = launcher
+        return []
+
+    async def place(self, launcher: "MeshLauncher") -> list[RemoteHost]:
+        connection = launcher.server.connection
+        where = f" (or --token-file {launcher.server.connection_file})" if launcher.server.connection_file else ""
+        print(f"meshdbg: waiting {self.wait_s:g} s for {self.expected} host(s); on each host, with this run's "
+              f"MESHDBG_TOKEN{where}, run:\n  meshdbg host --join {connection.join}", file=sys.stderr, flush=True)
+        try:
+            await asyncio.wait_for(self._full.wait(), self.wait_s)
+        except TimeoutError:
+            who = ", ".join(f"{h} index hint {h.hint}" if h.hint is not None else str(h) for h in self.joined)
+            raise UsageError(f"{len(self.joined)} of {self.expected} hosts joined within {self.wait_s:g} s"
+                             + (f": {who}" if who else "") + " (--wait-hosts waits longer)") from None
+        self.placed = True
+        hosts = order_hosts(self.joined)
+        for index, host in enumerate(hosts):
+            host.index = index
+        print("meshdbg: hosts by index: " + ", ".join(f"{h.index} {h}" for h in hosts), file=sys.stderr, flush=True)
+        digests = {h.digest for h in hosts}
+        if len(digests) > 1:
+            differ = ", ".join(f"host {h.index} {h}: {h.digest[:19] or 'no script'}" for h in hosts)
+            print(f"meshdbg: warning: the script differs between hosts ({differ})", file=sys.stderr, flush=True)
+        return hosts
+
+    def _refusal(self, hello: host_pb.HostHello, address: str) -> str | None:
+        """Why this agent may not join, if it may not."""
+        if hello.protocol_version != PROTOCOL_VERSION:
+            return (f"protocol version {hello.protocol_version} (meshdbg {hello.meshdbg_version}) is not the run's "
+                    f"{PROTOCOL_VERSION}: install the same meshdbg on every host")
+        if self.placed or len(self.joined) >= self.expected:
+            return f"too late: the run already has its {self.expected} host(s)"
+        for other in self.joined:
+            if (other.hostname, other.address) == (hello.hostname, address):
+                return f"duplicate: {other} has already joined"
+            if hello.HasField("index_hint") and other.hint == hello.index_hint:
+                return f"duplicate index {hello.index_hint}: {other} has it"
+        if hello.HasField("index_hint") and not 0 <= hello.index_hint < self.expected:
+            return f"index {hello.index_hint} is out of range for {self.expected} host(s)"
+        return None
+
+    async def join(self, request_iterator: AsyncIterator[host_pb.HostMessage], context: grpc.aio.ServicerContext
+                   ) -> AsyncIterator[host_pb.HostCommand]:
+        first = await first_message(request_iterator, context, JOIN)
+        if first is None or not first.HasField("hello"):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{JOIN} must open with hello")
+        address = peer_ip(context.peer())
+        refusal = self._refusal(first.hello, address)
+        if refusal is not None:
+            print(f"meshdbg: refused host {first.hello.hostname} ({address}): {refusal}", file=sys.stderr, flush=True)
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"refused by the run: {refusal}")
+        host = RemoteHost(self._launcher, first.hello, address)
+        yield host_pb.HostCommand(welcome=host_pb.HostWelcome(argv=self._launcher.argv, cwd=self._launcher.cwd))
+        digest = await first_message(request_iterator, context, JOIN)
+        if digest is None or not digest.HasField("digest"):
+            return
+        host.digest = digest.digest.script_digest
+        refusal = self._refusal(first.hello, address)  # another may have come in meanwhile
+        if refusal is not None:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"refused by the run: {refusal}")
+        self.joined.append(host)
+        print(f"meshdbg: host {host} joined ({len(self.joined)}/{self.expected})", file=sys.stderr, flush=True)
+        if len(self.joined) == self.expected:
+            self._full.set()
+        pump = asyncio.create_task(host.pump(request_iterator))
+        try:
+            while (command := await host.outbox.get()) is not None:
+                yield command
+        finally:
+            pump.cancel()
+            if not self.placed:
+                self.joined.remove(host)
+            host.on_end()
+
+
+async def _first(awaitables: list, timeout: float) -> None:
+    """Wait until the first of `awaitables` is done, at most `timeout` seconds."""
+    tasks = [asyncio.ensure_future(a) for a in awaitables]
+    await asyncio.wait(tasks, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    for task in tasks:
+        task.cancel()
