@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from meshdbg.wire.coords import format_coords, identity_coords
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import host_pb2 as host_pb
-from meshdbg.wire.vocabulary import EndReason, HostState, StackSource, State, StopReason, WatchKind
+from meshdbg.wire.vocabulary import HOST_LOST, EndReason, HostState, StackSource, State, StopReason, WatchKind
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,8 @@ class SessionView(_MeshView):
 class WorkerView(_MeshView):
     """One worker process as `list --all` shows it: running, stopped, starting or exited.
 
-    The JSON form has the `list --json` keys plus `exit_code`, `signal` and `launcher`.
+    The JSON form has the `list --json` keys plus `exit_code`, `signal` and `launcher`; the
+    `reason` of a rank that exited with its lost host is `host lost`.
     """
 
     name: str
@@ -102,9 +103,11 @@ class WorkerView(_MeshView):
 
     @classmethod
     def from_pb(cls, info: pb.WorkerInfo) -> "WorkerView":
+        placement = _placement(info.identity, info.frame)
+        if info.host_lost:
+            placement["reason"] = HOST_LOST
         return cls(state=State.of(info.state), exit_code=info.exit_code if info.HasField("exit_code") else None,
-                   signal=info.signal if info.HasField("signal") else None, launcher=info.launcher,
-                   **_placement(info.identity, info.frame))
+                   signal=info.signal if info.HasField("signal") else None, launcher=info.launcher, **placement)
 
 
 @dataclass(frozen=True)

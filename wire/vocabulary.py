@@ -122,6 +122,9 @@ class HostState(_Mirror):
     DONE = "done"
 
 
+HOST_LOST = f"host {HostState.LOST}"  # the reason (`list --all`) of a rank that exited with its host
+
+
 _bind(State, pb.State, "STATE_", unspecified=State.RUNNING)
 _bind(StopReason, pb.StopReason, "STOP_REASON_", unspecified=StopReason.BREAKPOINT)
 _bind(EndReason, pb.EndReason, "END_REASON_", unspecified=EndReason.WORKER_GONE)

@@ -46,7 +46,9 @@ def test_keep_going_outlives_a_lost_host(multi_run, cluster) -> None:
     cluster.kill_all("h2")
     wait_for(lambda: "(host lost)" in run.stderr, DETECT_S + 1, "the run naming the host lost")
     workers = {w["rank"]: w for w in json.loads(run.cli("h1", "list", "--all", "--json").stdout)}
-    assert workers[0]["state"] == "stopped" and workers[1]["state"] == "exited"
+    assert workers[0]["state"] == "stopped" and (workers[1]["state"], workers[1]["reason"]) == ("exited", "host lost")
+    table = run.cli("h1", "list", "--all").stdout
+    assert "host lost" in table, table
     hosts = {h["hostname"]: h["state"] for h in json.loads(run.cli("h1", "hosts", "--json").stdout)}
     assert hosts == {"h1": "up", "h2": "lost"}
     assert run.cli("h1", "continue").returncode == 0
