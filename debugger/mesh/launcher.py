@@ -92,7 +92,7 @@ class MeshLauncher:
         self.workers: dict[int, Worker] = {}  # by rank
         self.exits: dict[int, int] = {}  # rank → status, in the order they exited
         self.first_failure: tuple[int, int] | None = None  # (rank, status)
-        self.lost_hosts: list[Host] = []
+        self.lost_ranks: set[int] = set()  # exited with their lost host
         self.started_at = time.monotonic()
         self._all_exited = asyncio.Event()  # every rank has exited
         self._stopping = False
@@ -129,6 +129,8 @@ class MeshLauncher:
         """A rank ended (`code`: its status or -signal), or its host was lost with it."""
         if rank in self.exits:
             return
+        if host_lost:
+            self.lost_ranks.add(rank)
         self.exits[rank] = status = HOST_LOST_STATUS if host_lost else status_of(code)
         worker = self.workers.get(rank)
         if worker is not None:
@@ -142,7 +144,6 @@ class MeshLauncher:
 
     def host_lost(self, host: Host) -> None:
         """A host's agent went away: every rank of it that had not ended is lost with it."""
-        self.lost_hosts.append(host)
         for rank in host.ranks:
             self.exited(rank, 0, host_lost=True)
 

@@ -35,6 +35,8 @@ def test_a_lost_host_stops_the_mesh_with_255(multi_run, cluster, fault: str) -> 
     assert detected <= DETECT_S, f"host lost noticed after {detected:.1f} s"
     assert run.finish(timeout=15) == 255, run.stderr
     assert "host 1 h2 (198.18.0.3) lost: ranks 2-3 marked exited (host lost)" in run.stderr
+    assert run.stderr.strip().splitlines()[-1].startswith("meshdbg: rank 2 failed first (host lost, exit status 255); "
+                                                          "the mesh was stopped: ranks 0-1 SIGTERM, rank 3 host lost")
     assert run.agents["h1"].wait(timeout=10) == 0  # host 0's ranks were stopped, its agent ended
     assert cluster.pids("h1") == []
 
