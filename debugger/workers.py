@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import Callable
+from typing import Awaitable, Callable
 
 from meshdbg.wire.errors import MeshError
 from meshdbg.wire.proto import debugger_pb2 as pb
@@ -22,6 +22,9 @@ from meshdbg.debugger.selection import Selection
 from meshdbg.debugger.sessions import Session, SessionRegistry
 from meshdbg.wire.coords import identity_coords
 from meshdbg.wire.vocabulary import State, WatchKind
+
+OutsideSampler = Callable[["Worker", bool, float], Awaitable[list[pb.ThreadStack]]]  # (worker, all threads, timeout)
+
 
 class Worker:
     """One worker process: its identity, its agent stream's outbox and its exit status."""
@@ -115,6 +118,7 @@ class WorkerRegistry:
         self._by_pid: dict[int, list[Worker]] = {}  # oldest first (pids of other hosts may clash)
         self._ids = itertools.count(1)
         self._collectives_timeout = 0.0  # while a rank is paused: what every worker's process groups get
+        self.outside: OutsideSampler | None = None  # a launcher's: py-spy a worker on the host that forked it
 
     def launched(self, identity: pb.Identity) -> Worker:
         """A process this server's launcher started: listed as starting until it connects."""

@@ -2,7 +2,8 @@
 
     agent → run   hello (who it is) · digest (of the script the welcome named) · spawned ·
                   output (prefixed lines, ≤ 32 KiB a message) · exit
-    run → agent   welcome (the target) · assignment (its HostPlan) · signal · stop
+    run → agent   welcome (the target) · assignment (its HostPlan) · signal · stop ·
+                  sample (py-spy a rank stuck in C, answered with `stacks`)
 
 The stream is the agent's lifeline, both ways: when it breaks (the run was killed, the
 network parted: keepalive notices within ~4 s) the agent SIGTERMs its ranks, SIGKILLs what is
@@ -22,6 +23,7 @@ import grpc
 from meshdbg.host.agent import HostAgent, reserve_port
 from meshdbg.host.identity import hello, script_digest
 from meshdbg.host.plan import HostPlan
+from meshdbg.host.pyspy import PySpyError, py_spy_stacks
 from meshdbg.wire.connection import ConnectionInfo
 from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
 from meshdbg.wire.proto import host_pb2 as host_pb
@@ -164,6 +166,17 @@ class RemoteAgent:
             self.agent.signal(command.signal.signum)
         elif kind == "stop":
             asyncio.get_running_loop().create_task(self.agent.stop(command.stop.grace_s))
+        elif kind == "sample":
+            asyncio.get_running_loop().create_task(self._sample(command.sample))
+
+    async def _sample(self, request: host_pb.HostSample) -> None:
+        """py-spy one of our ranks for the run (it could not answer from inside)."""
+        answer = host_pb.HostStacks(request_id=request.request_id)
+        try:
+            answer.threads.extend(await py_spy_stacks(request.pid, request.all_threads, request.timeout_s))
+        except PySpyError as exc:
+            answer.error = str(exc)
+        self.uplink.send(host_pb.HostMessage(stacks=answer))
 
     async def _finish_when_done(self) -> None:
         """Once every rank has exited and its output is sent, end our side of the stream."""

@@ -12,6 +12,8 @@ from typing import Protocol
 
 from meshdbg.host.agent import HostAgent, reserve_port
 from meshdbg.host.plan import HostPlan
+from meshdbg.host.pyspy import py_spy_stacks
+from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import host_pb2 as host_pb
 from meshdbg.wire.vocabulary import HostState
 
@@ -46,6 +48,9 @@ class Host(Protocol):
     async def drained(self) -> None: ...
 
     async def close(self) -> None: ...
+
+    async def sample(self, pid: int, all_threads: bool, timeout: float) -> list[pb.ThreadStack]:
+        """A rank's stacks taken from outside by py-spy on its host; PySpyError saying why not."""
 
 
 def host_info(host: Host, placer: str) -> host_pb.HostInfo:
@@ -89,6 +94,9 @@ class LocalHost:
 
     async def drained(self) -> None:
         await self.agent.drained()
+
+    async def sample(self, pid: int, all_threads: bool, timeout: float) -> list[pb.ThreadStack]:
+        return await py_spy_stacks(pid, all_threads, timeout)
 
     async def close(self) -> None:
         try:

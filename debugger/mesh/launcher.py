@@ -24,6 +24,7 @@ import time
 from typing import Mapping, Protocol
 
 from meshdbg.host.agent import STOP_GRACE_S
+from meshdbg.host.pyspy import PySpyError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import host_pb2_grpc as host_grpc
 from meshdbg.debugger.certificates import ServerCertificate
@@ -90,6 +91,8 @@ class MeshLauncher:
         self.server = DebugClient(host=bind, publish=publish, what=" ".join(["run", *self.argv])[:200], tls=tls,
                                   services=[self._add_host_services], advertise=advertise)
         self.workers: dict[int, Worker] = {}  # by rank
+        self._host_of: dict[int, Host] = {}  # rank → the host that forked it
+        self.server.workers.outside = self._sample_outside
         self.exits: dict[int, int] = {}  # rank → status, in the order they exited
         self.first_failure: tuple[int, int] | None = None  # (rank, status)
         self.lost_ranks: set[int] = set()  # exited with their lost host
@@ -122,8 +125,16 @@ class MeshLauncher:
 
     def spawned(self, host: Host, rank: int, pid: int) -> None:
         """A host forked `rank` as `pid`: listed as starting until it connects."""
+        self._host_of[rank] = host
         self.workers[rank] = self.server.workers.launched(pb.Identity(
             name=self.name, rank=rank, hostname=host.hostname, pid=pid, coords=pb_coords(self.shape.coords(rank))))
+
+    async def _sample_outside(self, worker: Worker, all_threads: bool, timeout: float) -> list[pb.ThreadStack]:
+        """py-spy `worker` on the host that forked it (PySpyError for one this run did not fork)."""
+        host = self._host_of.get(worker.rank)
+        if host is None or self.workers.get(worker.rank) is not worker:
+            raise PySpyError(f"rank {worker.rank} (pid {worker.pid}) was not started by this run")
+        return await host.sample(worker.pid, all_threads, timeout)
 
     def exited(self, rank: int, code: int, host_lost: bool = False) -> None:
         """A rank ended (`code`: its status or -signal), or its host was lost with it."""

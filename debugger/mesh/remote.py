@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING, AsyncIterator
 import grpc
 
 from meshdbg.host.plan import HostPlan
+from meshdbg.host.pyspy import PySpyError
+from meshdbg.wire.pending import PendingRequests
+from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.connection import PROTOCOL_VERSION
 from meshdbg.wire.errors import UsageError
 from meshdbg.wire.proto import host_pb2 as host_pb
@@ -31,6 +34,7 @@ if TYPE_CHECKING:
     from meshdbg.debugger.mesh.launcher import MeshLauncher
 
 JOIN = "a host agent's stream"
+SAMPLE_TRIP_S = 0.5  # what a py-spy request to another host may take beyond py-spy itself
 
 
 def peer_ip(peer: str) -> str:
@@ -60,6 +64,7 @@ class RemoteHost:
         self._exited: set[int] = set()
         self._idle = asyncio.Event()
         self._idle.set()
+        self._samples: PendingRequests[host_pb.HostStacks] = PendingRequests()
 
     def __str__(self) -> str:
         return f"{self.hostname} ({self.address})"
@@ -87,6 +92,24 @@ class RemoteHost:
     async def close(self) -> None:
         self.outbox.put_nowait(None)
 
+    async def sample(self, pid: int, all_threads: bool, timeout: float) -> list[pb.ThreadStack]:
+        """Ask the agent to py-spy `pid` on its host; PySpyError with its reason, or when the
+        answer takes longer than `timeout` plus a round trip."""
+        if self.ended.is_set():
+            raise PySpyError(f"its host {self} is {self.state}")
+
+        def send(request_id: int) -> None:
+            self.outbox.put_nowait(host_pb.HostCommand(sample=host_pb.HostSample(
+                request_id=request_id, pid=pid, all_threads=all_threads, timeout_s=timeout)))
+
+        try:
+            answer = await asyncio.wait_for(self._samples.request(send), timeout + SAMPLE_TRIP_S)
+        except TimeoutError:
+            raise PySpyError(f"no py-spy answer from its host {self} within {timeout + SAMPLE_TRIP_S:g} s") from None
+        if answer.error:
+            raise PySpyError(answer.error)
+        return list(answer.threads)
+
     async def pump(self, request_iterator: AsyncIterator[host_pb.HostMessage]) -> None:
         """Hand the agent's messages to the launcher; when they end, end our side too."""
         try:
@@ -99,6 +122,8 @@ class RemoteHost:
                 elif kind == "exit":
                     self._ended_rank(message.exit.rank)
                     self.launcher.exited(message.exit.rank, message.exit.code)
+                elif kind == "stacks":
+                    self._samples.answer(message.stacks.request_id, message.stacks)
                 elif kind == "output":
                     stream = sys.stderr if message.output.stream == STDERR else sys.stdout
                     stream.write(message.output.text.decode(errors="replace"))
@@ -106,6 +131,7 @@ class RemoteHost:
         except grpc.RpcError:
             pass  # the agent went away: its stream ends as if it had closed it
         self.outbox.put_nowait(None)
+        self._samples.close(host_pb.HostStacks(error=f"its host {self} went away"))
 
     def _ended_rank(self, rank: int) -> None:
         self._exited.add(rank)

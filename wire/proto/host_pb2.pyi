@@ -1,3 +1,4 @@
+from meshdbg.wire.proto import debugger_pb2 as _debugger_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -21,18 +22,20 @@ HOST_STATE_LOST: HostState
 HOST_STATE_DONE: HostState
 
 class HostMessage(_message.Message):
-    __slots__ = ("hello", "digest", "spawned", "exit", "output")
+    __slots__ = ("hello", "digest", "spawned", "exit", "output", "stacks")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     DIGEST_FIELD_NUMBER: _ClassVar[int]
     SPAWNED_FIELD_NUMBER: _ClassVar[int]
     EXIT_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    STACKS_FIELD_NUMBER: _ClassVar[int]
     hello: HostHello
     digest: HostDigest
     spawned: HostSpawned
     exit: HostExit
     output: HostOutput
-    def __init__(self, hello: _Optional[_Union[HostHello, _Mapping]] = ..., digest: _Optional[_Union[HostDigest, _Mapping]] = ..., spawned: _Optional[_Union[HostSpawned, _Mapping]] = ..., exit: _Optional[_Union[HostExit, _Mapping]] = ..., output: _Optional[_Union[HostOutput, _Mapping]] = ...) -> None: ...
+    stacks: HostStacks
+    def __init__(self, hello: _Optional[_Union[HostHello, _Mapping]] = ..., digest: _Optional[_Union[HostDigest, _Mapping]] = ..., spawned: _Optional[_Union[HostSpawned, _Mapping]] = ..., exit: _Optional[_Union[HostExit, _Mapping]] = ..., output: _Optional[_Union[HostOutput, _Mapping]] = ..., stacks: _Optional[_Union[HostStacks, _Mapping]] = ...) -> None: ...
 
 class HostHello(_message.Message):
     __slots__ = ("hostname", "addresses", "index_hint", "meshdbg_version", "python_version", "protocol_version", "master_port")
@@ -83,16 +86,40 @@ class HostOutput(_message.Message):
     def __init__(self, stream: _Optional[int] = ..., text: _Optional[bytes] = ...) -> None: ...
 
 class HostCommand(_message.Message):
-    __slots__ = ("welcome", "assignment", "signal", "stop")
+    __slots__ = ("welcome", "assignment", "signal", "stop", "sample")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     ASSIGNMENT_FIELD_NUMBER: _ClassVar[int]
     SIGNAL_FIELD_NUMBER: _ClassVar[int]
     STOP_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_FIELD_NUMBER: _ClassVar[int]
     welcome: HostWelcome
     assignment: HostPlan
     signal: HostSignal
     stop: HostStop
-    def __init__(self, welcome: _Optional[_Union[HostWelcome, _Mapping]] = ..., assignment: _Optional[_Union[HostPlan, _Mapping]] = ..., signal: _Optional[_Union[HostSignal, _Mapping]] = ..., stop: _Optional[_Union[HostStop, _Mapping]] = ...) -> None: ...
+    sample: HostSample
+    def __init__(self, welcome: _Optional[_Union[HostWelcome, _Mapping]] = ..., assignment: _Optional[_Union[HostPlan, _Mapping]] = ..., signal: _Optional[_Union[HostSignal, _Mapping]] = ..., stop: _Optional[_Union[HostStop, _Mapping]] = ..., sample: _Optional[_Union[HostSample, _Mapping]] = ...) -> None: ...
+
+class HostSample(_message.Message):
+    __slots__ = ("request_id", "pid", "all_threads", "timeout_s")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    ALL_THREADS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
+    request_id: int
+    pid: int
+    all_threads: bool
+    timeout_s: float
+    def __init__(self, request_id: _Optional[int] = ..., pid: _Optional[int] = ..., all_threads: _Optional[bool] = ..., timeout_s: _Optional[float] = ...) -> None: ...
+
+class HostStacks(_message.Message):
+    __slots__ = ("request_id", "threads", "error")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    THREADS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    request_id: int
+    threads: _containers.RepeatedCompositeFieldContainer[_debugger_pb2.ThreadStack]
+    error: str
+    def __init__(self, request_id: _Optional[int] = ..., threads: _Optional[_Iterable[_Union[_debugger_pb2.ThreadStack, _Mapping]]] = ..., error: _Optional[str] = ...) -> None: ...
 
 class HostWelcome(_message.Message):
     __slots__ = ("argv", "cwd")
