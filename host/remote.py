@@ -14,9 +14,10 @@ OUTPUT_BACKLOG bytes queued, every rank's pipe is paused until the stream catche
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
-from typing import AsyncIterator
+from typing import AsyncIterator, Mapping
 
 import grpc
 
@@ -35,6 +36,14 @@ CHUNK = 32 * 1024
 OUTPUT_BACKLOG = 1 << 20
 LOST_GRACE_S = 1.5  # the run is gone: SIGTERM, then SIGKILL after this, well within 5 s
 STDOUT, STDERR = 1, 2
+TORCHRUN_PREFIX = "TORCHELASTIC_"
+
+
+def placer_free(env: Mapping[str, str]) -> dict[str, str]:
+    """The agent's environment without what the engine that placed the agent (torchrun) gave
+    the agent as its own worker: the ranks get the run's RANK, MASTER_ADDR, ... and must not
+    find torchrun's agent store (TORCHELASTIC_USE_AGENT_STORE) instead of host 0's."""
+    return {name: value for name, value in env.items() if not name.startswith(TORCHRUN_PREFIX)}
 
 
 class Uplink:
@@ -104,7 +113,7 @@ class RemoteAgent:
         self.index = index
         self.uplink = Uplink()
         out, err = StreamTarget(self.uplink, STDOUT), StreamTarget(self.uplink, STDERR)
-        self.agent = HostAgent(self, targets=(lambda: out, lambda: err), flow=self.uplink)
+        self.agent = HostAgent(self, env=placer_free(os.environ), targets=(lambda: out, lambda: err), flow=self.uplink)
         self._ranks = 0
         self._exits = 0
         self.finished = asyncio.Event()  # every rank of the plan has exited
