@@ -54,6 +54,9 @@ class Placer(Protocol):
     async def place(self, launcher: "MeshLauncher") -> list[Host]:
         """The hosts, by index, once they are all there (UsageError when they are not)."""
 
+    async def close(self) -> None:
+        """Release what placing started (an srun step), once the hosts are closed."""
+
 
 class LocalPlacer:
     """Every rank on this machine, through one in-process agent."""
@@ -70,6 +73,9 @@ class LocalPlacer:
 
     async def place(self, launcher: "MeshLauncher") -> list[Host]:
         return [self._host]
+
+    async def close(self) -> None:
+        pass
 
 
 class MeshLauncher:
@@ -202,5 +208,6 @@ class MeshLauncher:
                 await self.stop()
             for host in self.hosts:
                 await host.close()
+            await self.placer.close()
         finally:
             await self.server.stop()

@@ -1,7 +1,8 @@
 """`meshdbg run --on PLACER --bind ADDR --advertise ADDR --wait-hosts S`: where the ranks run.
 
 `local` (the default) forks every rank here; `join` prints the join line and waits for one
-`meshdbg host` agent per host (meshdbg.debugger.mesh.remote). Binding beyond loopback turns
+`meshdbg host` agent per host (meshdbg.debugger.mesh.remote); `slurm` starts those agents with
+srun inside an allocation (meshdbg.debugger.mesh.slurm). Binding beyond loopback turns
 TLS on (a per-run self-signed certificate, pinned in the join URL) unless a certificate is
 given; an advertised loopback address with several hosts is refused (Debian's 127.0.1.1 trap).
 """
@@ -18,7 +19,7 @@ from meshdbg.debugger.mesh.shape import MeshShape
 from meshdbg.debugger.verbs import server_certificate
 from meshdbg.wire.errors import UsageError
 
-PLACERS = ("local", "join")
+PLACERS = ("local", "join", "slurm")
 WAIT_HOSTS_S = 60.0
 WILDCARDS = ("0.0.0.0", "::")
 ROUTE_PROBE = "192.0.2.1"  # TEST-NET-1: only the routing table is asked, nothing is sent
@@ -26,9 +27,9 @@ ROUTE_PROBE = "192.0.2.1"  # TEST-NET-1: only the routing table is asked, nothin
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("hosts")
-    group.add_argument("--on", default="local", choices=PLACERS, help="where the ranks run: local (this machine) "
-                       "or join (one `meshdbg host --join URL` agent per host dials in; the first mesh "
-                       "dimension is the host dimension)")
+    group.add_argument("--on", default="local", choices=PLACERS, help="where the ranks run: local (this machine), "
+                       "join (one `meshdbg host --join URL` agent per host dials in) or slurm (inside an allocation, "
+                       "srun starts one agent per node); the first mesh dimension is the host dimension")
     group.add_argument("--bind", default="127.0.0.1", metavar="ADDR",
                        help="the address the run's server listens on (default loopback; beyond it TLS is on)")
     group.add_argument("--advertise", metavar="ADDR", help="the address other hosts dial (default: --bind, or for "
@@ -61,8 +62,15 @@ def advertised(bind: str, advertise: str | None) -> str:
 
 def launcher_options(args: argparse.Namespace, shape: MeshShape) -> dict[str, Any]:
     """MeshLauncher keywords for `args`: placer, bind, advertise and TLS."""
-    hosts = shape.dims[0][1] if args.on == "join" else 1
-    address = advertised(args.bind, args.advertise) if args.on == "join" or not is_loopback(args.bind) else None
+    hosts = 1 if args.on == "local" else shape.dims[0][1]
+    nodes: list[str] = []
+    if args.on == "slurm":
+        from meshdbg.debugger.mesh.slurm import advertised_to, allocation_nodes
+
+        nodes = allocation_nodes()
+        if is_loopback(args.bind) and not args.advertise:  # listen where the nodes reach this host
+            args.bind, args.advertise = "0.0.0.0", advertised_to(nodes)
+    address = advertised(args.bind, args.advertise) if args.on != "local" or not is_loopback(args.bind) else None
     if hosts > 1 and is_loopback(address):
         raise UsageError(f"{hosts} hosts cannot dial {address}, a loopback address: --bind (or --advertise) "
                          f"an address the other hosts reach")
@@ -70,6 +78,10 @@ def launcher_options(args: argparse.Namespace, shape: MeshShape) -> dict[str, An
         from meshdbg.debugger.mesh.remote import JoinPlacer
 
         placer = JoinPlacer(hosts, args.wait_hosts)
+    elif args.on == "slurm":
+        from meshdbg.debugger.mesh.slurm import SlurmPlacer
+
+        placer = SlurmPlacer(hosts, args.wait_hosts, nodes)
     else:
         placer = LocalPlacer()
     if not is_loopback(args.bind) and not args.tls_cert:

@@ -165,22 +165,33 @@ class JoinPlacer:
         self.placed = False
         self._full = asyncio.Event()
         self._launcher: "MeshLauncher | None" = None
+        self.failed: asyncio.Future[str] | None = None  # why the agents cannot come (a placer that starts them)
 
     def prepare(self, launcher: "MeshLauncher") -> list:
         self._launcher = launcher
+        self.failed = asyncio.get_running_loop().create_future()
         return []
 
-    async def place(self, launcher: "MeshLauncher") -> list[RemoteHost]:
+    async def start_agents(self, launcher: "MeshLauncher") -> None:
+        """Print the join line; placers that start the agents themselves override this."""
         connection = launcher.server.connection
         where = f" (or --token-file {launcher.server.connection_file})" if launcher.server.connection_file else ""
         print(f"meshdbg: waiting {self.wait_s:g} s for {self.expected} host(s); on each host, with this run's "
               f"MESHDBG_TOKEN{where}, run:\n  meshdbg host --join {connection.join}", file=sys.stderr, flush=True)
-        try:
-            await asyncio.wait_for(self._full.wait(), self.wait_s)
-        except TimeoutError:
+
+    async def close(self) -> None:
+        """Release what start_agents started."""
+
+    async def place(self, launcher: "MeshLauncher") -> list[RemoteHost]:
+        await self.start_agents(launcher)
+        full = asyncio.ensure_future(self._full.wait())
+        await asyncio.wait([full, self.failed], timeout=self.wait_s, return_when=asyncio.FIRST_COMPLETED)
+        full.cancel()
+        if not self._full.is_set():
             who = ", ".join(f"{h} index hint {h.hint}" if h.hint is not None else str(h) for h in self.joined)
-            raise UsageError(f"{len(self.joined)} of {self.expected} hosts joined within {self.wait_s:g} s"
-                             + (f": {who}" if who else "") + " (--wait-hosts waits longer)") from None
+            why = self.failed.result() if self.failed.done() else f"within {self.wait_s:g} s"
+            raise UsageError(f"{len(self.joined)} of {self.expected} hosts joined {why}" + (f": {who}" if who else "")
+                             + ("" if self.failed.done() else " (--wait-hosts waits longer)"))
         self.placed = True
         hosts = order_hosts(self.joined)
         for index, host in enumerate(hosts):

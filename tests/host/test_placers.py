@@ -1,8 +1,9 @@
-"""Agents placed by the site's own engine: torchrun --nnodes 2 runs one `meshdbg host` per node."""
+"""Agents placed by the site's own engine: torchrun --nnodes 2, or `--on slurm` with a real Slurm."""
 
 from __future__ import annotations
 
 import json
+import secrets
 import subprocess
 import sys
 
@@ -10,6 +11,8 @@ import pytest
 
 from conftest import SCRIPTS
 from e2e import wait_for
+from netns import meshdbg
+from slurm import slurm
 
 
 @pytest.mark.torch
@@ -38,3 +41,26 @@ def test_torchrun_places_one_agent_per_node(multi_run, cluster, tmp_path) -> Non
         log = (tmp_path / f"torchrun-{host}.log").read_text()
         assert torchrun.wait(timeout=30) == 0, log
         assert f"meshdbg host: host {index_of[host]}," in log
+
+
+def test_slurm_starts_one_agent_per_node_of_the_allocation(cluster, tmp_path) -> None:
+    with slurm(cluster, "c", ["h1", "h2"], tmp_path / "slurm") as slurm_env:
+        env = dict(slurm_env, MESHDBG_TOKEN=secrets.token_urlsafe(16),
+                   MESHDBG_CONNECTION_FILE=str(tmp_path / "run.json"))
+        with open(tmp_path / "run.out", "w") as out, open(tmp_path / "run.err", "w") as err:
+            run = cluster.start("c", ["salloc", "-N2", *meshdbg("run", "--on", "slurm", "--mesh", "hosts=2,gpus=2",
+                                                                "where.py")], env, stdout=out, stderr=err, cwd=SCRIPTS)
+        url = wait_for(lambda: (tmp_path / "run.json").exists() and json.loads((tmp_path / "run.json").read_text())
+                       ["join"], 20, "the run's connection file")
+        assert url.startswith("meshdbg://198.18.0.1:") and "#sha256=" in url  # bound beyond loopback: TLS
+        client_env = dict(env, MESHDBG_ADDR=url)
+        sessions = wait_for(lambda: (r := cluster.run("h2", meshdbg("list", "--json"), client_env)).returncode == 0
+                            and len(json.loads(r.stdout)) == 4 and json.loads(r.stdout), 30, "4 ranks stopped")
+        assert {s["rank"]: s["hostname"] for s in sessions} == {0: "h1", 1: "h1", 2: "h2", 3: "h2"}  # SLURM_NODEID
+        hosts = json.loads(cluster.run("h2", meshdbg("hosts", "--json"), client_env).stdout)
+        assert [(h["index"], h["hostname"], h["placer"]) for h in hosts] == [(0, "h1", "slurm"), (1, "h2", "slurm")]
+        assert cluster.run("h2", meshdbg("continue"), client_env).returncode == 0
+        assert run.wait(timeout=30) == 0, (tmp_path / "run.err").read_text()
+        assert "DONE 3" in (tmp_path / "run.out").read_text()
+        squeue = cluster.run("c", ["squeue", "-h"], env)
+        assert squeue.stdout.strip() == ""  # the allocation ended with the run
