@@ -182,6 +182,16 @@ class JoinPlacer:
     async def close(self) -> None:
         """Release what start_agents started."""
 
+    def fail_if_gone(self, process: asyncio.subprocess.Process, what: str) -> None:
+        """Have `place` fail at once if `process` (what starts agents: srun, ssh) exits before
+        every host has joined."""
+        async def watch() -> None:
+            status = await process.wait()
+            if not self.failed.done() and not self.placed:
+                self.failed.set_result(f"before {what} exited (status {status})")
+
+        asyncio.get_running_loop().create_task(watch())
+
     async def place(self, launcher: "MeshLauncher") -> list[RemoteHost]:
         await self.start_agents(launcher)
         full = asyncio.ensure_future(self._full.wait())
@@ -259,3 +269,14 @@ async def _first(awaitables: list, timeout: float) -> None:
     await asyncio.wait(tasks, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
     for task in tasks:
         task.cancel()
+
+
+async def end_within(process: asyncio.subprocess.Process, timeout: float) -> None:
+    """Wait for a process a placer started (srun, ssh) to exit, `timeout` seconds at most, then kill it."""
+    if process.returncode is not None:
+        return
+    try:
+        await asyncio.wait_for(process.wait(), timeout)
+    except TimeoutError:
+        process.kill()
+        await process.wait()

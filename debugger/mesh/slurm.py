@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 from typing import TYPE_CHECKING
 
-from meshdbg.debugger.mesh.remote import JoinPlacer
-from meshdbg.host.identity import route_source
+from meshdbg.debugger.mesh.remote import JoinPlacer, end_within
 from meshdbg.wire.errors import UsageError
 
 if TYPE_CHECKING:
@@ -39,14 +37,6 @@ def allocation_nodes() -> list[str]:
     except (OSError, subprocess.SubprocessError) as exc:
         raise UsageError(f"cannot list the allocation's nodes with scontrol ({exc})") from None
     return names
-
-
-def advertised_to(nodes: list[str]) -> str:
-    """This host's address on the route to the allocation's first node."""
-    try:
-        return route_source(f"{socket.gethostbyname(nodes[0])}:9")
-    except OSError as exc:
-        raise UsageError(f"cannot tell which address {nodes[0]} reaches this host at ({exc}): give --advertise") from None
 
 
 class SlurmPlacer(JoinPlacer):
@@ -71,18 +61,8 @@ class SlurmPlacer(JoinPlacer):
                                                               stdout=sys.stderr.fileno(), stderr=sys.stderr.fileno())
         except OSError as exc:
             raise UsageError(f"cannot start srun: {exc.strerror}") from None
-        asyncio.get_running_loop().create_task(self._watch(self._step))
-
-    async def _watch(self, step: asyncio.subprocess.Process) -> None:
-        status = await step.wait()
-        if not self.failed.done() and not self.placed:
-            self.failed.set_result(f"before srun exited (status {status})")
+        self.fail_if_gone(self._step, "srun")
 
     async def close(self) -> None:
-        if self._step is None or self._step.returncode is not None:
-            return
-        try:
-            await asyncio.wait_for(self._step.wait(), STEP_END_S)
-        except TimeoutError:
-            self._step.kill()
-            await self._step.wait()
+        if self._step is not None:
+            await end_within(self._step, STEP_END_S)

@@ -1,8 +1,9 @@
-"""Agents placed by the site's own engine: torchrun --nnodes 2, or `--on slurm` with a real Slurm."""
+"""Agents placed by the site's own engine: torchrun --nnodes 2, `--on slurm` with a real Slurm, `--on ssh`."""
 
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from conftest import SCRIPTS
 from e2e import wait_for
 from netns import meshdbg
 from slurm import slurm
+from sshd import start_sshd
 
 
 @pytest.mark.torch
@@ -64,3 +66,31 @@ def test_slurm_starts_one_agent_per_node_of_the_allocation(cluster, tmp_path) ->
         assert "DONE 3" in (tmp_path / "run.out").read_text()
         squeue = cluster.run("c", ["squeue", "-h"], env)
         assert squeue.stdout.strip() == ""  # the allocation ended with the run
+
+
+def test_ssh_starts_one_agent_per_named_node_in_its_order(cluster, tmp_path) -> None:
+    config = start_sshd(cluster, ["h1", "h2"], tmp_path / "ssh")
+    env = dict(os.environ, MESHDBG_TOKEN=secrets.token_urlsafe(16), MESHDBG_CONNECTION_FILE=str(tmp_path / "run.json"))
+    with open(tmp_path / "run.out", "w") as out, open(tmp_path / "run.err", "w") as err:
+        run = cluster.start("c", ["sh", "-c", f'mount --bind {config} /etc/ssh/ssh_config && exec "$@"', "-",
+                                  *meshdbg("run", "--on", "ssh:h2,h1", "--mesh", "hosts=2,gpus=1", "where.py")],
+                            env, stdout=out, stderr=err, cwd=SCRIPTS)
+    url = wait_for(lambda: (tmp_path / "run.json").exists() and json.loads((tmp_path / "run.json").read_text())["join"],
+                   20, "the run's connection file")
+    client_env = dict(env, MESHDBG_ADDR=url)
+    sessions = wait_for(lambda: (r := cluster.run("h1", meshdbg("list", "--json"), client_env)).returncode == 0
+                        and len(json.loads(r.stdout)) == 2 and json.loads(r.stdout), 30, "2 ranks stopped")
+    assert {s["rank"]: s["hostname"] for s in sessions} == {0: "h2", 1: "h1"}  # the order --on ssh named them in
+    assert cluster.run("h1", meshdbg("continue"), client_env).returncode == 0
+    assert run.wait(timeout=30) == 0, (tmp_path / "run.err").read_text()
+    assert "[r0 hosts=0,gpus=0] DONE 0" in (tmp_path / "run.out").read_text()
+    wait_for(lambda: not any("meshdbg" in " ".join(_cmdline(pid)) for host in ("h1", "h2") for pid in cluster.pids(host)),
+             10, "no agent left on any node")
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return cmdline.read().decode(errors="replace").split("\0")
+    except OSError:
+        return []
