@@ -14,7 +14,7 @@ import asyncio
 import os
 import signal
 import socket
-from typing import Mapping, Protocol
+from typing import Awaitable, Mapping, Protocol
 
 from meshdbg.host.output import Flow, PrefixedLines, Target, pipe_to, stderr, stdout
 from meshdbg.host.plan import HostPlan, RankPlan
@@ -43,6 +43,15 @@ def reserve_port(host: str = "") -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, 0))
     return sock
+
+
+async def within(timeout: float, *awaitables: Awaitable[object]) -> bool:
+    """Whether the first of `awaitables` is done within `timeout` seconds (the rest are cancelled)."""
+    tasks = [asyncio.ensure_future(a) for a in awaitables]
+    done, _ = await asyncio.wait(tasks, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    for task in tasks:
+        task.cancel()
+    return bool(done)
 
 
 class HostAgent:
@@ -117,10 +126,7 @@ class HostAgent:
 
     async def none_running_within(self, timeout: float) -> bool:
         """Whether every spawned rank has exited within `timeout` seconds."""
-        waiter = asyncio.ensure_future(self._none_running.wait())
-        done, _ = await asyncio.wait([waiter], timeout=timeout)
-        waiter.cancel()
-        return bool(done)
+        return await within(timeout, self._none_running.wait())
 
     async def drained(self, timeout: float = DRAIN_TIMEOUT_S) -> None:
         """Wait (at most `timeout` seconds) for the ranks' output to be written out."""

@@ -23,7 +23,7 @@ import os
 import time
 from typing import Mapping, Protocol
 
-from meshdbg.host.agent import STOP_GRACE_S
+from meshdbg.host.agent import STOP_GRACE_S, within
 from meshdbg.host.pyspy import PySpyError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import host_pb2_grpc as host_grpc
@@ -188,17 +188,11 @@ class MeshLauncher:
         self._stopping = True
         await asyncio.gather(*(host.stop(grace) for host in self.hosts))
 
-    async def _all_exited_within(self, timeout: float) -> bool:
-        waiter = asyncio.ensure_future(self._all_exited.wait())
-        done, _ = await asyncio.wait([waiter], timeout=timeout)
-        waiter.cancel()
-        return bool(done)
-
     async def release(self, grace: float = STOP_GRACE_S) -> None:
         """Close every agent stream, which lets actor hosts exit by themselves; then close."""
         for worker in self.workers.values():
             worker.end_stream()
-        await self._all_exited_within(grace)  # close() stops the rest
+        await within(grace, self._all_exited.wait())  # close() stops the rest
         await self.close()
 
     async def close(self) -> None:

@@ -27,7 +27,7 @@ from meshdbg.wire.vocabulary import HostState
 from meshdbg.debugger.selection import ranks_text
 from meshdbg.debugger.servicer import first_message
 from meshdbg.debugger.mesh.placement import order_hosts
-from meshdbg.host.agent import DRAIN_TIMEOUT_S
+from meshdbg.host.agent import DRAIN_TIMEOUT_S, within
 from meshdbg.host.remote import STDERR
 
 if TYPE_CHECKING:
@@ -83,11 +83,11 @@ class RemoteHost:
         if self.ended.is_set() or self._idle.is_set():
             return
         self.outbox.put_nowait(host_pb.HostCommand(stop=host_pb.HostStop(grace_s=grace)))
-        await _first([self._idle.wait(), self.ended.wait()], 2 * grace + 1)
+        await within(2 * grace + 1, self._idle.wait(), self.ended.wait())
 
     async def drained(self) -> None:
         """The agent ends its stream once its ranks' output is all sent."""
-        await _first([self.ended.wait()], DRAIN_TIMEOUT_S)
+        await within(DRAIN_TIMEOUT_S, self.ended.wait())
 
     async def close(self) -> None:
         self.outbox.put_nowait(None)
@@ -194,9 +194,7 @@ class JoinPlacer:
 
     async def place(self, launcher: "MeshLauncher") -> list[RemoteHost]:
         await self.start_agents(launcher)
-        full = asyncio.ensure_future(self._full.wait())
-        await asyncio.wait([full, self.failed], timeout=self.wait_s, return_when=asyncio.FIRST_COMPLETED)
-        full.cancel()
+        await within(self.wait_s, self._full.wait(), asyncio.shield(self.failed))
         if not self._full.is_set():
             who = ", ".join(f"{h} index hint {h.hint}" if h.hint is not None else str(h) for h in self.joined)
             why = self.failed.result() if self.failed.done() else f"within {self.wait_s:g} s"
@@ -261,14 +259,6 @@ class JoinPlacer:
             if not self.placed:
                 self.joined.remove(host)
             host.on_end()
-
-
-async def _first(awaitables: list, timeout: float) -> None:
-    """Wait until the first of `awaitables` is done, at most `timeout` seconds."""
-    tasks = [asyncio.ensure_future(a) for a in awaitables]
-    await asyncio.wait(tasks, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-    for task in tasks:
-        task.cancel()
 
 
 async def end_within(process: asyncio.subprocess.Process, timeout: float) -> None:

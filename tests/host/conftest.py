@@ -12,10 +12,7 @@ from typing import Iterator
 import pytest
 
 from e2e import wait_for
-from netns import Cluster, meshdbg
-
-SCRIPTS = Path(__file__).parent / "scripts"
-
+from netns import HOST_SCRIPTS, Cluster, meshdbg
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[Cluster]:
@@ -50,7 +47,7 @@ class MultiRun:
         for host in hosts:
             with open(self.folder / f"{host}.err", "w") as err:
                 self.agents[host] = self.cluster.start(host, meshdbg("host", "--join", self.url, *extra), self.env,
-                                                       stdout=err, stderr=subprocess.STDOUT, cwd=SCRIPTS)
+                                                       stdout=err, stderr=subprocess.STDOUT, cwd=HOST_SCRIPTS)
 
     def cli(self, host: str, *args: str, timeout: float = 20) -> subprocess.CompletedProcess:
         """`meshdbg ARGS` on `host`, finding the run by its URL and the token alone."""
@@ -70,7 +67,7 @@ def multi_run(cluster: Cluster, tmp_path: Path):
     def start(*args: str) -> MultiRun:
         with open(tmp_path / "run.out", "w") as out, open(tmp_path / "run.err", "w") as err:
             process = cluster.start("c", meshdbg("run", "--on", "join", "--bind", cluster.address("c"), *args), env,
-                                    stdout=out, stderr=err, cwd=SCRIPTS)
+                                    stdout=out, stderr=err, cwd=HOST_SCRIPTS)
         return MultiRun(cluster, tmp_path, env, process)
 
     return start

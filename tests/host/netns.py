@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Iterator
 
 SUBNET = "198.18.0"
+HOST_SCRIPTS = Path(__file__).parent / "scripts"  # what the tests' ranks run
 ENTER = ('mount --bind "$0" /etc/hosts && hostname "$1" && shift && exec "$@"')
 
 

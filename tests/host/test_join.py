@@ -10,12 +10,11 @@ import subprocess
 
 import grpc
 
-from conftest import SCRIPTS
 from e2e import wait_for
 from meshdbg.wire.connection import parse_url
 from meshdbg.wire.proto import host_pb2 as host_pb
 from meshdbg.wire.proto import host_pb2_grpc as host_grpc
-from netns import meshdbg
+from netns import HOST_SCRIPTS, meshdbg
 
 
 def test_an_agent_of_another_protocol_version_is_refused(tmp_path) -> None:
@@ -23,7 +22,7 @@ def test_an_agent_of_another_protocol_version_is_refused(tmp_path) -> None:
     env = dict(os.environ, MESHDBG_TOKEN=token)
     with open(tmp_path / "run.err", "w") as err:
         run = subprocess.Popen(meshdbg("run", "--on", "join", "--wait-hosts", "20", "--mesh", "hosts=1", "where.py"),
-                               env=env, cwd=SCRIPTS, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+                               env=env, cwd=HOST_SCRIPTS, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
     try:
         url = wait_for(lambda: next((w for w in (tmp_path / "run.err").read_text().split() if w.startswith("meshdbg://")),
                                     ""), 20, "the join line")
@@ -51,11 +50,11 @@ def test_an_agent_of_another_protocol_version_is_refused(tmp_path) -> None:
 
 def test_a_script_that_differs_between_hosts_is_named(multi_run, cluster, tmp_path) -> None:
     other = tmp_path / "where.py"
-    other.write_text((SCRIPTS / "where.py").read_text() + "# changed on h2\n")
+    other.write_text((HOST_SCRIPTS / "where.py").read_text() + "# changed on h2\n")
     run = multi_run("--mesh", "hosts=2,gpus=1", "where.py")
     run.join("h1")
     with open(tmp_path / "h2.err", "w") as err:  # h2 has its own mount namespace: its where.py is another file
-        cluster.start("h2", ["sh", "-c", f'mount --bind {other} {SCRIPTS / "where.py"} && exec "$@"', "-",
+        cluster.start("h2", ["sh", "-c", f'mount --bind {other} {HOST_SCRIPTS / "where.py"} && exec "$@"', "-",
                              *meshdbg("host", "--join", run.url)], run.env, stdout=err, stderr=subprocess.STDOUT)
     warning = wait_for(lambda: next((line for line in run.stderr.splitlines() if "script differs" in line), ""),
                        20, "the warning")

@@ -10,9 +10,8 @@ import sys
 
 import pytest
 
-from conftest import SCRIPTS
 from e2e import wait_for
-from netns import meshdbg
+from netns import HOST_SCRIPTS, meshdbg
 from slurm import slurm
 from sshd import start_sshd
 
@@ -29,7 +28,7 @@ def test_torchrun_places_one_agent_per_node(multi_run, cluster, tmp_path) -> Non
             torchruns[host] = cluster.start(host, [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2",
                                                    "--nproc-per-node", "1", "--rdzv-backend", "c10d", "--rdzv-endpoint",
                                                    endpoint, "-m", "meshdbg", "host", "--join", run.url],
-                                            run.env, stdout=log, stderr=subprocess.STDOUT, cwd=SCRIPTS)
+                                            run.env, stdout=log, stderr=subprocess.STDOUT, cwd=HOST_SCRIPTS)
     sessions = wait_for(lambda: (r := run.cli("h1", "list", "--json")).returncode == 0
                         and len(json.loads(r.stdout)) == 4 and json.loads(r.stdout), 60, "4 ranks stopped")
     hosts = json.loads(run.cli("h1", "hosts", "--json").stdout)
@@ -51,7 +50,7 @@ def test_slurm_starts_one_agent_per_node_of_the_allocation(cluster, tmp_path) ->
                    MESHDBG_CONNECTION_FILE=str(tmp_path / "run.json"))
         with open(tmp_path / "run.out", "w") as out, open(tmp_path / "run.err", "w") as err:
             run = cluster.start("c", ["salloc", "-N2", *meshdbg("run", "--on", "slurm", "--mesh", "hosts=2,gpus=2",
-                                                                "where.py")], env, stdout=out, stderr=err, cwd=SCRIPTS)
+                                                                "where.py")], env, stdout=out, stderr=err, cwd=HOST_SCRIPTS)
         url = wait_for(lambda: (tmp_path / "run.json").exists() and json.loads((tmp_path / "run.json").read_text())
                        ["join"], 20, "the run's connection file")
         assert url.startswith("meshdbg://198.18.0.1:") and "#sha256=" in url  # bound beyond loopback: TLS
@@ -74,7 +73,7 @@ def test_ssh_starts_one_agent_per_named_node_in_its_order(cluster, tmp_path) -> 
     with open(tmp_path / "run.out", "w") as out, open(tmp_path / "run.err", "w") as err:
         run = cluster.start("c", ["sh", "-c", f'mount --bind {config} /etc/ssh/ssh_config && exec "$@"', "-",
                                   *meshdbg("run", "--on", "ssh:h2,h1", "--mesh", "hosts=2,gpus=1", "where.py")],
-                            env, stdout=out, stderr=err, cwd=SCRIPTS)
+                            env, stdout=out, stderr=err, cwd=HOST_SCRIPTS)
     url = wait_for(lambda: (tmp_path / "run.json").exists() and json.loads((tmp_path / "run.json").read_text())["join"],
                    20, "the run's connection file")
     client_env = dict(env, MESHDBG_ADDR=url)

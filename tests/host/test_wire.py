@@ -7,13 +7,13 @@ import signal
 import subprocess
 import sys
 
-from conftest import SCRIPTS
 from e2e import wait_for
+from netns import HOST_SCRIPTS
 
 
 def test_traffic_between_hosts_is_tls(multi_run, cluster, tmp_path) -> None:
     capture = subprocess.Popen(["nsenter", f"--net=/run/netns/{cluster.ns('sw')}", sys.executable,
-                                str(SCRIPTS / "capture.py"), "v2", str(tmp_path / "h1.pcap")],
+                                str(HOST_SCRIPTS / "capture.py"), "v2", str(tmp_path / "h1.pcap")],
                                stdout=subprocess.PIPE, text=True)  # v2: h1's port on the switch
     try:
         assert capture.stdout.readline().strip() == "capturing"
