@@ -36,6 +36,7 @@ CHUNK = 32 * 1024
 OUTPUT_BACKLOG = 1 << 20
 LOST_GRACE_S = 1.5  # the run is gone: SIGTERM, then SIGKILL after this, well within 5 s
 STDOUT, STDERR = 1, 2
+INTERRUPTED = 130
 TORCHRUN_PREFIX = "TORCHELASTIC_"
 
 
@@ -118,6 +119,16 @@ class RemoteAgent:
         self._exits = 0
         self.finished = asyncio.Event()  # every rank of the plan has exited
         self.plan: HostPlan | None = None
+        self.interrupted = False
+
+    def interrupt(self) -> None:
+        """SIGINT or SIGTERM to the agent: leave the run if not placed yet, else end our ranks
+        (the run then sees them exit, and the stream end, as for any job that stops)."""
+        self.interrupted = True
+        if self.plan is None:
+            self.uplink.close()
+        else:
+            asyncio.get_running_loop().create_task(self.agent.stop(LOST_GRACE_S))
 
     def spawned(self, rank: int, pid: int) -> None:
         self.uplink.send(host_pb.HostMessage(spawned=host_pb.HostSpawned(rank=rank, pid=pid)))
@@ -144,7 +155,7 @@ class RemoteAgent:
                 async for command in call:
                     await self._obey(command)
             except grpc.RpcError as exc:
-                if self.plan is None:  # refused, or never reached
+                if self.plan is None and not self.interrupted:  # refused, or never reached
                     raise error_from_rpc(exc, addr) from None
                 print(f"meshdbg host: lost the run at {addr}; stopping this host's ranks", file=sys.stderr, flush=True)
                 return 1
@@ -152,7 +163,7 @@ class RemoteAgent:
                 finishing.cancel()
                 if self.agent.running:
                     await self.agent.stop(LOST_GRACE_S)
-            return 0
+            return INTERRUPTED if self.interrupted else 0
         finally:
             await self.agent.close()
             port.close()
@@ -199,5 +210,5 @@ async def serve(connection: ConnectionInfo, index: int | None) -> int:
     agent = RemoteAgent(connection, index)
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, lambda: loop.create_task(agent.agent.stop(LOST_GRACE_S)))
+        loop.add_signal_handler(signum, agent.interrupt)
     return await agent.run()

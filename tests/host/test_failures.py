@@ -101,3 +101,13 @@ def test_wrong_token_and_fingerprint_are_refused(multi_run, cluster) -> None:
     assert late.stderr.strip().splitlines() == ["meshdbg: refused by the run: too late: the run already has its 1 host(s)"]
     assert run.cli("h2", "continue").returncode == 0
     assert run.finish() == 0, run.stderr
+
+
+def test_an_agent_interrupted_while_waiting_leaves_the_run(multi_run, cluster) -> None:
+    run = multi_run("--wait-hosts", "6", "--mesh", "hosts=2,gpus=1", "where.py")
+    run.join("h1")
+    wait_for(lambda: "joined (1/2)" in run.stderr, 20, "h1 joined")
+    run.agents["h1"].send_signal(signal.SIGINT)
+    assert run.agents["h1"].wait(timeout=5) == 130
+    assert run.finish(timeout=20) == 2
+    assert run.stderr.strip().splitlines()[-1] == "meshdbg: 0 of 2 hosts joined within 6 s (--wait-hosts waits longer)"
