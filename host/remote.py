@@ -2,7 +2,7 @@
 
     agent → run   hello (who it is) · digest (of the script the welcome named) · spawned ·
                   output (prefixed lines, ≤ 32 KiB a message) · exit
-    run → agent   welcome (the target) · assignment (its HostPlan) · signal · stop ·
+    run → agent   welcome (the target) · assignment (its HostPlan) · stop ·
                   sample (py-spy a rank stuck in C, answered with `stacks`)
 
 The stream is the agent's lifeline, both ways: when it breaks (the run was killed, the
@@ -182,8 +182,6 @@ class RemoteAgent:
             if not self.plan.ranks:
                 self.finished.set()
             await self.agent.start(self.plan)
-        elif kind == "signal":
-            self.agent.signal(command.signal.signum)
         elif kind == "stop":
             asyncio.get_running_loop().create_task(self.agent.stop(command.stop.grace_s))
         elif kind == "sample":

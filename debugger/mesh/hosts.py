@@ -2,7 +2,7 @@
 
 `LocalHost` runs a HostAgent (meshdbg.host.agent) in this process: a single-host run. A remote
 host (meshdbg.debugger.mesh.joining) relays the same calls to a `meshdbg host` agent over its
-stream. The launcher drives both the same way: start a plan, signal, stop, wait for output.
+stream. The launcher drives both the same way: start a plan, stop, wait for output.
 """
 
 from __future__ import annotations
@@ -40,8 +40,6 @@ class Host(Protocol):
     state: HostState
 
     async def start(self, plan: HostPlan) -> None: ...
-
-    def signal(self, signum: int) -> None: ...
 
     async def stop(self, grace: float) -> None: ...
 
@@ -85,9 +83,6 @@ class LocalHost:
         self._events.exited(rank, code)
         if not self.agent.running:
             self.state = HostState.DONE
-
-    def signal(self, signum: int) -> None:
-        self.agent.signal(signum)
 
     async def stop(self, grace: float) -> None:
         await self.agent.stop(grace)

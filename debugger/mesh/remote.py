@@ -74,10 +74,6 @@ class RemoteHost:
         self.state = HostState.UP
         self.outbox.put_nowait(host_pb.HostCommand(assignment=plan.to_pb()))
 
-    def signal(self, signum: int) -> None:
-        if not self.ended.is_set():
-            self.outbox.put_nowait(host_pb.HostCommand(signal=host_pb.HostSignal(signum=signum)))
-
     async def stop(self, grace: float) -> None:
         """The agent SIGTERMs its ranks, SIGKILLs them after `grace`; wait for their exits."""
         if self.ended.is_set() or self._idle.is_set():

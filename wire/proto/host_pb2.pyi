@@ -86,18 +86,16 @@ class HostOutput(_message.Message):
     def __init__(self, stream: _Optional[int] = ..., text: _Optional[bytes] = ...) -> None: ...
 
 class HostCommand(_message.Message):
-    __slots__ = ("welcome", "assignment", "signal", "stop", "sample")
+    __slots__ = ("welcome", "assignment", "stop", "sample")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     ASSIGNMENT_FIELD_NUMBER: _ClassVar[int]
-    SIGNAL_FIELD_NUMBER: _ClassVar[int]
     STOP_FIELD_NUMBER: _ClassVar[int]
     SAMPLE_FIELD_NUMBER: _ClassVar[int]
     welcome: HostWelcome
     assignment: HostPlan
-    signal: HostSignal
     stop: HostStop
     sample: HostSample
-    def __init__(self, welcome: _Optional[_Union[HostWelcome, _Mapping]] = ..., assignment: _Optional[_Union[HostPlan, _Mapping]] = ..., signal: _Optional[_Union[HostSignal, _Mapping]] = ..., stop: _Optional[_Union[HostStop, _Mapping]] = ..., sample: _Optional[_Union[HostSample, _Mapping]] = ...) -> None: ...
+    def __init__(self, welcome: _Optional[_Union[HostWelcome, _Mapping]] = ..., assignment: _Optional[_Union[HostPlan, _Mapping]] = ..., stop: _Optional[_Union[HostStop, _Mapping]] = ..., sample: _Optional[_Union[HostSample, _Mapping]] = ...) -> None: ...
 
 class HostSample(_message.Message):
     __slots__ = ("request_id", "pid", "all_threads", "timeout_s")
@@ -157,12 +155,6 @@ class HostRank(_message.Message):
     label: str
     env: _containers.ScalarMap[str, str]
     def __init__(self, rank: _Optional[int] = ..., label: _Optional[str] = ..., env: _Optional[_Mapping[str, str]] = ...) -> None: ...
-
-class HostSignal(_message.Message):
-    __slots__ = ("signum",)
-    SIGNUM_FIELD_NUMBER: _ClassVar[int]
-    signum: int
-    def __init__(self, signum: _Optional[int] = ...) -> None: ...
 
 class HostStop(_message.Message):
     __slots__ = ("grace_s",)
