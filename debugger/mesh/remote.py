@@ -24,6 +24,7 @@ from meshdbg.wire.connection import PROTOCOL_VERSION
 from meshdbg.wire.errors import UsageError
 from meshdbg.wire.proto import host_pb2 as host_pb
 from meshdbg.wire.vocabulary import HostState
+from meshdbg.debugger.sanitize import printable
 from meshdbg.debugger.selection import ranks_text
 from meshdbg.debugger.servicer import first_message
 from meshdbg.debugger.mesh.placement import order_hosts
@@ -50,12 +51,12 @@ class RemoteHost:
         self.launcher = launcher
         self.hello = hello
         self.index = -1  # until placed
-        self.hostname = hello.hostname
+        self.hostname = printable(hello.hostname)  # shown on terminals: no escape sequences of the agent's
         self.address = address
         self.master_addr = hello.addresses[0] if hello.addresses else address
         self.master_port = hello.master_port
         self.hint = hello.index_hint if hello.HasField("index_hint") else None
-        self.digest = ""
+        self.digest = ""  # sha256:<hex> of the script as the host has it
         self.ranks: list[int] = []
         self.state = HostState.JOINING
         self.outbox: asyncio.Queue[host_pb.HostCommand | None] = asyncio.Queue()
@@ -210,7 +211,7 @@ class JoinPlacer:
     def _refusal(self, hello: host_pb.HostHello, address: str) -> str | None:
         """Why this agent may not join, if it may not."""
         if hello.protocol_version != PROTOCOL_VERSION:
-            return (f"protocol version {hello.protocol_version} (meshdbg {hello.meshdbg_version}) is not the run's "
+            return (f"protocol version {hello.protocol_version} (meshdbg {printable(hello.meshdbg_version)}) is not the run's "
                     f"{PROTOCOL_VERSION}: install the same meshdbg on every host")
         if self.placed or len(self.joined) >= self.expected:
             return f"too late: the run already has its {self.expected} host(s)"
@@ -231,14 +232,15 @@ class JoinPlacer:
         address = peer_ip(context.peer())
         refusal = self._refusal(first.hello, address)
         if refusal is not None:
-            print(f"meshdbg: refused host {first.hello.hostname} ({address}): {refusal}", file=sys.stderr, flush=True)
+            print(f"meshdbg: refused host {printable(first.hello.hostname)} ({address}): {refusal}", file=sys.stderr,
+                  flush=True)
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"refused by the run: {refusal}")
         host = RemoteHost(self._launcher, first.hello, address)
         yield host_pb.HostCommand(welcome=host_pb.HostWelcome(argv=self._launcher.argv, cwd=self._launcher.cwd))
         digest = await first_message(request_iterator, context, JOIN)
         if digest is None or not digest.HasField("digest"):
             return
-        host.digest = digest.digest.script_digest
+        host.digest = printable(digest.digest.script_digest)
         refusal = self._refusal(first.hello, address)  # another may have come in meanwhile
         if refusal is not None:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"refused by the run: {refusal}")

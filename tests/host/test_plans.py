@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from meshdbg.debugger.mesh.placement import Target, host_ranks, order_hosts, plan_host
+from meshdbg.debugger.mesh.remote import peer_ip
 from meshdbg.debugger.mesh.shape import MeshShape
 from meshdbg.host.identity import index_hint
 from meshdbg.host.plan import HostPlan
@@ -63,3 +64,8 @@ def test_index_hints_come_from_the_placer() -> None:
 def test_ranks_do_not_inherit_torchruns_agent_store() -> None:
     assert placer_free({"PATH": "/bin", "TORCHELASTIC_USE_AGENT_STORE": "True", "RANK": "0"}) == {
         "PATH": "/bin", "RANK": "0"}
+
+
+def test_the_peer_address_as_the_server_sees_it() -> None:
+    assert peer_ip("ipv4:198.18.0.2:40000") == "198.18.0.2"
+    assert peer_ip("ipv6:[::1]:40000") == "::1"
