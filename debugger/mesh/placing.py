@@ -72,12 +72,13 @@ def advertised(bind: str, advertise: str | None, first_peer: str | None) -> str:
         return advertise
     if bind not in WILDCARDS:
         return bind
+    peer = first_peer or ROUTE_PROBE
     try:
-        return route_source(f"{socket.gethostbyname(first_peer or ROUTE_PROBE)}:9")
-    except OSError:
-        raise UsageError(f"--bind {bind} listens everywhere, but this host has no route to "
-                         f"{first_peer or 'a default gateway'} to tell which address the other hosts dial: "
-                         f"give --advertise ADDR") from None
+        return route_source(f"{socket.gethostbyname(peer)}:9")
+    except OSError as exc:
+        toward = first_peer or "a default gateway"
+        raise UsageError(f"--bind {bind} listens everywhere, and this host's address toward {toward} is unknown "
+                         f"({exc.strerror or exc}): give --advertise ADDR, the address the other hosts dial") from None
 
 
 def launcher_options(args: argparse.Namespace, shape: MeshShape) -> dict[str, Any]:
@@ -89,13 +90,6 @@ def launcher_options(args: argparse.Namespace, shape: MeshShape) -> dict[str, An
         from meshdbg.debugger.mesh.slurm import allocation_nodes
 
         nodes = allocation_nodes()
-    if nodes and is_loopback(args.bind) and not args.advertise:
-        args.bind = "0.0.0.0"  # listen where the nodes reach this host
-    address = advertised(args.bind, args.advertise, nodes[0] if nodes else None) \
-        if on.name != "local" or not is_loopback(args.bind) else None
-    if hosts > 1 and is_loopback(address):
-        raise UsageError(f"{hosts} hosts cannot dial {address}, a loopback address: --bind (or --advertise) "
-                         f"an address the other hosts reach")
     if on.name == "join":
         from meshdbg.debugger.mesh.remote import JoinPlacer
 
@@ -110,6 +104,13 @@ def launcher_options(args: argparse.Namespace, shape: MeshShape) -> dict[str, An
         placer = SshPlacer(hosts, args.wait_hosts, nodes)
     else:
         placer = LocalPlacer()
+    if nodes and is_loopback(args.bind) and not args.advertise:
+        args.bind = "0.0.0.0"  # listen where the nodes reach this host
+    address = advertised(args.bind, args.advertise, nodes[0] if nodes else None) \
+        if on.name != "local" or not is_loopback(args.bind) else None
+    if hosts > 1 and is_loopback(address):
+        raise UsageError(f"{hosts} hosts cannot dial {address}, a loopback address: --bind (or --advertise) "
+                         f"an address the other hosts reach")
     if not is_loopback(args.bind) and not args.tls_cert:
         args.tls = True  # beyond loopback: TLS by default
     return dict(placer=placer, bind=args.bind, advertise=address,
