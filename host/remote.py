@@ -177,8 +177,9 @@ class RemoteAgent:
         elif kind == "assignment":
             self.plan = HostPlan.from_pb(command.assignment)
             self._ranks = len(self.plan.ranks)
-            print(f"meshdbg host: host {self.plan.index}, ranks {self.plan.ranks[0].rank}-{self.plan.ranks[-1].rank}"
-                  if self.plan.ranks else f"meshdbg host: host {self.plan.index}, no ranks", file=sys.stderr, flush=True)
+            ranks = [r.rank for r in self.plan.ranks]
+            which = "no ranks" if not ranks else f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {ranks[0]}-{ranks[-1]}"
+            print(f"meshdbg host: host {self.plan.index}, {which}", file=sys.stderr, flush=True)
             if not self.plan.ranks:
                 self.finished.set()
             await self.agent.start(self.plan)
