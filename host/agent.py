@@ -14,7 +14,7 @@ import asyncio
 import os
 import signal
 import socket
-from typing import Awaitable, Mapping, Protocol
+from typing import Awaitable, Callable, Mapping, Protocol
 
 from meshdbg.host.output import Flow, PrefixedLines, Target, pipe_to, stderr, stdout
 from meshdbg.host.plan import HostPlan, RankPlan
@@ -52,6 +52,23 @@ async def within(timeout: float, *awaitables: Awaitable[object]) -> bool:
     for task in tasks:
         task.cancel()
     return bool(done)
+
+
+async def until_quiet(done: Awaitable[object], progress: Callable[[], int], quiet_s: float) -> bool:
+    """Wait for `done` as long as `progress()` (a count of what has moved) keeps growing: give
+    up after `quiet_s` seconds without any. Whether `done` finished. Output still flowing is
+    never cut short; output that stopped flowing (a pipe a daemonized grandchild keeps open)
+    does not hold the job up for long."""
+    task = asyncio.ensure_future(done)
+    try:
+        while True:
+            before = progress()
+            if await within(quiet_s, asyncio.shield(task)):
+                return True
+            if progress() == before:
+                return False
+    finally:
+        task.cancel()
 
 
 class HostAgent:
@@ -128,10 +145,11 @@ class HostAgent:
         """Whether every spawned rank has exited within `timeout` seconds."""
         return await within(timeout, self._none_running.wait())
 
-    async def drained(self, timeout: float = DRAIN_TIMEOUT_S) -> None:
-        """Wait (at most `timeout` seconds) for the ranks' output to be written out."""
+    async def drained(self, quiet_s: float = DRAIN_TIMEOUT_S) -> None:
+        """Wait for the ranks' output to be written out, while it flows (`until_quiet`)."""
         if self._pumps:
-            await asyncio.wait([pump.closed for pump in self._pumps], timeout=timeout)
+            await until_quiet(asyncio.gather(*(pump.closed for pump in self._pumps)),
+                              lambda: sum(pump.received for pump in self._pumps), quiet_s)
 
     async def close(self) -> None:
         """Stop what is left, then the fork server."""

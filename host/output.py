@@ -44,6 +44,7 @@ class PrefixedLines(asyncio.Protocol):
         self.target = target
         self.flow = flow
         self._transport: asyncio.ReadTransport | None = None
+        self.received = 0  # bytes read so far (how a drain tells output still flows)
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._partial = b""
 
@@ -53,6 +54,7 @@ class PrefixedLines(asyncio.Protocol):
             self.flow.watch(self._transport)
 
     def data_received(self, data: bytes) -> None:
+        self.received += len(data)
         data = self._partial + data
         complete, newline, self._partial = data.rpartition(b"\n")
         if newline:

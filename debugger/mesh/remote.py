@@ -28,7 +28,7 @@ from meshdbg.debugger.sanitize import printable
 from meshdbg.debugger.selection import ranks_text
 from meshdbg.debugger.servicer import first_message
 from meshdbg.debugger.mesh.placement import order_hosts
-from meshdbg.host.agent import DRAIN_TIMEOUT_S, within
+from meshdbg.host.agent import DRAIN_TIMEOUT_S, until_quiet, within
 from meshdbg.host.remote import STDERR
 
 if TYPE_CHECKING:
@@ -66,6 +66,8 @@ class RemoteHost:
         self._idle = asyncio.Event()
         self._idle.set()
         self._samples: PendingRequests[host_pb.HostStacks] = PendingRequests()
+        self._output_bytes = 0
+        self._partial: dict[int, bytes] = {}  # by stream: the start of a line whose end is in the next chunk
 
     def __str__(self) -> str:
         return f"{self.hostname} ({self.address})"
@@ -83,8 +85,9 @@ class RemoteHost:
         await within(2 * grace + 1, self._idle.wait(), self.ended.wait())
 
     async def drained(self) -> None:
-        """The agent ends its stream once its ranks' output is all sent."""
-        await within(DRAIN_TIMEOUT_S, self.ended.wait())
+        """The agent ends its stream once its ranks' output is all sent: wait for that while
+        output keeps coming."""
+        await until_quiet(self.ended.wait(), lambda: self._output_bytes, DRAIN_TIMEOUT_S)
 
     async def close(self) -> None:
         self.outbox.put_nowait(None)
@@ -122,13 +125,22 @@ class RemoteHost:
                 elif kind == "stacks":
                     self._samples.answer(message.stacks.request_id, message.stacks)
                 elif kind == "output":
-                    stream = sys.stderr if message.output.stream == STDERR else sys.stdout
-                    stream.write(message.output.text.decode(errors="replace"))
-                    stream.flush()
+                    self._write(message.output)
         except grpc.RpcError:
             pass  # the agent went away: its stream ends as if it had closed it
         self.outbox.put_nowait(None)
         self._samples.close(host_pb.HostStacks(error=f"its host {self} went away"))
+
+    def _write(self, output: host_pb.HostOutput) -> None:
+        """Write the complete lines the agent sent (a batch split into chunks is joined back
+        first, so another host's lines never land inside one of this host's)."""
+        self._output_bytes += len(output.text)
+        data = self._partial.get(output.stream, b"") + output.text
+        complete, newline, self._partial[output.stream] = data.rpartition(b"\n")
+        if newline:
+            stream = sys.stderr if output.stream == STDERR else sys.stdout
+            stream.write((complete + newline).decode(errors="replace"))
+            stream.flush()
 
     def _ended_rank(self, rank: int) -> None:
         self._exited.add(rank)

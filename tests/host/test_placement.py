@@ -32,3 +32,14 @@ def test_placement_cast_and_hosts_across_two_hosts(multi_run) -> None:
     assert re.search(r"^\[r3 hosts=1,gpus=1\] DONE 3$", run.stdout, re.M)  # output relayed, prefixed
     for agent in run.agents.values():
         assert agent.wait(timeout=10) == 0
+
+
+def test_a_flood_of_output_arrives_whole_and_in_order(multi_run) -> None:
+    run = multi_run("--mesh", "hosts=2,gpus=1", "flood.py")
+    run.join("h1", "h2")
+    assert run.finish(timeout=60) == 0, run.stderr[-2000:]
+    for rank in (0, 1):
+        prefix = f"[r{rank} hosts={rank},gpus=0] "
+        lines = [line[len(prefix):] for line in run.stdout.splitlines() if line.startswith(prefix)]
+        assert len(lines) == 20_001 and lines[-1] == f"END {rank}"
+        assert [int(line[:6]) for line in lines[:-1]] == list(range(20_000))  # nothing lost, nothing reordered
