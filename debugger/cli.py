@@ -45,6 +45,8 @@ VERBS: dict[str, Verb] = {
     "interrupt": Verb("meshdbg.debugger.verbs.interrupt", "break the selected ranks into pdb (a running command: at its next line)"),
     "attach": Verb("meshdbg.debugger.verbs.attach", "open the interactive console (optionally in one rank's pdb)"),
     "watch": Verb("meshdbg.debugger.verbs.watch", "stream stops, crashes and exits as they happen"),
+    "host": Verb("meshdbg.debugger.verbs.host", "this node's agent for a multi-host run: meshdbg host --join URL"),
+    "hosts": Verb("meshdbg.debugger.verbs.hosts", "the hosts of a run and their state"),
     "servers": Verb("meshdbg.debugger.verbs.servers", "the live servers this user can reach"),
     "schedule": Verb("meshdbg.worker.pipelining.cli", "generate or load (--load CSV) a pipeline schedule; simulate, print, dump it",
                      "run"),
