@@ -46,6 +46,8 @@ VERBS: dict[str, Verb] = {
     "attach": Verb("meshdbg.debugger.verbs.attach", "open the interactive console (optionally in one rank's pdb)"),
     "watch": Verb("meshdbg.debugger.verbs.watch", "stream stops, crashes and exits as they happen"),
     "dap": Verb("meshdbg.debugger.verbs.dap", "a Debug Adapter Protocol server for IDEs over the whole mesh"),
+    "host": Verb("meshdbg.debugger.verbs.host", "this node's agent for a multi-host run: meshdbg host --join URL"),
+    "hosts": Verb("meshdbg.debugger.verbs.hosts", "the hosts of a run and their state"),
     "servers": Verb("meshdbg.debugger.verbs.servers", "the live servers this user can reach"),
     "break": Verb("meshdbg.debugger.verbs.brk", "stop pipeline ranks right before an action (3B5, 3F*, *B5, W); --list, --clear"),
     "pipeline": Verb("meshdbg.debugger.verbs.pipeline", "where every pipeline rank is in its schedule, who waits for whom, why it stalls"),

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, AsyncIterator, Callable, Iterator, Sequence
 
 import grpc
 
-from meshdbg.debugger.pending import PendingRequests
-from meshdbg.debugger.views import (CastResult, Change, CompareView, PdbReply, RankStacksView, SessionView, Shared,
-                                    Waited, WorkerView, change_of)
+from meshdbg.wire.pending import PendingRequests
+from meshdbg.debugger.views import (CastResult, Change, CompareView, HostView, PdbReply, RankStacksView, SessionView,
+                                    Shared, Waited, WorkerView, change_of)
 from meshdbg.wire.chunks import check_line
 from meshdbg.wire.connection import PROTOCOL_VERSION, ConnectionInfo, resolve_connection
 from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
@@ -29,6 +29,8 @@ from meshdbg.wire.tls import channel_credentials
 from meshdbg.debugger.deadlines import cut_off_text
 from meshdbg.wire.errors import ConnectionFailed, MeshdbgError, SessionError
 from meshdbg.wire.status import error_from_rpc
+from meshdbg.wire.proto import host_pb2 as host_pb
+from meshdbg.wire.proto import host_pb2_grpc as host_grpc
 from meshdbg.wire.text import wire_text
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
@@ -209,6 +211,17 @@ class ControlClient:
         with self.translating():
             reply = await self.stub.List(pb.ListRequest(), metadata=self.connection.metadata())
         return [SessionView.from_pb(info) for info in reply.sessions]
+
+    async def hosts(self) -> list[HostView]:
+        """The hosts of the server's `run` ([] for a `serve`, which places no ranks)."""
+        try:
+            reply = await host_grpc.HostsStub(self.channel).ListHosts(host_pb.HostListRequest(),
+                                                                       metadata=self.connection.metadata())
+        except grpc.RpcError as exc:
+            if exc.code() == grpc.StatusCode.UNIMPLEMENTED:
+                return []
+            raise error_from_rpc(exc, self.connection.addr) from None
+        return [HostView.from_pb(info) for info in reply.hosts]
 
     async def workers(self) -> list[WorkerView]:
         """Every worker the server knows (through agent streams), stopped in pdb or not."""

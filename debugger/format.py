@@ -12,7 +12,7 @@ from typing import Iterable, Sequence
 
 from meshdbg.debugger.views import CastResult, SessionView, WorkerView
 from meshdbg.debugger.selection import ranks_text
-from meshdbg.wire.vocabulary import State
+from meshdbg.wire.vocabulary import HOST_LOST, State
 
 PDB_ERROR_PREFIX = "*** "
 
@@ -70,7 +70,10 @@ def status_text(status: int) -> str:
 
 def exit_text(worker: WorkerView) -> str:
     """`0`, `1`, `SIGKILL`, `-` while the worker lives, or `?` for one that ended without a
-    status (its agent stream broke, and no launcher of this server reaped it)."""
+    status (its agent stream broke, and no launcher of this server reaped it); `host lost` for
+    one that ended with its host."""
+    if worker.reason == HOST_LOST:
+        return HOST_LOST
     if worker.signal is not None:
         return signal_name(worker.signal)
     if worker.exit_code is None:

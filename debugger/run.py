@@ -18,7 +18,7 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
-from typing import Awaitable, TypeVar
+from typing import Awaitable, Collection, TypeVar
 
 from meshdbg.debugger.console.job import Job
 from meshdbg.debugger.format import status_text
@@ -31,10 +31,11 @@ from meshdbg.debugger.news import News
 from meshdbg.wire.errors import UsageError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.coords import format_coords
-from meshdbg.wire.vocabulary import State, WatchKind
+from meshdbg.wire.vocabulary import HOST_LOST, State, WatchKind
 from meshdbg.debugger.mesh.launcher import MeshLauncher
+from meshdbg.debugger.mesh import placing
 from meshdbg.debugger.mesh.shape import DEFAULT_SHAPE, MeshShape
-from meshdbg.debugger.verbs import add_tls_arguments, server_certificate
+from meshdbg.debugger.verbs import add_tls_arguments
 
 INTERRUPTED = 130
 CONSOLE_CLOSE_S = 2.0  # how long the console may take to close itself when the job ends
@@ -51,6 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dap", type=int, metavar="PORT", help="also serve IDEs (Debug Adapter Protocol) on "
                         "127.0.0.1:PORT, 0 for a free one, as `meshdbg dap` does")
     add_tls_arguments(parser)
+    placing.add_arguments(parser)
     parser.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE [ARGS]",
                         help="run a module, like python -m")
     parser.add_argument("script", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS]",
@@ -91,7 +93,7 @@ async def main(args: argparse.Namespace) -> int:
     argv = target_argv(args)
     shape = MeshShape.parse(args.mesh) if args.mesh else MeshShape.of(DEFAULT_SHAPE)
     launcher = MeshLauncher(shape, argv, name=args.name, post_mortem=not args.no_post_mortem,
-                            stop_on_failure=not args.keep_going, tls=server_certificate(args, "127.0.0.1"))
+                            stop_on_failure=not args.keep_going, **placing.launcher_options(args, shape))
     job = Job(interrupt_rank=lambda rank: launcher.server.workers.interrupt(parse_selection(str(rank))))
     job.take_signals()
     launcher.shown = lambda rank: job.showing() == rank
@@ -117,8 +119,9 @@ async def main(args: argparse.Namespace) -> int:
         if launcher.first_failure is not None:
             rank, first_status = launcher.first_failure
             consequence = "the other ranks ran on" if args.keep_going else "the mesh was stopped"
-            others = how_ranks_ended({r: s for r, s in launcher.exits.items() if r != rank})
-            print(f"meshdbg: rank {rank} failed first (exit status {first_status}); {consequence}"
+            others = how_ranks_ended({r: s for r, s in launcher.exits.items() if r != rank}, launcher.lost_ranks)
+            lost = f"{HOST_LOST}, " if rank in launcher.lost_ranks else ""
+            print(f"meshdbg: rank {rank} failed first ({lost}exit status {first_status}); {consequence}"
                   f"{': ' + others if others else ''}", file=sys.stderr, flush=True)
         return status
     finally:
@@ -138,13 +141,14 @@ async def serve_ides(launcher: MeshLauncher, port: int) -> DapServer:
     return dap
 
 
-def how_ranks_ended(exits: dict[int, int]) -> str:
+def how_ranks_ended(exits: dict[int, int], lost: Collection[int] = ()) -> str:
     """`ranks 0-2 SIGTERM, rank 3 status 0`: exit statuses (as a shell reports them) by rank,
-    grouped; the console's announcements of them may have been cut short by the job's end."""
-    by_status: dict[int, list[int]] = {}
+    grouped (`host lost` for the `lost` ranks); the console's announcements of them may have
+    been cut short by the job's end."""
+    by_ending: dict[str, list[int]] = {}
     for rank, status in sorted(exits.items()):
-        by_status.setdefault(status, []).append(rank)
-    return ", ".join(f"{ranks_text(ranks)} {status_text(status)}" for status, ranks in by_status.items())
+        by_ending.setdefault(HOST_LOST if rank in lost else status_text(status), []).append(rank)
+    return ", ".join(f"{ranks_text(ranks)} {ending}" for ending, ranks in by_ending.items())
 
 
 async def close_console(job: Job, watcher: asyncio.Task[None] | None) -> None:

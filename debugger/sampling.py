@@ -4,8 +4,9 @@ Each rank is asked through its agent stream (the agent thread answers even while
 thread is stopped in pdb or blocked in C with the GIL released); a process that has sessions
 but no agent stream is asked through one of its pdb sessions. A rank that gives no answer
 within its deadline (its Python cannot run: it holds the GIL in C, or is blocked before a
-handler can run) is sampled from outside with py-spy, if it runs on this server's host
-(meshdbg.debugger.pyspy). A rank that answers neither way is reported with source NONE, its
+handler can run) is sampled from outside with py-spy (meshdbg.host.pyspy): by the host agent
+that forked it under `meshdbg run`, else by this server if it runs on its host. A rank that
+answers neither way is reported with source NONE, its
 last known state and why. Nothing here changes a rank's state: a rank slow to answer is busy,
 not dead. The whole call is bounded (under 2 s) however many ranks hang.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import socket
 
-from meshdbg.debugger.pyspy import PySpyError, py_spy_stacks
+from meshdbg.host.pyspy import PySpyError, py_spy_stacks
 from meshdbg.debugger.selection import Selection
 from meshdbg.debugger.sessions import Session
 from meshdbg.debugger.workers import Worker, WorkerRegistry
@@ -67,10 +68,14 @@ async def _of_worker(workers: WorkerRegistry, worker: Worker, all_threads: bool,
             problem = f"no answer from inside within {inside_s:g} s"
         except MeshdbgError as exc:
             problem = str(exc)
-    if worker.identity.hostname != host:
+    if workers.outside is not None:  # a launcher's rank: py-spy on the host that forked it
+        sample = workers.outside(worker, all_threads, OUTSIDE_TIMEOUT_S)
+    elif worker.identity.hostname != host:
         return _none(identity, state, f"{problem}; not on this server's host ({host}), so py-spy cannot sample it")
+    else:
+        sample = py_spy_stacks(worker.pid, all_threads, OUTSIDE_TIMEOUT_S)
     try:
-        threads = await py_spy_stacks(worker.pid, all_threads, OUTSIDE_TIMEOUT_S)
+        threads = await sample
     except PySpyError as exc:
         return _none(identity, workers.state(worker), f"{problem}; {exc}")
     return pb.RankStacks(identity=identity, state=workers.state(worker).pb, source=StackSource.PY_SPY.pb, threads=threads)

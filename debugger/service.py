@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
+from typing import Callable, Sequence
 
 import grpc
 
@@ -12,7 +13,7 @@ from meshdbg.debugger.auth import DecodingInterceptor, TokenInterceptor
 from meshdbg.debugger.certificates import ServerCertificate
 from meshdbg.wire.tls import insecure_bind_warning
 from meshdbg.debugger.collectives import guard_collectives, pause_timeout_from_env
-from meshdbg.wire.connection import ConnectionInfo, new_token, remove_connection_file, write_connection_file
+from meshdbg.wire.connection import ConnectionInfo, join_url, new_token, remove_connection_file, write_connection_file
 from meshdbg.wire.errors import UsageError
 from meshdbg.wire.keepalive import SERVER_KEEPALIVE
 from meshdbg.debugger.mesh_servicer import MeshServicer
@@ -40,12 +41,15 @@ class DebugClient:
     from `start()`. With `publish=True` it writes its own connection file, which local clients
     read, saying `what` it is (e.g. "serve", "run train.py"), and removes that file when it stops.
     With `tls`, every connection is TLS and the certificate's fingerprint is published for
-    clients to pin; binding beyond loopback without it prints a warning.
+    clients to pin; binding beyond loopback without it prints a warning. `services` add more
+    servicers to the same server (a run's host agents, meshdbg.debugger.mesh.joining); with
+    `advertise` (the address other hosts dial), the connection carries the join URL.
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, token: str | None = None,
                  registry: SessionRegistry | None = None, publish: bool = True, what: str = "serve",
-                 tls: ServerCertificate | None = None) -> None:
+                 tls: ServerCertificate | None = None,
+                 services: Sequence[Callable[[grpc.aio.Server], None]] = (), advertise: str | None = None) -> None:
         if not 0 <= port <= 65535:
             raise UsageError(f"port {port} is out of range (0-65535; 0 picks a free one)")
         self.host = host
@@ -56,6 +60,8 @@ class DebugClient:
         self.publish = publish
         self.what = what
         self.tls = tls
+        self.services = list(services)
+        self.advertise = advertise
         self.connection: ConnectionInfo | None = None
         self.connection_file: Path | None = None
         self.pause_timeout_s = pause_timeout_from_env()  # pause-safe collectives (meshdbg.debugger.collectives)
@@ -67,6 +73,8 @@ class DebugClient:
         server = grpc.aio.server(interceptors=[TokenInterceptor(self.token), DecodingInterceptor()], options=SERVER_OPTIONS)
         pb_grpc.add_DebuggerServicer_to_server(DebuggerServicer(self.registry, self.workers), server)
         mesh_grpc.add_MeshServicer_to_server(MeshServicer(self.workers), server)
+        for add_service in self.services:
+            add_service(server)
         host = f"[{self.host}]" if ":" in self.host else self.host
         try:
             if self.tls is not None:
@@ -83,7 +91,9 @@ class DebugClient:
         await server.start()
         self._server = server
         self._guard = asyncio.create_task(guard_collectives(self.registry, self.workers, self.pause_timeout_s))
-        self.connection = ConnectionInfo(f"{host}:{port}", self.token, self.tls.fingerprint if self.tls else "")
+        fingerprint = self.tls.fingerprint if self.tls else ""
+        join = join_url(f"{self.advertise}:{port}", fingerprint) if self.advertise else ""
+        self.connection = ConnectionInfo(f"{host}:{port}", self.token, fingerprint, join)
         if self.publish:
             try:
                 self.connection_file = write_connection_file(self.connection, self.what)

@@ -19,7 +19,7 @@ from meshdbg.wire.errors import NoMatchError, SessionError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.debugger import peers
 from meshdbg.debugger.peers import PeerFeed
-from meshdbg.debugger.pending import PendingRequests
+from meshdbg.wire.pending import PendingRequests
 from meshdbg.debugger.selection import Selection
 from meshdbg.wire.coords import identity_coords
 from meshdbg.wire.vocabulary import EndReason, PromptKind, State, WatchKind, wire_value

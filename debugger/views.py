@@ -16,7 +16,27 @@ from typing import Iterable, TypeVar
 from meshdbg.debugger.sanitize import printable
 from meshdbg.wire.coords import format_coords, identity_coords
 from meshdbg.wire.proto import debugger_pb2 as pb
-from meshdbg.wire.vocabulary import EndReason, PromptKind, StackSource, State, StopReason, WatchKind
+from meshdbg.wire.proto import host_pb2 as host_pb
+from meshdbg.wire.vocabulary import HOST_LOST, EndReason, HostState, PromptKind, StackSource, State, StopReason, WatchKind
+
+
+@dataclass(frozen=True)
+class HostView:
+    """One host of a run (the `meshdbg hosts --json` element)."""
+
+    index: int
+    hostname: str
+    address: str
+    state: HostState
+    ranks: list[int]
+    placer: str
+
+    @classmethod
+    def from_pb(cls, info: host_pb.HostInfo) -> "HostView":
+        return cls(info.index, info.hostname, info.address, HostState.of(info.state), list(info.ranks), info.placer)
+
+    def to_json(self) -> dict:
+        return asdict(self)
 
 T = TypeVar("T")
 
@@ -87,7 +107,8 @@ class SessionView(_MeshView):
 class WorkerView(_MeshView):
     """One worker process as `list --all` shows it: running, stopped, starting or exited.
 
-    The JSON form has the `list --json` keys plus `exit_code`, `signal` and `launcher`.
+    The JSON form has the `list --json` keys plus `exit_code`, `signal` and `launcher`; the
+    `reason` of a rank that exited with its lost host is `host lost`.
     """
 
     name: str
@@ -106,9 +127,11 @@ class WorkerView(_MeshView):
 
     @classmethod
     def from_pb(cls, info: pb.WorkerInfo) -> "WorkerView":
+        placement = _placement(info.identity, info.frame)
+        if info.host_lost:
+            placement["reason"] = HOST_LOST
         return cls(state=State.of(info.state), exit_code=info.exit_code if info.HasField("exit_code") else None,
-                   signal=info.signal if info.HasField("signal") else None, launcher=info.launcher,
-                   **_placement(info.identity, info.frame))
+                   signal=info.signal if info.HasField("signal") else None, launcher=info.launcher, **placement)
 
 
 @dataclass(frozen=True)

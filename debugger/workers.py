@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import Callable
+from typing import Awaitable, Callable
 
 from meshdbg.wire.errors import MeshError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import mesh_pb2 as mesh_pb
 from meshdbg.debugger.liveness import alive_here, wait_gone
-from meshdbg.debugger.pending import PendingRequests
+from meshdbg.wire.pending import PendingRequests
 from meshdbg.debugger.selection import Selection
 from meshdbg.debugger.sessions import Session, SessionRegistry
 from meshdbg.wire.coords import identity_coords
 from meshdbg.wire.vocabulary import State, WatchKind
+
+OutsideSampler = Callable[["Worker", bool, float], Awaitable[list[pb.ThreadStack]]]  # (worker, all threads, timeout)
+
 
 class Worker:
     """One worker process: its identity, its agent stream's outbox and its exit status."""
@@ -33,6 +36,7 @@ class Worker:
         self.launcher = launcher
         self.exit_code: int | None = None
         self.signal: int | None = None
+        self.host_lost = False  # it ended with its host (a multi-host run lost that host's agent)
         self.outbox: asyncio.Queue[mesh_pb.AgentCommand | None] | None = None  # while connected
         self.connected = asyncio.Event()
         self.gone = asyncio.Event()  # exited, or its agent stream ended
@@ -139,6 +143,7 @@ class WorkerRegistry:
         self._by_pid: dict[int, list[Worker]] = {}  # oldest first (pids of other hosts may clash)
         self._ids = itertools.count(1)
         self._collectives_timeout = 0.0  # while a rank is paused: what every worker's process groups get
+        self.outside: OutsideSampler | None = None  # a launcher's: py-spy a worker on the host that forked it
 
     def launched(self, identity: pb.Identity) -> Worker:
         """A process this server's launcher started: listed as starting until it connects."""
@@ -167,14 +172,11 @@ class WorkerRegistry:
         self._by_pid.setdefault(worker.pid, []).append(worker)
         return worker
 
-    def exited(self, pid: int, exit_code: int | None, signal: int | None) -> Worker | None:
-        """The launcher reaped `pid`: record how the newest worker with that pid ended."""
-        worker = self._by_pid.get(pid, [None])[-1]
-        if worker is not None:
-            worker.exit_code, worker.signal = exit_code, signal
-            worker.gone.set()
-            self.ended(worker)
-        return worker
+    def record_exit(self, worker: Worker, exit_code: int | None, signal: int | None, host_lost: bool = False) -> None:
+        """The launcher learnt how `worker` ended (from its host agent; or that its host was lost)."""
+        worker.exit_code, worker.signal, worker.host_lost = exit_code, signal, host_lost
+        worker.gone.set()
+        self.ended(worker)
 
     def disconnected(self, worker: Worker) -> None:
         """A worker's agent stream ended; one started elsewhere has ended with it (one launched
@@ -221,7 +223,8 @@ class WorkerRegistry:
         identity.CopyFrom(worker.identity)
         identity.reason = session.identity.reason if session is not None else 0
         return pb.WorkerInfo(identity=identity, state=state.pb, launcher=worker.launcher, exit_code=worker.exit_code,
-                             signal=worker.signal, frame=session.frame if session is not None else None)
+                             signal=worker.signal, frame=session.frame if session is not None else None,
+                             host_lost=worker.host_lost)
 
     def set_collectives_timeout(self, seconds: float) -> None:
         """Tell every connected worker (and each one that connects later) to give its

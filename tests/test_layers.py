@@ -1,4 +1,5 @@
-"""The package's layers: worker side → wire ← central side, and nothing of ours at top level.
+"""The package's layers: worker side → wire ← central side, host agent → worker side and wire,
+and nothing of ours at top level.
 
 Each probe runs in a fresh interpreter, from a folder that is not the repository, so only the
 installed `meshdbg` package can be imported.
@@ -47,6 +48,12 @@ def test_worker_side_imports_nothing_of_the_central_side(tmp_path: Path) -> None
     assert central == [], f"worker-side modules pulled in {central}"
 
 
+def test_host_agent_imports_nothing_of_the_central_side(tmp_path: Path) -> None:
+    loaded = _loaded_after_import(_modules("host"), tmp_path)
+    central = sorted(m for m in loaded if m.startswith(("meshdbg.debugger", "prompt_toolkit", "pygments")))
+    assert central == [], f"host-side modules pulled in {central}"
+
+
 def test_wire_imports_neither_side(tmp_path: Path) -> None:
     loaded = _loaded_after_import(_modules("wire"), tmp_path)
     assert sorted(m for m in loaded if m.startswith(("meshdbg.debugger", "meshdbg.worker"))) == []
@@ -71,7 +78,7 @@ def test_no_top_level_name_but_meshdbg(tmp_path: Path) -> None:
 def test_every_package_folder_is_packaged() -> None:
     declared = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     on_disk = {"meshdbg"} | {".".join(("meshdbg", *init.parent.relative_to(ROOT).parts))
-                             for folder in ("wire", "worker", "debugger") for init in (ROOT / folder).rglob("__init__.py")}
+                             for folder in ("wire", "worker", "debugger", "host") for init in (ROOT / folder).rglob("__init__.py")}
     assert declared == on_disk
 
 

@@ -11,7 +11,8 @@ reader sees half a file and nobody can pre-create the name to read the token.
 Clients resolve the server (DESIGN §2) from `--addr`, else `MESHDBG_ADDR`, else
 `MESHDBG_CONNECTION_FILE`, else the only live server's file; with several live, a
 `ServerChoice` error (exit 2) names them. The token comes from `MESHDBG_TOKEN`, else the file.
-Kept light: a worker imports it.
+An address may also be a multi-host run's join URL, `meshdbg://ADDR:PORT#sha256=HEX`: the
+address and the certificate fingerprint to pin in one string. Kept light: a worker imports it.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ CONNECTION_FILE_ENV = "MESHDBG_CONNECTION_FILE"
 RUNTIME_DIR_ENV = "MESHDBG_RUNTIME_DIR"
 SERVER_FILE_GLOB = "server-*.json"
 PID_LIMIT = 2**22  # Linux's pid_max ceiling
+URL_SCHEME = "meshdbg://"
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class ConnectionInfo:
     addr: str
     token: str
     fingerprint: str = ""  # the server's TLS certificate (meshdbg.wire.tls), empty without TLS
+    join: str = ""  # a multi-host run's join URL (join_url), which `meshdbg host --join` takes
 
     def metadata(self) -> tuple[tuple[str, str], ...]:
         """gRPC call metadata that authenticates one RPC."""
@@ -62,6 +65,25 @@ class ServerFile:
     @property
     def live(self) -> bool:
         return pid_alive(self.pid)
+
+
+def join_url(addr: str, fingerprint: str) -> str:
+    """`meshdbg://ADDR:PORT#sha256=HEX`: where a host agent dials, and the certificate it pins."""
+    algorithm, _, digest = fingerprint.partition(":")
+    return f"{URL_SCHEME}{addr}" + (f"#{algorithm}={digest}" if fingerprint else "")
+
+
+def parse_url(text: str) -> tuple[str, str]:
+    """An address (`host:port`, or a join URL) → (host:port, fingerprint or ""); UsageError
+    for a malformed URL."""
+    if not text.startswith(URL_SCHEME):
+        return text, ""
+    addr, _, pin = text[len(URL_SCHEME):].partition("#")
+    algorithm, equals, digest = pin.partition("=")
+    _, colon, port = addr.rpartition(":")
+    if not colon or not port.isdigit() or (pin and (algorithm != "sha256" or not equals or not digest)):
+        raise UsageError(f"bad meshdbg URL {text!r}: expected {URL_SCHEME}ADDR:PORT#sha256=HEX")
+    return addr, f"{algorithm}:{digest}" if pin else ""
 
 
 # ---- the file's contents: one writer, one reader ----------------------------------------
@@ -252,10 +274,10 @@ def new_token() -> str:
 
 def resolve_connection(addr: str | None = None) -> ConnectionInfo:
     """Find the server and its token, or raise ConnectionFailed (none) / ServerChoice (several)."""
-    addr = addr or os.environ.get("MESHDBG_ADDR")
+    addr, pinned = parse_url(addr or os.environ.get("MESHDBG_ADDR") or "")
     token = os.environ.get("MESHDBG_TOKEN")
     if addr and token:
-        return ConnectionInfo(addr, token, os.environ.get("MESHDBG_TLS_FINGERPRINT", ""))
+        return ConnectionInfo(addr, token, pinned or os.environ.get("MESHDBG_TLS_FINGERPRINT", ""))
     named = os.environ.get(CONNECTION_FILE_ENV)
     if named:
         try:

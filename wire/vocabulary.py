@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Self
 
 from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.wire.proto import host_pb2 as host_pb
 
 
 class _Mirror(StrEnum):
@@ -122,12 +123,26 @@ class PromptKind(_Mirror):
     DEBUG = "debug"
 
 
+class HostState(_Mirror):
+    """Where a host of a multi-host `run` is (`meshdbg hosts`); a rank whose host is LOST
+    exited with the reason `host lost`."""
+
+    JOINING = "joining"
+    UP = "up"
+    LOST = "lost"
+    DONE = "done"
+
+
+HOST_LOST = f"host {HostState.LOST}"  # the reason (`list --all`) of a rank that exited with its host
+
+
 _bind(State, pb.State, "STATE_", unspecified=State.RUNNING)
 _bind(StopReason, pb.StopReason, "STOP_REASON_", unspecified=StopReason.BREAKPOINT)
 _bind(EndReason, pb.EndReason, "END_REASON_", unspecified=EndReason.WORKER_GONE)
 _bind(WatchKind, pb.WatchKind, "WATCH_KIND_")
 _bind(StackSource, pb.StackSource, "STACK_SOURCE_", unspecified=StackSource.NONE)
 _bind(PromptKind, pb.QueryPromptKind, "QUERY_PROMPT_KIND_", unspecified=PromptKind.PDB)
+_bind(HostState, host_pb.HostState, "HOST_STATE_")
 
 
 def wire_value(member: _Mirror | None) -> int:

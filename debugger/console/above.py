@@ -1,6 +1,6 @@
 """Other writers' output above the prompt: `sys.stdout`/`sys.stderr` while a `meshdbg run` console is open.
 
-Under `meshdbg run` the launcher writes each rank's lines to `sys.stdout` (meshdbg.debugger.mesh.output
+Under `meshdbg run` the launcher writes each rank's lines to `sys.stdout` (meshdbg.host.output
 looks the stream up at every write). Written straight to the terminal, they would land inside the
 line being typed. `AbovePrompt` sends each complete line through prompt_toolkit's
 `run_in_terminal` while a prompt is up (the prompt is erased, the lines written, the prompt and

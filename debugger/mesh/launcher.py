@@ -1,53 +1,41 @@
-"""The mesh launcher: a DebugClient plus one worker process per rank, and their lifecycle.
+"""The mesh launcher: a DebugClient, the hosts that run the ranks, and the mesh's lifecycle.
 
     launcher = MeshLauncher(MeshShape.parse("hosts=2,gpus=4"), ["train.py", "--lr", "3e-4"])
-    await launcher.start()            # server, fork server, every rank spawned
+    await launcher.start()            # server, hosts placed, every rank spawned
     await launcher.wait_ready()       # every rank registered its agent stream
     status = await launcher.wait()    # the first failing rank's status (0 when all succeed)
     await launcher.close()
 
-Each rank gets the environment of meshdbg.debugger.mesh.shape.rank_env, its output prefixed line by
-line (meshdbg.debugger.mesh.output), and runs meshdbg.worker.mesh.bootstrap. By default the first failing rank
-stops the whole mesh (SIGTERM, then SIGKILL after a grace period). The exit status of a rank
-killed by a signal is 128 + the signal, as in a shell. Async: it runs on one event loop, the
-CLI's (`meshdbg run`) or the background loop of a ProcMesh.
+The launcher is the central half; each host's half (spawn, output, exits) is a HostAgent
+(meshdbg.host.agent), in this process for a single-host run (LocalHost) or a `meshdbg host`
+agent on another node (meshdbg.debugger.mesh.joining). The placer says which. Each rank gets
+the environment of meshdbg.debugger.mesh.shape.rank_env and runs meshdbg.worker.mesh.bootstrap,
+its output prefixed line by line. By default the first failing rank stops the whole mesh
+(SIGTERM, then SIGKILL after a grace period), and so does a lost host (status 255). The exit
+status of a rank killed by a signal is 128 + the signal, as in a shell. Async: it runs on one
+event loop, the CLI's (`meshdbg run`) or the background loop of a ProcMesh.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import signal
-import socket
 import time
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Protocol
 
-from meshdbg.wire.connection import ConnectionInfo
+from meshdbg.host.agent import STOP_GRACE_S, within
+from meshdbg.host.pyspy import PySpyError
 from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.wire.proto import host_pb2_grpc as host_grpc
 from meshdbg.debugger.certificates import ServerCertificate
 from meshdbg.debugger.service import DebugClient
 from meshdbg.debugger.workers import Worker
-from meshdbg.wire.coords import format_coords, pb_coords
-from meshdbg.wire.shown_marks import MARKS_ENV
-from meshdbg.debugger.mesh.output import PrefixedLines, pipe_to, stderr, stdout
-from meshdbg.debugger.mesh.shape import MeshShape, rank_env
-from meshdbg.debugger.mesh.spawner import ForkServer
+from meshdbg.wire.coords import pb_coords
+from meshdbg.debugger.mesh.hosts import Host, LocalHost
+from meshdbg.debugger.mesh.placement import Target, plan_host
+from meshdbg.debugger.mesh.shape import MeshShape
 
-STOP_GRACE_S = 3.0
-DRAIN_TIMEOUT_S = 2.0
-MASTER_ADDR = "127.0.0.1"
-
-
-def reserve_port(host: str = MASTER_ADDR) -> socket.socket:
-    """A socket bound to a port the OS picked, kept (not listening) for the mesh's lifetime.
-
-    Holding it stops anyone else from being given the port; SO_REUSEADDR on both sides lets
-    rank 0's torch.distributed store bind it as MASTER_PORT.
-    """
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, 0))
-    return sock
+HOST_LOST_STATUS = 255
 
 
 def status_of(code: int) -> int:
@@ -55,64 +43,127 @@ def status_of(code: int) -> int:
     return 128 - code if code < 0 else code
 
 
+class Placer(Protocol):
+    """Where the ranks run: `local` (this machine), `join` (agents that dial in), ..."""
+
+    name: str
+
+    def prepare(self, launcher: "MeshLauncher") -> list[Host]:
+        """Called before the server starts; the hosts known at once (to close if the start fails)."""
+
+    async def place(self, launcher: "MeshLauncher") -> list[Host]:
+        """The hosts, by index, once they are all there (UsageError when they are not)."""
+
+    async def close(self) -> None:
+        """Release what placing started (an srun step), once the hosts are closed."""
+
+
+class LocalPlacer:
+    """Every rank on this machine, through one in-process agent."""
+
+    name = "local"
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        self.env = None if env is None else dict(env)
+        self._host: LocalHost | None = None
+
+    def prepare(self, launcher: "MeshLauncher") -> list[Host]:
+        self._host = LocalHost(launcher, self.env)  # starts the fork server early
+        return [self._host]
+
+    async def place(self, launcher: "MeshLauncher") -> list[Host]:
+        return [self._host]
+
+    async def close(self) -> None:
+        pass
+
+
 class MeshLauncher:
     """Starts and stops one mesh of worker processes around its own DebugClient."""
 
     def __init__(self, shape: MeshShape, argv: list[str], *, name: str = "worker", post_mortem: bool = True,
                  stop_on_failure: bool = True, env: Mapping[str, str] | None = None, cwd: str | None = None,
-                 publish: bool = True, sys_path: list[str] | None = None, tls: ServerCertificate | None = None) -> None:
+                 publish: bool = True, sys_path: list[str] | None = None, tls: ServerCertificate | None = None,
+                 placer: Placer | None = None, bind: str = "127.0.0.1", advertise: str | None = None) -> None:
         self.shape = shape
         self.argv = list(argv)
         self.name = name
         self.post_mortem = post_mortem
         self.stop_on_failure = stop_on_failure
-        self.env = dict(os.environ if env is None else env)
         self.cwd = cwd or os.getcwd()
         self.sys_path = sys_path  # the workers' sys.path (None: the bootstrap sets it as python does)
-        self.server = DebugClient(publish=publish, what=" ".join(["run", *self.argv])[:200], tls=tls)
+        self.placer = placer or LocalPlacer(env)
+        self.hosts: list[Host] = []
+        self.server = DebugClient(host=bind, publish=publish, what=" ".join(["run", *self.argv])[:200], tls=tls,
+                                  services=[self._add_host_services], advertise=advertise)
         self.workers: dict[int, Worker] = {}  # by rank
+        self._host_of: dict[int, Host] = {}  # rank → the host that forked it
+        self.server.workers.outside = self._sample_outside
         self.exits: dict[int, int] = {}  # rank → status, in the order they exited
         self.first_failure: tuple[int, int] | None = None  # (rank, status)
+        self.lost_ranks: set[int] = set()  # exited with their lost host
         self.started_at = time.monotonic()
-        self._pids: dict[int, int] = {}  # pid → rank, while running
-        self._early_exits: dict[int, int] = {}  # pid → code, reported before its spawn returned
-        self._pumps: list[PrefixedLines] = []
         self.shown: Callable[[int], bool] = lambda rank: False  # a console here shows this rank's session
         self._all_exited = asyncio.Event()  # every rank has exited
-        self._none_running = asyncio.Event()  # no spawned rank is running (also before the first spawn)
-        self._none_running.set()
         self._stopping = False
-        self._port: socket.socket | None = None
-        self._forks: ForkServer | None = None
 
     @property
     def size(self) -> int:
         return self.shape.size
 
-    async def start(self) -> None:
-        """Start the fork server and the DebugClient, then spawn every rank."""
-        self._forks = ForkServer.start(self._on_exit)
-        connection = await self.server.start()
-        self._port = reserve_port()
-        await asyncio.gather(*(self._spawn(rank, connection) for rank in range(self.size)))
+    def _add_host_services(self, server) -> None:
+        from meshdbg.debugger.mesh.joining import HostsServicer
 
-    async def _spawn(self, rank: int, connection: ConnectionInfo) -> None:
-        env = dict(self.env, **rank_env(self.shape, rank, name=self.name, addr=connection.addr, token=connection.token,
-                                        master_addr=MASTER_ADDR, master_port=self._port.getsockname()[1],
-                                        fingerprint=connection.fingerprint),
-                   MESHDBG_POST_MORTEM="1" if self.post_mortem else "0", **{MARKS_ENV: "1"})
-        prefix = f"[r{rank} {format_coords(self.shape.coords(rank))}] "
-        out_fd, out_pump = await pipe_to(prefix, stdout, lambda: self.shown(rank))
-        err_fd, err_pump = await pipe_to(prefix, stderr, lambda: self.shown(rank))
-        self._pumps += [out_pump, err_pump]
-        pid = await self._forks.spawn(env, self.argv, self.cwd, out_fd, err_fd, self.sys_path)
-        self._pids[pid] = rank
-        self._none_running.clear()
+        host_grpc.add_HostsServicer_to_server(HostsServicer(self), server)
+
+    async def start(self) -> None:
+        """Start the DebugClient, place the hosts, then spawn every rank on its host (ranks
+        dial the join URL, which pins the certificate, when the run has one)."""
+        self.hosts = self.placer.prepare(self)
+        connection = await self.server.start()
+        addr = connection.join or connection.addr
+        self.hosts = await self.placer.place(self)
+        master = self.hosts[0]
+        target = Target(self.argv, self.cwd, self.name, addr, connection.token, connection.fingerprint,
+                        self.post_mortem, self.sys_path)
+        plans = [plan_host(self.shape, len(self.hosts), host.index, target, master.master_addr, master.master_port)
+                 for host in self.hosts]
+        await asyncio.gather(*(host.start(plan) for host, plan in zip(self.hosts, plans)))
+
+    def spawned(self, host: Host, rank: int, pid: int) -> None:
+        """A host forked `rank` as `pid`: listed as starting until it connects."""
+        self._host_of[rank] = host
         self.workers[rank] = self.server.workers.launched(pb.Identity(
-            name=self.name, rank=rank, hostname=socket.gethostname(), pid=pid,
-            coords=pb_coords(self.shape.coords(rank))))
-        if pid in self._early_exits:  # it exited before this coroutine resumed
-            self._on_exit(pid, self._early_exits.pop(pid))
+            name=self.name, rank=rank, hostname=host.hostname, pid=pid, coords=pb_coords(self.shape.coords(rank))))
+
+    async def _sample_outside(self, worker: Worker, all_threads: bool, timeout: float) -> list[pb.ThreadStack]:
+        """py-spy `worker` on the host that forked it (PySpyError for one this run did not fork)."""
+        host = self._host_of.get(worker.rank)
+        if host is None or self.workers.get(worker.rank) is not worker:
+            raise PySpyError(f"rank {worker.rank} (pid {worker.pid}) was not started by this run")
+        return await host.sample(worker.pid, all_threads, timeout)
+
+    def exited(self, rank: int, code: int, host_lost: bool = False) -> None:
+        """A rank ended (`code`: its status or -signal), or its host was lost with it."""
+        if rank in self.exits:
+            return
+        if host_lost:
+            self.lost_ranks.add(rank)
+        self.exits[rank] = status = HOST_LOST_STATUS if host_lost else status_of(code)
+        worker = self.workers.get(rank)
+        if worker is not None:
+            self.server.workers.record_exit(worker, code if code >= 0 else None, -code if code < 0 else None, host_lost)
+        if status != 0 and self.first_failure is None and not self._stopping:
+            self.first_failure = (rank, status)
+            if self.stop_on_failure:
+                asyncio.get_running_loop().create_task(self.stop())
+        if len(self.exits) == self.size:
+            self._all_exited.set()
+
+    def host_lost(self, host: Host) -> None:
+        """A host's agent went away: every rank of it that had not ended is lost with it."""
+        for rank in host.ranks:
+            self.exited(rank, 0, host_lost=True)
 
     async def wait_ready(self) -> float:
         """Wait until every rank has registered (or already exited); seconds since construction."""
@@ -127,75 +178,31 @@ class MeshLauncher:
         connected.cancel()
         gone.cancel()
 
-    def _on_exit(self, pid: int, code: int) -> None:
-        rank = self._pids.pop(pid, None)
-        if rank is None:
-            self._early_exits[pid] = code
-            return
-        self.exits[rank] = status = status_of(code)
-        self.server.workers.exited(pid, code if code >= 0 else None, -code if code < 0 else None)
-        if not self._pids:
-            self._none_running.set()
-        if status != 0 and self.first_failure is None and not self._stopping:
-            self.first_failure = (rank, status)
-            if self.stop_on_failure:
-                asyncio.get_running_loop().create_task(self.stop())
-        if len(self.exits) == self.size:
-            self._all_exited.set()
-
     async def wait(self) -> int:
         """Wait for every rank to exit and its output to drain; the first failing rank's status."""
         await self._all_exited.wait()
-        await asyncio.wait([pump.closed for pump in self._pumps], timeout=DRAIN_TIMEOUT_S)
+        await asyncio.gather(*(host.drained() for host in self.hosts))
         return self.first_failure[1] if self.first_failure else 0
 
     async def stop(self, grace: float = STOP_GRACE_S) -> None:
-        """Stop every rank still running: SIGTERM, then SIGKILL after `grace` seconds.
-
-        Gives up after another `grace` seconds rather than raise: close() still has to stop
-        the fork server (which kills what is left) and the DebugClient.
-        """
+        """Stop every rank still running, on every host: SIGTERM, then SIGKILL after `grace` seconds."""
         self._stopping = True
-        for signum in (signal.SIGTERM, signal.SIGKILL):
-            self._signal_all(signum)
-            if await self._none_running_within(grace):
-                return
-
-    async def _none_running_within(self, timeout: float) -> bool:
-        """Whether every spawned rank has exited within `timeout` seconds."""
-        waiter = asyncio.ensure_future(self._none_running.wait())
-        done, _ = await asyncio.wait([waiter], timeout=timeout)
-        waiter.cancel()
-        return bool(done)
-
-    def _signal_all(self, signum: int) -> None:
-        """Signal each running rank's process group (meshdbg.worker.mesh.zygote), so what a
-        rank started stops with it."""
-        for pid in list(self._pids):
-            try:
-                os.killpg(pid, signum)
-            except ProcessLookupError:
-                pass  # exited; the fork server is about to report it
+        await asyncio.gather(*(host.stop(grace) for host in self.hosts))
 
     async def release(self, grace: float = STOP_GRACE_S) -> None:
         """Close every agent stream, which lets actor hosts exit by themselves; then close."""
         for worker in self.workers.values():
             worker.end_stream()
-        await self._none_running_within(grace)  # close() stops the rest
+        await within(grace, self._all_exited.wait())  # close() stops the rest
         await self.close()
 
     async def close(self) -> None:
-        """Stop what is left, the fork server and the DebugClient (whatever fails on the way)."""
+        """Stop what is left, the hosts and the DebugClient (whatever fails on the way)."""
         try:
-            if self._pids:
+            if not self._all_exited.is_set():
                 await self.stop()
-            if self._forks is not None:
-                self._forks.close()
-                try:
-                    await asyncio.wait_for(asyncio.to_thread(self._forks.process.wait), STOP_GRACE_S)
-                except asyncio.TimeoutError:
-                    self._forks.kill()
+            for host in self.hosts:
+                await host.close()
+            await self.placer.close()
         finally:
-            if self._port is not None:
-                self._port.close()
             await self.server.stop()

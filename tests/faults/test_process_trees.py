@@ -7,6 +7,7 @@ or stopped with SIGTERM, the ranks and all those processes must be gone within 5
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -16,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from e2e import SCRIPTS, wait_for
+from meshdbg.host.agent import HostAgent
+from meshdbg.host.plan import HostPlan, RankPlan
 from meshdbg.wire.connection import pid_alive
 
 RANKS = 2
@@ -51,3 +54,34 @@ def test_what_ranks_start_ends_with_the_job(tmp_path: Path, signum: int) -> None
         for pid in pids:  # only if the test failed: leave nothing behind
             if pid_alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_host_agent_stops_what_its_ranks_start(tmp_path: Path) -> None:
+    """HostAgent.stop (every host of a run, before its fork server closes) signals each rank's
+    process group: the rank's own children end with it, not only the rank."""
+    pids_dir = tmp_path / "pids"
+    pids_dir.mkdir()
+
+    class Events:
+        def spawned(self, rank: int, pid: int) -> None: ...
+
+        def exited(self, rank: int, code: int) -> None: ...
+
+    async def body() -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MESHDBG_")}
+        agent = HostAgent(Events(), env=env)
+        ranks = tuple(RankPlan(rank, f"r{rank}", {"MESHDBG_RANK": str(rank), "PIDS_DIR": str(pids_dir)})
+                      for rank in range(RANKS))
+        try:
+            await agent.start(HostPlan(0, [str(SCRIPTS / "spawns_children.py")], str(SCRIPTS), ranks))
+            written = await asyncio.to_thread(wait_for, lambda: len(list(pids_dir.iterdir())) == RANKS
+                                              and list(pids_dir.iterdir()), 30, "every rank to start its children")
+            pids = [int(pid) for path in written for pid in path.read_text().split()]
+            assert len(pids) == 3 * RANKS and all(pid_alive(pid) for pid in pids)
+            await agent.stop(grace=5)
+            await asyncio.to_thread(wait_for, lambda: not any(pid_alive(pid) for pid in pids), 5,
+                                    "every rank and what it started to end")
+        finally:
+            await agent.close()
+
+    asyncio.run(body())

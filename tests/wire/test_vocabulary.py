@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 
 from meshdbg.wire.proto import debugger_pb2 as pb
-from meshdbg.wire.vocabulary import EndReason, PromptKind, StackSource, State, StopReason, WatchKind, wire_value
+from meshdbg.wire.proto import host_pb2 as host_pb
+from meshdbg.wire.vocabulary import EndReason, HostState, PromptKind, StackSource, State, StopReason, WatchKind, wire_value
 
 ROOT = Path(__file__).resolve().parents[2]
 MIRRORS = [(State, pb.State, "STATE_"), (StopReason, pb.StopReason, "STOP_REASON_"),
            (EndReason, pb.EndReason, "END_REASON_"), (WatchKind, pb.WatchKind, "WATCH_KIND_"),
-           (StackSource, pb.StackSource, "STACK_SOURCE_")]
+           (StackSource, pb.StackSource, "STACK_SOURCE_"), (HostState, host_pb.HostState, "HOST_STATE_")]
 
 
 # Who reads a prompt: mirrored too, but its words ("pdb", "debug") are everyday names elsewhere.
@@ -52,7 +53,7 @@ def _assigned_name(node: ast.Assign | ast.AnnAssign) -> str:
 def test_no_product_code_spells_the_vocabulary() -> None:
     words = {member.value for mirror, _, _ in MIRRORS for member in mirror}
     offenders = []
-    for folder in ("debugger", "worker", "wire"):
+    for folder in ("debugger", "worker", "wire", "host"):
         for path in (ROOT / folder).rglob("*.py"):
             if path.name == "vocabulary.py" or "proto" in path.parts:
                 continue

@@ -649,20 +649,22 @@ class WatchEvent(_message.Message):
     def __init__(self, kind: _Optional[_Union[WatchKind, str]] = ..., session: _Optional[_Union[SessionInfo, _Mapping]] = ..., reason: _Optional[_Union[EndReason, str]] = ..., worker: _Optional[_Union[WorkerInfo, _Mapping]] = ...) -> None: ...
 
 class WorkerInfo(_message.Message):
-    __slots__ = ("identity", "state", "launcher", "exit_code", "signal", "frame")
+    __slots__ = ("identity", "state", "launcher", "exit_code", "signal", "frame", "host_lost")
     IDENTITY_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     LAUNCHER_FIELD_NUMBER: _ClassVar[int]
     EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
     SIGNAL_FIELD_NUMBER: _ClassVar[int]
     FRAME_FIELD_NUMBER: _ClassVar[int]
+    HOST_LOST_FIELD_NUMBER: _ClassVar[int]
     identity: Identity
     state: State
     launcher: str
     exit_code: int
     signal: int
     frame: Frame
-    def __init__(self, identity: _Optional[_Union[Identity, _Mapping]] = ..., state: _Optional[_Union[State, str]] = ..., launcher: _Optional[str] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ...) -> None: ...
+    host_lost: bool
+    def __init__(self, identity: _Optional[_Union[Identity, _Mapping]] = ..., state: _Optional[_Union[State, str]] = ..., launcher: _Optional[str] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., host_lost: _Optional[bool] = ...) -> None: ...
 
 class InterruptRequest(_message.Message):
     __slots__ = ("selection", "session_id", "timeout_s")

@@ -1,5 +1,5 @@
 """A rank's log lines: prefixed, whole, and without what the rank's session already showed
-while a console on the terminal shows that rank (meshdbg.debugger.mesh.output)."""
+while a console on the terminal shows that rank (meshdbg.host.output)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import io
 
 import pytest
 
-from meshdbg.debugger.mesh.output import PrefixedLines
+from meshdbg.host.output import PrefixedLines
 from meshdbg.wire.shown_marks import mark
 
 
 def _log(reads: list[bytes], shows: bool) -> str:
     async def body() -> str:
         screen = io.StringIO()
-        lines = PrefixedLines("[r0] ", lambda: screen, lambda: shows)
+        lines = PrefixedLines("[r0] ", lambda: screen, shows=lambda: shows)
         for data in reads:
             lines.data_received(data)
         lines.eof_received()

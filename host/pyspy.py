@@ -2,9 +2,10 @@
 
 py-spy (a dependency; its wheel ships the binary) reads a Python process's stacks from its
 memory, so it works while the process holds the GIL in C code (a catastrophic regex, a C
-extension's loop) or is blocked before Python can run a handler. It runs on the server's host
-against a pid there: under `meshdbg run` the launcher started every rank, and under `serve` it
-can sample the ranks on its own host. `--nonblocking`: the rank is never paused or signalled.
+extension's loop) or is blocked before Python can run a handler. It runs on the rank's own host
+against its pid: under `meshdbg run` the host agent that forked the rank runs it (in the run's
+process for a single-host run, `meshdbg host` on another node), and under `serve` the server
+samples the ranks on its own host. `--nonblocking`: the rank is never paused or signalled.
 Reading another process's memory takes ptrace rights: the same user with
 /proc/sys/kernel/yama/ptrace_scope 0, or root / CAP_SYS_PTRACE.
 """

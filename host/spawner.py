@@ -1,11 +1,11 @@
-"""The launcher's side of the fork server (meshdbg.worker.mesh.zygote): spawn ranks, learn their exits.
+"""The host agent's side of the fork server (meshdbg.worker.mesh.zygote): spawn ranks, learn their exits.
 
     spawner = ForkServer.start(on_exit)     # early: the zygote imports while we do other work
     pid = await spawner.spawn(env, argv, cwd, stdout_fd, stderr_fd)
     ...
     spawner.close()                         # the zygote SIGKILLs whatever is left, and exits
 
-Runs on the launcher's event loop. Must be started from a thread that lives as long as the
+Runs on the host agent's event loop. Must be started from a thread that lives as long as the
 mesh: the kernel's parent-death signal follows the thread that forked the zygote.
 """
 
@@ -21,7 +21,7 @@ import sys
 from typing import Callable
 
 from meshdbg.wire.errors import MeshError
-from meshdbg.debugger.pending import PendingRequests
+from meshdbg.wire.pending import PendingRequests
 from meshdbg.worker.mesh.zygote import MAX_MESSAGE
 
 ExitCallback = Callable[[int, int], None]  # (pid, exit status or -signal)

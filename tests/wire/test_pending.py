@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from meshdbg.debugger.pending import PendingRequests
+from meshdbg.wire.pending import PendingRequests
 from meshdbg.wire.errors import MeshError
 
 

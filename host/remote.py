@@ -1,0 +1,213 @@
+"""`meshdbg host --join URL`: a host agent that serves a multi-host `run` over one gRPC stream.
+
+    agent → run   hello (who it is) · digest (of the script the welcome named) · spawned ·
+                  output (prefixed lines, ≤ 32 KiB a message) · exit
+    run → agent   welcome (the target) · assignment (its HostPlan) · stop ·
+                  sample (py-spy a rank stuck in C, answered with `stacks`)
+
+The stream is the agent's lifeline, both ways: when it breaks (the run was killed, the
+network parted: keepalive notices within ~4 s) the agent SIGTERMs its ranks, SIGKILLs what is
+left after LOST_GRACE_S and exits, so no rank outlives its job. Output is bounded: past
+OUTPUT_BACKLOG bytes queued, every rank's pipe is paused until the stream catches up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from typing import AsyncIterator, Mapping
+
+import grpc
+
+from meshdbg.host.agent import HostAgent, reserve_port
+from meshdbg.host.identity import hello, script_digest
+from meshdbg.host.plan import HostPlan
+from meshdbg.host.pyspy import PySpyError, py_spy_stacks
+from meshdbg.wire.connection import ConnectionInfo
+from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
+from meshdbg.wire.proto import host_pb2 as host_pb
+from meshdbg.wire.proto import host_pb2_grpc as host_grpc
+from meshdbg.wire.status import error_from_rpc
+from meshdbg.wire.tls import channel_credentials
+
+CHUNK = 32 * 1024
+OUTPUT_BACKLOG = 1 << 20
+LOST_GRACE_S = 1.5  # the run is gone: SIGTERM, then SIGKILL after this, well within 5 s
+STDOUT, STDERR = 1, 2
+INTERRUPTED = 130
+TORCHRUN_PREFIX = "TORCHELASTIC_"
+
+
+def placer_free(env: Mapping[str, str]) -> dict[str, str]:
+    """The agent's environment without what the engine that placed the agent (torchrun) gave
+    the agent as its own worker: the ranks get the run's RANK, MASTER_ADDR, ... and must not
+    find torchrun's agent store (TORCHELASTIC_USE_AGENT_STORE) instead of host 0's."""
+    return {name: value for name, value in env.items() if not name.startswith(TORCHRUN_PREFIX)}
+
+
+class Uplink:
+    """The messages for the run, in order, with the output backlog bounded (a Flow)."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[host_pb.HostMessage | None] = asyncio.Queue()
+        self._backlog = 0
+        self._paused = False
+        self._pipes: set[asyncio.ReadTransport] = set()
+
+    def send(self, message: host_pb.HostMessage) -> None:
+        self.queue.put_nowait(message)
+
+    def output(self, stream: int, text: str) -> None:
+        data = text.encode()
+        for start in range(0, len(data), CHUNK):
+            piece = data[start:start + CHUNK]
+            self._backlog += len(piece)
+            self.send(host_pb.HostMessage(output=host_pb.HostOutput(stream=stream, text=piece)))
+        if self._backlog > OUTPUT_BACKLOG and not self._paused:
+            self._paused = True
+            for pipe in self._pipes:
+                pipe.pause_reading()
+
+    def watch(self, transport: asyncio.ReadTransport) -> None:
+        self._pipes.add(transport)
+        if self._paused:
+            transport.pause_reading()
+
+    def forget(self, transport: asyncio.ReadTransport) -> None:
+        self._pipes.discard(transport)
+
+    async def messages(self) -> AsyncIterator[host_pb.HostMessage]:
+        while (message := await self.queue.get()) is not None:
+            if message.HasField("output"):
+                self._backlog -= len(message.output.text)
+                if self._paused and self._backlog < OUTPUT_BACKLOG // 2:
+                    self._paused = False
+                    for pipe in self._pipes:
+                        pipe.resume_reading()
+            yield message
+
+    def close(self) -> None:
+        self.queue.put_nowait(None)
+
+
+class StreamTarget:
+    """A text stream (what PrefixedLines writes to) that sends its text up the stream."""
+
+    def __init__(self, uplink: Uplink, stream: int) -> None:
+        self.uplink = uplink
+        self.stream = stream
+
+    def write(self, text: str) -> None:
+        self.uplink.output(self.stream, text)
+
+    def flush(self) -> None:
+        pass
+
+
+class RemoteAgent:
+    """A HostAgent whose plan comes from, and whose events go to, the run at the other end."""
+
+    def __init__(self, connection: ConnectionInfo, index: int | None) -> None:
+        self.connection = connection
+        self.index = index
+        self.uplink = Uplink()
+        out, err = StreamTarget(self.uplink, STDOUT), StreamTarget(self.uplink, STDERR)
+        self.agent = HostAgent(self, env=placer_free(os.environ), targets=(lambda: out, lambda: err), flow=self.uplink)
+        self._ranks = 0
+        self._exits = 0
+        self.finished = asyncio.Event()  # every rank of the plan has exited
+        self.plan: HostPlan | None = None
+        self.interrupted = False
+
+    def interrupt(self) -> None:
+        """SIGINT or SIGTERM to the agent: leave the run if not placed yet, else end our ranks
+        (the run then sees them exit, and the stream end, as for any job that stops)."""
+        self.interrupted = True
+        if self.plan is None:
+            self.uplink.close()
+        else:
+            asyncio.get_running_loop().create_task(self.agent.stop(LOST_GRACE_S))
+
+    def spawned(self, rank: int, pid: int) -> None:
+        self.uplink.send(host_pb.HostMessage(spawned=host_pb.HostSpawned(rank=rank, pid=pid)))
+
+    def exited(self, rank: int, code: int) -> None:
+        self.uplink.send(host_pb.HostMessage(exit=host_pb.HostExit(rank=rank, code=code)))
+        self._exits += 1
+        if self._exits == self._ranks:
+            self.finished.set()
+
+    async def run(self) -> int:
+        """Join the run and serve it until the job ends here; the exit status of this agent."""
+        addr = self.connection.addr
+        credentials = await asyncio.to_thread(channel_credentials, addr, self.connection.fingerprint)
+        channel = (grpc.aio.secure_channel(addr, credentials, options=CLIENT_KEEPALIVE) if credentials
+                   else grpc.aio.insecure_channel(addr, options=CLIENT_KEEPALIVE))
+        port = reserve_port()
+        self.agent.prepare()
+        try:
+            self.uplink.send(host_pb.HostMessage(hello=hello(addr, self.index, port.getsockname()[1])))
+            call = host_grpc.HostsStub(channel).Join(self.uplink.messages(), metadata=self.connection.metadata())
+            finishing = asyncio.create_task(self._finish_when_done())
+            try:
+                async for command in call:
+                    await self._obey(command)
+            except grpc.RpcError as exc:
+                if self.plan is None and not self.interrupted:  # refused, or never reached
+                    raise error_from_rpc(exc, addr) from None
+                print(f"meshdbg host: lost the run at {addr}; stopping this host's ranks", file=sys.stderr, flush=True)
+                return 1
+            finally:
+                finishing.cancel()
+                if self.agent.running:
+                    await self.agent.stop(LOST_GRACE_S)
+            return INTERRUPTED if self.interrupted else 0
+        finally:
+            await self.agent.close()
+            port.close()
+            await channel.close(grace=None)
+
+    async def _obey(self, command: host_pb.HostCommand) -> None:
+        kind = command.WhichOneof("kind")
+        if kind == "welcome":
+            digest = script_digest(list(command.welcome.argv), command.welcome.cwd)
+            self.uplink.send(host_pb.HostMessage(digest=host_pb.HostDigest(script_digest=digest)))
+        elif kind == "assignment":
+            self.plan = HostPlan.from_pb(command.assignment)
+            self._ranks = len(self.plan.ranks)
+            ranks = [r.rank for r in self.plan.ranks]
+            which = "no ranks" if not ranks else f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {ranks[0]}-{ranks[-1]}"
+            print(f"meshdbg host: host {self.plan.index}, {which}", file=sys.stderr, flush=True)
+            if not self.plan.ranks:
+                self.finished.set()
+            await self.agent.start(self.plan)
+        elif kind == "stop":
+            asyncio.get_running_loop().create_task(self.agent.stop(command.stop.grace_s))
+        elif kind == "sample":
+            asyncio.get_running_loop().create_task(self._sample(command.sample))
+
+    async def _sample(self, request: host_pb.HostSample) -> None:
+        """py-spy one of our ranks for the run (it could not answer from inside)."""
+        answer = host_pb.HostStacks(request_id=request.request_id)
+        try:
+            answer.threads.extend(await py_spy_stacks(request.pid, request.all_threads, request.timeout_s))
+        except PySpyError as exc:
+            answer.error = str(exc)
+        self.uplink.send(host_pb.HostMessage(stacks=answer))
+
+    async def _finish_when_done(self) -> None:
+        """Once every rank has exited and its output is sent, end our side of the stream."""
+        await self.finished.wait()
+        await self.agent.drained()
+        self.uplink.close()
+
+
+async def serve(connection: ConnectionInfo, index: int | None) -> int:
+    """Run one agent until its job ends; SIGINT/SIGTERM to the agent stop its ranks first."""
+    agent = RemoteAgent(connection, index)
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, agent.interrupt)
+    return await agent.run()
