@@ -108,6 +108,12 @@ class Console:
         finally:
             self._drawing = None
 
+    def show_shared(self, text: str) -> None:
+        """What another client did on the attached session (meshdbg.debugger.peers), a few
+        lines at a time as they come: drawn at once, highlighted like pdb's own output."""
+        if text.strip():
+            self._print(pdb_fragments(text, self.color))
+
     def live_count(self) -> int:
         return len(self.board.live)
 
@@ -145,7 +151,7 @@ class Console:
         if target.thread:  # one of the rank's threads: its session, by id
             target = AttachTarget(session_id=thread_session(await client.list(), target).id)
         await self.detach()
-        attachment = await Attachment.open(client, target, self.show_pdb)
+        attachment = await Attachment.open(client, target, self.show_shared)
         self.attachment, self.following = attachment, None
         self.announce(f"attached to {attachment.label} at {where(attachment.session)}; "
                       f"detach or Ctrl-D leaves it paused")
