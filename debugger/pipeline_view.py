@@ -96,8 +96,8 @@ def pipeline_json(views: list[PipelineRankView]) -> dict:
         status, wait = view.status, stall.waits.get(view.status.rank)
         ranks.append({
             "rank": status.rank, "coords": view.worker.coords, "state": status.state, "why": status.why,
-            "kind": view.kind, "step": status.step, "done": status.position if status.in_step else None,
-            "left": len(status.actions) - status.position if status.in_step else None,
+            "kind": view.kind, "step": status.step, "actions_done": status.position if status.in_step else None,
+            "actions_left": len(status.actions) - status.position if status.in_step else None,
             "doing": status.doing, "since_s": status.since_s, "breaks": list(status.breaks),
             "waits_for": {"rank": wait.peer, "action": wait.needs} if wait else None, "error": status.error,
         })

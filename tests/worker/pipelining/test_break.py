@@ -47,7 +47,7 @@ def test_break_stops_right_before_the_action_for_every_kind(tmp_path: Path, kind
         (session,) = wait_sessions(job.env, {"stopped": [rank], "count": 1}, timeout=30)
         assert session["context"]["action"] == action
         by_rank = {r["rank"]: r for r in job.pipeline()["ranks"]}
-        assert by_rank[rank]["state"] == "stopped" and by_rank[rank]["done"] == index  # all before it ran, not it
+        assert by_rank[rank]["state"] == "stopped" and by_rank[rank]["actions_done"] == index  # all before it ran, not it
         cast = json.loads(job.cli("cast", "--json", str(rank), "p str(action)").stdout)
         assert [c["output"].strip() for c in cast] == [repr(action)]
 

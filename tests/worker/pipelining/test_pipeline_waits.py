@@ -56,8 +56,8 @@ def test_a_misordered_schedule_from_a_csv_is_reported_as_a_cycle(tmp_path: Path)
                                             "rank 0 waits in 0RECV_B0 for rank 1's 1SEND_B0; "
                                             "rank 1 waits in 1RECV_F1 for rank 0's 0SEND_F1")
         by_rank = {r["rank"]: r for r in answer["ranks"]}
-        assert (by_rank[0]["done"], by_rank[0]["doing"]) == (2, "0RECV_B0")  # 0F0, 0SEND_F0 done
-        assert (by_rank[1]["done"], by_rank[1]["doing"]) == (0, "1RECV_F1")
+        assert (by_rank[0]["actions_done"], by_rank[0]["doing"]) == (2, "0RECV_B0")  # 0F0, 0SEND_F0 done
+        assert (by_rank[1]["actions_done"], by_rank[1]["doing"]) == (0, "1RECV_F1")
 
 
 def test_a_rank_killed_mid_step_is_named_by_the_ranks_it_held_up(tmp_path: Path) -> None:
