@@ -66,7 +66,7 @@ def test_torchrun_ranks_with_only_the_hook_are_guarded_too(server: Server, tmp_p
             time.sleep(0.2)
         assert server.cli("continue").returncode == 0
         out, err = job.communicate(timeout=60)
-        assert job.returncode == 0, err
+        assert job.returncode == 0, out + err
         for rank in (0, 1):
             assert f"rank {rank} sum 3" in out and f"rank {rank} timeout restored" in out
     finally:
