@@ -26,12 +26,17 @@ GRACE_S = 5.0  # past the window: the worker's own last try, and its goodbye lin
 _HOSTNAME = socket.gethostname()
 
 
+_PF_EXITING = 0x4  # the kernel's task flag of a process that is exiting (/proc/PID/stat's 9th field)
+
+
 def _process_state(pid: int) -> str | None:
-    """The state letter of a local process (`R`, `S`, `T` stopped, `Z` zombie), None if gone."""
+    """The state letter of a local process (`R`, `S`, `T` stopped, `Z` zombie; `X` for one
+    still exiting, whose sockets may close before it is a zombie), None if gone."""
     try:
         with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rpartition(")")[2].split()[0]
-    except (OSError, IndexError):
+            fields = stat.read().rpartition(")")[2].split()
+        return "X" if int(fields[6]) & _PF_EXITING else fields[0]
+    except (OSError, IndexError, ValueError):
         return None
 
 
