@@ -34,6 +34,9 @@ REFUSED_GRACE_S = 1.5  # a channel failing this long after its first failure is 
 END_TIMEOUT_S = 5.0  # how long an ending session waits for the server to close its stream
 RETRY_PAUSE_S = 0.05  # the first pause between tries; it doubles up to RETRY_PAUSE_MAX_S
 RETRY_PAUSE_MAX_S = 2.0
+# A server that accepts connections but refuses or drops new streams (a burst of 10,000
+# breakpoints on a starved machine) is waited for up to this many reconnect windows.
+LIVE_WAIT_FACTOR = 10
 # What a live but overloaded server answers a new stream with: too many streams at once, a
 # stream dropped before its handler ran (CANCELLED, seen in bursts of 10,000 on a loaded
 # machine), or a hello that reached it too late (DEADLINE_EXCEEDED, the worker's own threads starved).
@@ -103,10 +106,10 @@ def ready_channel(connection: ConnectionInfo, deadline: float) -> grpc.Channel:
                     failed_since = now
                 if failed_since is not None and now >= failed_since + REFUSED_GRACE_S:
                     raise ConnectionFailed(f"no meshdbg server reachable at {connection.addr} (connection failed)")
-                if now >= deadline:
+                if now >= deadline and states:  # the channel's state is known, and it is not READY
                     raise ConnectionFailed(f"no meshdbg server reachable at {connection.addr} (no answer)")
                 until = deadline if failed_since is None else min(deadline, failed_since + REFUSED_GRACE_S)
-                changed.wait(min(until - now, CONNECT_TIMEOUT_S))
+                changed.wait(min(max(until - now, 0.0), CONNECT_TIMEOUT_S) if states else CONNECT_TIMEOUT_S)
     finally:
         channel.unsubscribe(watch)
 
@@ -121,24 +124,32 @@ def open_stream(connection: ConnectionInfo, method: StreamMethod, first_message:
     Returns the outgoing queue (put a message to send it, None to half-close), the iterator
     of the server's messages, and its first one. A server too busy or too slow to take the
     stream (a burst of thousands of breakpoints on a loaded machine) is asked again with
-    jittered exponential back-off for up to the reconnect window (`window_s`, default
-    meshdbg.wire.keepalive's), so no breakpoint is skipped. Raises ConnectionFailed (or a
-    subclass) when the server is unreachable (refused) or refuses the stream.
+    jittered exponential back-off, so no breakpoint is skipped: until no connection could be
+    made for the reconnect window (`window_s`, default meshdbg.wire.keepalive's), counted
+    from the last time the server accepted one, and for LIVE_WAIT_FACTOR windows at most.
+    Raises ConnectionFailed (or a subclass) when the server is unreachable (refused) or
+    refuses the stream.
     """
-    deadline = time.monotonic() + (reconnect_window_s() if window_s is None else window_s)
+    started = time.monotonic()
+    deadline = started + (reconnect_window_s() if window_s is None else window_s)
     pause = RETRY_PAUSE_S
     while True:
         outgoing: queue.SimpleQueue = queue.SimpleQueue()
         outgoing.put(first_message)
         channel = ready_channel(connection, deadline)
+        # Connected: the server is alive, so a refusal now is load, not absence. The window
+        # counts again from here (bounded by LIVE_WAIT_FACTOR windows in all).
+        window = reconnect_window_s()
+        deadline = max(deadline, min(time.monotonic() + window, started + LIVE_WAIT_FACTOR * window))
         responses = method(channel)(iter(outgoing.get, None), metadata=connection.metadata())
         _fork_guard.opened(channel, responses)
         try:
             return outgoing, responses, next(responses)
         except grpc.RpcError as exc:
-            if exc.code() not in _BUSY or time.monotonic() + pause > deadline:
+            outgoing.put(None)  # lets go of gRPC's thread that reads `outgoing` for this call
+            if exc.code() not in _BUSY or time.monotonic() >= deadline:
                 raise error_from_rpc(exc, connection.addr) from exc
-        time.sleep(pause * random.uniform(0.5, 1.0))
+        time.sleep(min(pause * random.uniform(0.5, 1.0), max(0.0, deadline - time.monotonic())))
         pause = min(RETRY_PAUSE_MAX_S, pause * 2)
 
 
@@ -260,6 +271,7 @@ class RemoteSession:
     def _reconnect(self) -> bool:
         """Reach the server again within the reconnect window and re-register this stop;
         False (with `farewell` set) when no server answered in time."""
+        self._outgoing.put(None)  # lets go of gRPC's thread that read the broken call's queue
         if not within_window(lambda window_s: self._open(self._connect(), window_s)):
             self.farewell = f"no debugger reachable at {self.addr} for {reconnect_window_s():g} s ({RECONNECT_ENV})"
             return False

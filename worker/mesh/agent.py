@@ -91,6 +91,7 @@ class Agent:
                     self._dispatch(command)
                 break  # the server ended the stream: it stops on purpose
             except grpc.RpcError:  # it went away: try again, else the worker runs on without it
+                self._outgoing.put(None)  # lets go of gRPC's thread that read the broken call's queue
                 if not within_window(lambda window_s: self._open(self._connect(), window_s)):
                     break
         self.calls.put(None)
