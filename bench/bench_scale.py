@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import json
 import os
 import signal
@@ -136,7 +137,12 @@ def real_burst(shape: str) -> None:
             results["crashed"] = sum(1 for code in codes if code is not None and code < 0)
             results["failed"] = sum(1 for code in codes if code is not None and code > 0)
             results["hung"] = codes.count(None)
-            results["skipped"] = sum(log.read_text().count("continuing") for log in logs)
+            said = [log.read_text().splitlines() for log in logs]
+            results["skipped"] = sum(line.endswith("continuing") for lines in said for line in lines)
+            # what the workers said before "continuing" (once per process and problem)
+            results["skip_reasons"] = dict(collections.Counter(
+                lines[i - 1] for lines in said for i, line in enumerate(lines) if i and line.endswith("continuing")
+            ).most_common(5))
 
         try:
             asyncio.run(measure())
