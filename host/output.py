@@ -60,13 +60,19 @@ class RankLines:
         return lambda lines: self.publish(rank, stream, lines)
 
     def publish(self, rank: int, stream: Stream, lines: list[str]) -> None:
+        """To every listener; one that fails is said on stderr and dropped (the output goes on)."""
         for listener in list(self._listeners):
-            listener(rank, stream, lines)
+            try:
+                listener(rank, stream, lines)
+            except Exception as exc:
+                self._listeners.remove(listener)
+                print(f"meshdbg: stopped giving the ranks' output to {listener!r}: {type(exc).__name__}: {exc}",
+                      file=sys.stderr, flush=True)
 
     def publish_prefixed(self, stream: Stream, text: str) -> None:
         """Complete prefixed lines as an agent wrote them (a remote host's), by rank."""
         by_rank: dict[int, list[str]] = {}
-        for line in text.splitlines():
+        for line in text.split("\n"):
             found = _PREFIXED.match(line)
             if found:
                 by_rank.setdefault(int(found.group(1)), []).append(line[found.end():])
