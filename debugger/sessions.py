@@ -223,11 +223,13 @@ class Session:
         self.prompt_kind = PromptKind.of(prompt.kind)
         self.location = prompt.location
         self._transcript.add(prompt.output)
-        self._share(lambda: peers.reply(pb.Reply(output=prompt.output, prompt=prompt.prompt, frame=prompt.frame)))
+        def reply() -> pb.Reply:  # one each: the issuer's copy is added to (`_send`)
+            return pb.Reply(output=prompt.output, prompt=prompt.prompt, frame=prompt.frame, prompt_kind=prompt.kind)
+
+        self._share(lambda: peers.reply(reply()))
         self._registry.publish(WatchKind.UPDATED, self)
         if self._pending and not self._pending.done():
-            self._pending.set_result(pb.Reply(output=prompt.output, prompt=prompt.prompt, frame=prompt.frame,
-                                              prompt_kind=prompt.kind))
+            self._pending.set_result(reply())
 
     def on_answer(self, answer: pb.QueryAnswer) -> None:
         self._queries.answer(answer.id, answer)

@@ -17,7 +17,7 @@ import signal
 import socket
 from typing import Awaitable, Callable, Mapping, Protocol
 
-from meshdbg.host.output import Flow, PrefixedLines, Target, pipe_to, stderr, stdout
+from meshdbg.host.output import Flow, PrefixedLines, RankLines, Stream, Target, line_prefix, pipe_to, stderr, stdout
 from meshdbg.host.plan import HostPlan, RankPlan
 from meshdbg.host.spawner import ForkServer
 from meshdbg.wire.shown_marks import MARKS_ENV
@@ -78,15 +78,17 @@ class HostAgent:
 
     def __init__(self, events: HostEvents, *, env: Mapping[str, str] | None = None,
                  targets: tuple[Target, Target] = (stdout, stderr), flow: Flow | None = None,
-                 shows: Callable[[int], bool] | None = None) -> None:
+                 shows: Callable[[int], bool] | None = None, lines: RankLines | None = None) -> None:
         """`shows(rank)`: whether a console on the run's terminal shows that rank's session, whose
         output then stays out of the prefixed copy (meshdbg.wire.shown_marks). Only an agent in
-        the run's own process can tell; without it the ranks do not mark their output at all."""
+        the run's own process can tell; without it the ranks do not mark their output at all.
+        `lines`: where the ranks' lines also go, unprefixed (the run's own listeners)."""
         self.events = events
         self.env = dict(os.environ if env is None else env)
         self.targets = targets
         self.flow = flow
         self.shows = shows
+        self.lines = lines
         self._pids: dict[int, int] = {}  # pid → rank, while running
         self._early_exits: dict[int, int] = {}  # pid → code, reported before its spawn returned
         self._pumps: list[PrefixedLines] = []
@@ -109,14 +111,16 @@ class HostAgent:
         await asyncio.gather(*(self._spawn(plan, rank) for rank in plan.ranks))
 
     async def _spawn(self, plan: HostPlan, rank: RankPlan) -> None:
-        prefix = f"[{rank.label}] "
+        prefix = line_prefix(rank.label)
         env = {**self.env, **rank.env}
         shows: Callable[[], bool] = lambda: False
         if self.shows is not None:
             env[MARKS_ENV] = "1"
             shows = functools.partial(self.shows, rank.rank)
-        out_fd, out_pump = await pipe_to(prefix, self.targets[0], self.flow, shows)
-        err_fd, err_pump = await pipe_to(prefix, self.targets[1], self.flow, shows)
+        heard = (None, None) if self.lines is None else (self.lines.heard(rank.rank, Stream.STDOUT),
+                                                         self.lines.heard(rank.rank, Stream.STDERR))
+        out_fd, out_pump = await pipe_to(prefix, self.targets[0], self.flow, shows, heard[0])
+        err_fd, err_pump = await pipe_to(prefix, self.targets[1], self.flow, shows, heard[1])
         self._pumps += [out_pump, err_pump]
         pid = await self._forks.spawn(env, plan.argv, plan.cwd, out_fd, err_fd, plan.sys_path)
         self._pids[pid] = rank.rank

@@ -10,18 +10,74 @@ A line the rank's open session already showed (marked so by the worker, meshdbg.
 is left out while `shows()` says that a console on the run's terminal is attached to the rank.
 A `Flow` (the agent's stream to a remote `run`) pauses every pipe while too much is queued,
 so a rank that writes faster than the network carries blocks in its write, as on a terminal.
+`RankLines` hands the same lines, without their prefix, to listeners in the run's process
+(`run --dap`'s adapter); lines a session already showed are not among them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
+from enum import StrEnum
 from typing import Callable, Protocol, TextIO
 
 from meshdbg.wire.shown_marks import MarkedSplitter
 
 Target = Callable[[], TextIO]
+Heard = Callable[[list[str]], None]  # a pipe's complete lines no session showed, without prefix or newline
+
+
+class Stream(StrEnum):
+    STDOUT = "stdout"
+    STDERR = "stderr"
+
+
+Listener = Callable[[int, Stream, list[str]], None]  # (rank, stream, lines)
+_PREFIXED = re.compile(r"\[r(\d+)(?: [^\]]*)?\] ")
+
+
+def line_prefix(label: str) -> str:
+    """What starts each of a rank's lines: `[r3 hosts=0,gpus=3] ` for the label `r3 hosts=0,gpus=3`."""
+    return f"[{label}] "
+
+
+class RankLines:
+    """The ranks' output lines as they come, to whoever listens in this process (a fan-out:
+    nothing is kept, a listener that falls behind bounds its own backlog)."""
+
+    def __init__(self) -> None:
+        self._listeners: list[Listener] = []
+
+    def listen(self, listener: Listener) -> Callable[[], None]:
+        """Call `listener(rank, stream, lines)` for every batch from now on; returns the unsubscribe."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def heard(self, rank: int, stream: Stream) -> Heard:
+        """What one rank's pipe of `stream` calls with its lines (`PrefixedLines`)."""
+        return lambda lines: self.publish(rank, stream, lines)
+
+    def publish(self, rank: int, stream: Stream, lines: list[str]) -> None:
+        """To every listener; one that fails is said on stderr and dropped (the output goes on)."""
+        for listener in list(self._listeners):
+            try:
+                listener(rank, stream, lines)
+            except Exception as exc:
+                self._listeners.remove(listener)
+                print(f"meshdbg: stopped giving the ranks' output to {listener!r}: {type(exc).__name__}: {exc}",
+                      file=sys.stderr, flush=True)
+
+    def publish_prefixed(self, stream: Stream, text: str) -> None:
+        """Complete prefixed lines as an agent wrote them (a remote host's), by rank."""
+        by_rank: dict[int, list[str]] = {}
+        for line in text.split("\n"):
+            found = _PREFIXED.match(line)
+            if found:
+                by_rank.setdefault(int(found.group(1)), []).append(line[found.end():])
+        for rank, lines in by_rank.items():
+            self.publish(rank, stream, lines)
 
 
 class Flow(Protocol):
@@ -44,11 +100,12 @@ class PrefixedLines(asyncio.Protocol):
     """Reads one pipe; writes its complete lines with `prefix` to `target()`."""
 
     def __init__(self, prefix: str, target: Target, flow: Flow | None = None,
-                 shows: Callable[[], bool] = lambda: False) -> None:
+                 shows: Callable[[], bool] = lambda: False, heard: Heard | None = None) -> None:
         self.prefix = prefix
         self.target = target
         self.flow = flow
         self.shows = shows
+        self.heard = heard
         self._transport: asyncio.ReadTransport | None = None
         self.received = 0  # bytes read so far (how a drain tells output still flows)
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -90,8 +147,12 @@ class PrefixedLines(asyncio.Protocol):
         if not lines:
             return
         hidden = self.shows()
-        text = "".join(f"{self.prefix}{line.decode(errors='replace').rstrip(chr(13))}\n"
-                       for line, shown in lines if not (shown and hidden))
+        decoded = [(line.decode(errors="replace").rstrip("\r"), shown) for line, shown in lines]
+        if self.heard is not None:
+            unseen = [line for line, shown in decoded if not shown]
+            if unseen:
+                self.heard(unseen)
+        text = "".join(f"{self.prefix}{line}\n" for line, shown in decoded if not (shown and hidden))
         if not text:
             return
         stream = self.target()
@@ -100,10 +161,10 @@ class PrefixedLines(asyncio.Protocol):
 
 
 async def pipe_to(prefix: str, target: Target, flow: Flow | None = None,
-                  shows: Callable[[], bool] = lambda: False) -> tuple[int, PrefixedLines]:
+                  shows: Callable[[], bool] = lambda: False, heard: Heard | None = None) -> tuple[int, PrefixedLines]:
     """A new pipe whose read end feeds PrefixedLines; returns (write fd for the child, protocol)."""
     read_fd, write_fd = os.pipe()
     loop = asyncio.get_running_loop()
-    _, protocol = await loop.connect_read_pipe(lambda: PrefixedLines(prefix, target, flow, shows),
+    _, protocol = await loop.connect_read_pipe(lambda: PrefixedLines(prefix, target, flow, shows, heard),
                                                os.fdopen(read_fd, "rb", 0))
     return write_fd, protocol

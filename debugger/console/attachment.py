@@ -14,11 +14,13 @@ from meshdbg.debugger.peers import SharedLines
 from meshdbg.debugger.views import PdbReply, SessionView, Shared
 from meshdbg.debugger.format import rank_label, shown_name
 from meshdbg.debugger.selection import AttachTarget
+from meshdbg.wire.vocabulary import PromptKind
 
 # pdb's own word boundaries (Pdb.__init__ sets them for readline): no `/`, `.` or `-`, so
 # `b examples/toy<Tab>` reaches pdb's location completer whole and gets `examples/toy_worker.py:`.
 COMPLETER_DELIMS = " \t\n`@#$%^&*()=+[{]}\\|;:'\",<>?"
 PDB_PROMPT, PDB_WORD = "(Pdb) ", "Pdb"
+NAMED_PROMPTS = (PromptKind.PDB, PromptKind.DEBUG)  # prompts of pdb itself, where the rank's label goes
 
 
 class Attachment:
@@ -27,6 +29,7 @@ class Attachment:
     def __init__(self, attached: AttachedSession, show: Callable[[str], None] = lambda text: None) -> None:
         self.attached = attached
         self.pdb_prompt = attached.replay.prompt if attached.replay else ""  # what the remote pdb prompts with
+        self.prompt_kind = attached.replay.prompt_kind if attached.replay else PromptKind.PDB  # who reads it
         self.busy = False  # a line is on its way; its reply, not the end watcher, reports the end
         self.end_watcher: asyncio.Task[None] | None = None  # the console's wait for the session's end
         self._shared = SharedLines(show)
@@ -43,7 +46,7 @@ class Attachment:
     def _on_shared(self, shared: Shared) -> None:
         self._shared(shared)
         if shared.reply is not None:  # another client's line changed what pdb reads next
-            self.pdb_prompt = shared.reply.prompt or self.pdb_prompt
+            self._prompted(shared.reply)
 
     @property
     def session(self) -> SessionView:
@@ -68,8 +71,15 @@ class Attachment:
 
     @property
     def at_pdb_prompt(self) -> bool:
-        """pdb itself reads the next line (not `interact`, a `commands` block or a continuation)."""
-        return not self.pdb_prompt or PDB_WORD in self.pdb_prompt
+        """pdb itself reads the next line (not `interact` or a `commands` block), as the
+        session's prompt kind says (never guessed from the prompt's text, which the program
+        may set: `sys.ps1` in `interact`, `input("...")`)."""
+        return self.prompt_kind in NAMED_PROMPTS
+
+    def _prompted(self, reply: PdbReply) -> None:
+        """pdb's next prompt and who reads it, from a reply (an empty prompt keeps the last)."""
+        if reply.prompt:
+            self.pdb_prompt, self.prompt_kind = reply.prompt, reply.prompt_kind
 
     async def send(self, line: str, eof: bool = False) -> PdbReply:
         self.busy = True
@@ -77,7 +87,7 @@ class Attachment:
             reply = await self.attached.send(line, eof=eof)
         finally:
             self.busy = False
-        self.pdb_prompt = reply.prompt or self.pdb_prompt
+        self._prompted(reply)
         return reply
 
     async def complete(self, line: str, cursor: int) -> tuple[str, list[str]]:

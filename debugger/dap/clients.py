@@ -19,7 +19,8 @@ from typing import Any
 from meshdbg.debugger.dap.driving import Driving
 from meshdbg.debugger.dap.inspecting import Inspecting
 from meshdbg.debugger.dap.mesh import Group, Mesh, Rank
-from meshdbg.debugger.dap.vocabulary import THREAD_EXITED, Event, Stopped, stopped_reason
+from meshdbg.debugger.dap.output import OutputGate
+from meshdbg.debugger.dap.vocabulary import THREAD_EXITED, Category, Event, Stopped, stopped_reason
 from meshdbg.debugger.dap.protocol import Channel, RequestFailed
 from meshdbg.wire.errors import MeshdbgError
 
@@ -82,6 +83,7 @@ class IdeClient(Inspecting, Driving, Channel):
         self.frames = References("frame")
         self.values = References("variables reference")
         self.sources = References("source reference")
+        self._rank_output = OutputGate(self)
 
     def refused(self, command: str) -> str:
         if self.trusted or command in OPEN_REQUESTS:
@@ -170,6 +172,12 @@ class IdeClient(Inspecting, Driving, Channel):
 
     def rank_ended(self, rank: Rank) -> None:
         self.event(Event.THREAD, {"reason": THREAD_EXITED, "threadId": rank.thread_id})
+
+    def rank_output(self, category: Category, text: str, lines: int) -> None:
+        self._rank_output.offer(category, text, lines)
+
+    def output(self, category: Category, text: str) -> None:
+        self.event(Event.OUTPUT, {"category": category, "output": text})
 
     def group_ended(self, group: Group) -> None:
         self.event(Event.EXITED, {"exitCode": 0})

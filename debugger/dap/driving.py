@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from meshdbg.debugger.dap.mesh import Rank
 from meshdbg.debugger.dap.protocol import RequestFailed
-from meshdbg.debugger.dap.vocabulary import Event
+from meshdbg.debugger.dap.vocabulary import Category
 from meshdbg.debugger.selection import describe_ranks
 from meshdbg.wire.errors import MeshdbgError
 from meshdbg.wire.vocabulary import PromptKind, State
@@ -71,10 +71,10 @@ class Driving:
         try:
             reply = await self.mesh.command(session.id, line)
         except MeshdbgError as exc:
-            self.event(Event.OUTPUT, {"category": "stderr", "output": f"{rank.label}: {exc}\n"})
+            self.output(Category.STDERR, f"{rank.label}: {exc}\n")
             return
         if reply.output.strip():
-            self.event(Event.OUTPUT, {"category": "console", "output": f"{rank.label}: {reply.output}"})
+            self.output(Category.CONSOLE, f"{rank.label}: {reply.output}")
 
     async def pause_request(self: "IdeClient", args: dict) -> dict:
         """Interrupt the group's running ranks (a rank running a pdb command: break into it)."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from meshdbg.debugger.console.attachment import COMPLETER_DELIMS
 from meshdbg.debugger.dap.mesh import Rank, position
 from meshdbg.debugger.dap.protocol import RequestFailed
-from meshdbg.debugger.dap.vocabulary import Event, Stopped
+from meshdbg.debugger.dap.vocabulary import Category, Stopped
 from meshdbg.debugger.value_groups import value_groups
 from meshdbg.debugger.selection import ranks_text
 from meshdbg.debugger.views import CompareView, SessionView
@@ -128,7 +128,7 @@ class Inspecting:
         answer = await self._ask(session_id, pb.QueryRequest(inspect=pb.QueryInspect(
             frame=frame, expression=expression, statements=context == "repl")))
         if answer.value.output:
-            self.event(Event.OUTPUT, {"category": "stdout", "output": answer.value.output})
+            self.output(Category.STDOUT, answer.value.output)
         shown = self._variable(thread_id, session_id, frame, answer.value)
         return {"result": shown["value"], "type": shown["type"], "variablesReference": shown["variablesReference"]}
 

@@ -23,7 +23,7 @@ from typing import Awaitable, Protocol
 from meshdbg.debugger.control import AttachedSession, ControlClient
 from meshdbg.debugger.format import rank_label
 from meshdbg.debugger.selection import describe_ranks, ranks_text
-from meshdbg.debugger.dap.vocabulary import Stopped, stopped_reason
+from meshdbg.debugger.dap.vocabulary import Category, Stopped, stopped_reason
 from meshdbg.debugger.views import PdbReply, SessionView, WorkerView
 from meshdbg.wire.errors import MeshdbgError
 from meshdbg.wire.proto import debugger_pb2 as pb
@@ -46,6 +46,7 @@ class Listener(Protocol):
     def rank_continued(self, rank: "Rank") -> None: ...
     def rank_ended(self, rank: "Rank") -> None: ...
     def group_ended(self, group: "Group") -> None: ...
+    def rank_output(self, category: Category, text: str, lines: int) -> None: ...
 
 
 @dataclass(eq=False)
@@ -116,6 +117,10 @@ class Mesh:
                     self._end(rank)
             elif kind is WatchKind.CLOSED:
                 self._closed(view, reason)
+            elif kind is WatchKind.SYNCED:
+                await self._known_workers()
+            elif kind is WatchKind.JOINED:
+                self.rank_of(view)
             elif kind in (WatchKind.OPENED, WatchKind.UPDATED) and isinstance(view, SessionView):
                 self._sessions[view.id] = view
                 if view.state is State.RUNNING and kind is WatchKind.UPDATED:
@@ -130,6 +135,20 @@ class Mesh:
             thread_id = view.rank + 1 if view.rank + 1 not in self.threads else 1_000_000 + len(self.threads)
             rank = self.ranks[key] = self.threads[thread_id] = Rank(thread_id, view.rank, rank_label(view))
         return rank
+
+    async def _known_workers(self) -> None:
+        """Every worker's rank and label, running or not, so its output names it as its thread will."""
+        try:
+            workers = await self.client.workers()
+        except MeshdbgError:
+            return
+        for worker in workers:
+            if worker.state is not State.EXITED:
+                self.rank_of(worker)
+
+    def numbered(self, number: int) -> Rank | None:
+        """The rank of that number (the launcher's output names ranks by number: one job)."""
+        return next((r for r in self.ranks.values() if r.rank == number), None)
 
     def _moved(self, session_id: int) -> bool:
         """The session ran a command since its last stop, one of the IDE's or the console's

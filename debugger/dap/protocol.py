@@ -134,6 +134,10 @@ class Channel:
     def event(self, name: str, body: dict[str, Any] | None = None) -> None:
         self.send({"type": "event", "event": name, **({"body": body} if body is not None else {})})
 
+    def backlog(self) -> int:
+        """Bytes sent but not yet taken by the peer's socket."""
+        return self._writer.transport.get_write_buffer_size()
+
     def request(self, command: str, arguments: dict[str, Any]) -> asyncio.Future[dict]:
         """Send a reverse request; the future gets the peer's response."""
         seq = self.send({"type": "request", "command": command, "arguments": arguments})

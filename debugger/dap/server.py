@@ -6,11 +6,13 @@ import asyncio
 import errno
 import json
 import os
-from typing import TextIO
+from typing import Callable, TextIO
 
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.dap.clients import IdeClient
 from meshdbg.debugger.dap.mesh import Mesh
+from meshdbg.debugger.dap.output import RankOutput
+from meshdbg.host.output import RankLines
 from meshdbg.debugger.dap.vocabulary import Event
 from meshdbg.wire.connection import ConnectionInfo
 from meshdbg.wire.errors import UsageError
@@ -29,16 +31,19 @@ class DapServer:
         self._owns_client = owns_client
         self._server: asyncio.Server | None = None
         self._connections: set[IdeClient] = set()
+        self._unlisten: Callable[[], None] = lambda: None
 
     @classmethod
-    async def beside(cls, connection: ConnectionInfo, port: int) -> "DapServer":
-        """A started DAP server over a client of its own to the server at `connection` (`run --dap`)."""
+    async def beside(cls, connection: ConnectionInfo, port: int, lines: RankLines) -> "DapServer":
+        """A started DAP server over a client of its own to the server at `connection`, sending
+        the ranks' output `lines` to the IDE (`run --dap`, meshdbg.debugger.dap.output)."""
         dap = cls(ControlClient(connection), port, owns_client=True)
         try:
             await dap.start()
         except BaseException:
             await dap.close()
             raise
+        dap._unlisten = lines.listen(RankOutput(dap.mesh))
         return dap
 
     async def start(self) -> int:
@@ -76,6 +81,7 @@ class DapServer:
 
     async def close(self) -> None:
         """Tell every IDE session it is over and stop listening; ranks stay as they are."""
+        self._unlisten()
         for group in list(self.mesh.groups.values()):
             self.mesh.close_group(group)  # its child: exited, terminated
         for connection in list(self._connections):

@@ -30,6 +30,14 @@ class Stopped(StrEnum):
     EXCEPTION = "exception"
 
 
+class Category(StrEnum):
+    """An `output` event's category."""
+
+    CONSOLE = "console"
+    STDOUT = "stdout"
+    STDERR = "stderr"
+
+
 THREAD_EXITED = "exited"  # a `thread` event's reason when the rank ended
 
 _STOP_REASONS = {StopReason.BREAKPOINT: Stopped.BREAKPOINT, StopReason.INTERRUPT: Stopped.PAUSE,

@@ -11,6 +11,7 @@ import socket
 from typing import Protocol
 
 from meshdbg.host.agent import HostAgent, reserve_port
+from meshdbg.host.output import RankLines
 from meshdbg.host.plan import HostPlan
 from meshdbg.host.pyspy import py_spy_stacks
 from meshdbg.wire.proto import debugger_pb2 as pb
@@ -22,6 +23,8 @@ LOOPBACK = "127.0.0.1"
 
 class MeshEvents(Protocol):
     """What the launcher learns from its hosts."""
+
+    output: RankLines  # every rank's output lines, for listeners in the run's process
 
     def spawned(self, host: "Host", rank: int, pid: int) -> None: ...
 
@@ -72,7 +75,7 @@ class LocalHost:
         self.ranks: list[int] = []
         self.state = HostState.UP
         self._events = events
-        self.agent = HostAgent(self, env=env, shows=lambda rank: events.shown(rank))
+        self.agent = HostAgent(self, env=env, shows=lambda rank: events.shown(rank), lines=events.output)
         self.agent.prepare()  # the fork server imports while the server starts
 
     async def start(self, plan: HostPlan) -> None:

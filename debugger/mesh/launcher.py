@@ -24,6 +24,7 @@ import time
 from typing import Callable, Mapping, Protocol
 
 from meshdbg.host.agent import STOP_GRACE_S, within
+from meshdbg.host.output import RankLines
 from meshdbg.host.pyspy import PySpyError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import host_pb2_grpc as host_grpc
@@ -104,6 +105,7 @@ class MeshLauncher:
         self.lost_ranks: set[int] = set()  # exited with their lost host
         self.started_at = time.monotonic()
         self.shown: Callable[[int], bool] = lambda rank: False  # a console here shows this rank's session
+        self.output = RankLines()  # every rank's output lines as they come (run --dap's adapter listens)
         self._all_exited = asyncio.Event()  # every rank has exited
         self._stopping = False
 

@@ -29,6 +29,7 @@ from meshdbg.debugger.selection import ranks_text
 from meshdbg.debugger.servicer import first_message
 from meshdbg.debugger.mesh.placement import order_hosts
 from meshdbg.host.agent import DRAIN_TIMEOUT_S, until_quiet, within
+from meshdbg.host.output import Stream
 from meshdbg.host.remote import STDERR
 
 if TYPE_CHECKING:
@@ -138,9 +139,11 @@ class RemoteHost:
         data = self._partial.get(output.stream, b"") + output.text
         complete, newline, self._partial[output.stream] = data.rpartition(b"\n")
         if newline:
-            stream = sys.stderr if output.stream == STDERR else sys.stdout
-            stream.write((complete + newline).decode(errors="replace"))
+            text = (complete + newline).decode(errors="replace")
+            stream, which = (sys.stderr, Stream.STDERR) if output.stream == STDERR else (sys.stdout, Stream.STDOUT)
+            stream.write(text)
             stream.flush()
+            self.launcher.output.publish_prefixed(which, text)
 
     def _ended_rank(self, rank: int) -> None:
         self._exited.add(rank)

@@ -53,13 +53,15 @@ class Ide:
         self.seq = 0
         self.inbox: queue.Queue[dict | None] = queue.Queue()
         self.seen: list[dict] = []
+        self.reading = threading.Event()  # clear it to stop taking messages off the socket (a slow IDE)
+        self.reading.set()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
     def _read(self) -> None:
         stream = self.sock.makefile("rb")
         try:
-            while True:
+            while self.reading.wait():
                 length = None
                 while (line := stream.readline()) not in (b"\r\n", b""):
                     name, _, value = line.decode().partition(":")

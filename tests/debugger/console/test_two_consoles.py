@@ -30,3 +30,24 @@ def test_a_second_console_sees_the_first_ones_commands_and_their_output(mesh: Me
     first.expect(re.escape("-> elif then =="))
     second.expect(PDB)
     assert "(Pdb) n   [sent by another client]" not in second.logfile_read.getvalue()  # its own line
+
+
+def test_a_prompt_another_console_brought_keeps_its_kind(mesh: Mesh) -> None:
+    """The first console's `interact` is the second's too: its Ctrl-D ends `interact` (the
+    prompt's kind came with the shared reply), it does not detach."""
+    mesh.start_worker(0)
+    mesh.wait_sessions(stopped={0})
+    first, second = mesh.console("0"), mesh.console("0")
+    for console in (first, second):
+        console.expect(PDB)
+    first.sendline("interact")
+    first.expect(">>>")
+    second.expect(re.escape("(Pdb) interact   [sent by another client]"))
+    second.expect(">>>")
+    second.send("\x04")
+    for console in (first, second):
+        console.expect("exiting InteractiveConsole|exit from pdb interact")
+    second.expect(PDB)
+    second.sendline("p loss_scale")
+    second.expect(r"0\.5")
+    first.expect(r"0\.5")

@@ -1,5 +1,6 @@
 """A rank's log lines: prefixed, whole, and without what the rank's session already showed
-while a console on the terminal shows that rank (meshdbg.host.output)."""
+while a console on the terminal shows that rank; the same lines unprefixed to the run's own
+listeners, never those a session showed (meshdbg.host.output)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,15 @@ import io
 
 import pytest
 
-from meshdbg.host.output import PrefixedLines
+from meshdbg.host.output import PrefixedLines, RankLines, Stream, line_prefix
 from meshdbg.wire.shown_marks import mark
 
 
-def _log(reads: list[bytes], shows: bool) -> str:
+def _log(reads: list[bytes], shows: bool, heard: list[str] | None = None) -> str:
     async def body() -> str:
         screen = io.StringIO()
-        lines = PrefixedLines("[r0] ", lambda: screen, shows=lambda: shows)
+        lines = PrefixedLines("[r0] ", lambda: screen, shows=lambda: shows,
+                              heard=None if heard is None else heard.extend)
         for data in reads:
             lines.data_received(data)
         lines.eof_received()
@@ -32,3 +34,35 @@ def test_shown_lines_are_left_out_only_while_the_console_shows_the_rank(cut: int
     reads = [STREAM[:cut], STREAM[cut:]]
     assert _log(reads, shows=False) == "[r0] before\n[r0] shown whole\n[r0] shown in two\n[r0] half shown\n[r0] tail\n"
     assert _log(reads, shows=True) == "[r0] before\n[r0] half shown\n[r0] tail\n"
+
+
+
+@pytest.mark.parametrize("cut", range(0, len(STREAM), 3))
+def test_listeners_hear_the_lines_no_session_showed(cut: int) -> None:
+    heard: list[str] = []
+    _log([STREAM[:cut], STREAM[cut:]], shows=False, heard=heard)
+    assert heard == ["before", "half shown", "tail"]
+
+
+def test_a_remote_hosts_prefixed_lines_are_heard_by_rank() -> None:
+    """A remote agent's batch (prefixed lines of its ranks) reaches listeners as each rank's lines."""
+    heard: list[tuple[int, Stream, list[str]]] = []
+    lines = RankLines()
+    stop = lines.listen(lambda rank, stream, text: heard.append((rank, stream, text)))
+    batch = "".join(line_prefix(label) + text + "\n" for label, text in [
+        ("r12 hosts=1,gpus=4", "loss [0.5] ok"), ("r3", "x"), ("r12 hosts=1,gpus=4", "[r9] is not a prefix here")])
+    lines.publish_prefixed(Stream.STDERR, batch + "not a rank's line\n")
+    stop()
+    lines.publish_prefixed(Stream.STDERR, batch)
+    assert heard == [(12, Stream.STDERR, ["loss [0.5] ok", "[r9] is not a prefix here"]), (3, Stream.STDERR, ["x"])]
+
+
+def test_a_listener_that_fails_is_dropped_and_the_others_still_hear(capsys) -> None:
+    heard: list[list[str]] = []
+    lines = RankLines()
+    lines.listen(lambda rank, stream, text: 1 / 0)
+    lines.listen(lambda rank, stream, text: heard.append(text))
+    lines.publish(0, Stream.STDOUT, ["a"])
+    lines.publish(0, Stream.STDOUT, ["b"])
+    assert heard == [["a"], ["b"]]
+    assert capsys.readouterr().err.count("ZeroDivisionError") == 1
