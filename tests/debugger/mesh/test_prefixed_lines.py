@@ -8,14 +8,14 @@ import io
 
 import pytest
 
-from meshdbg.host.output import PrefixedLines
+from meshdbg.host.output import PrefixedLines, log_sink
 from meshdbg.wire.shown_marks import mark
 
 
 def _log(reads: list[bytes], shows: bool) -> str:
     async def body() -> str:
         screen = io.StringIO()
-        lines = PrefixedLines("[r0] ", lambda: screen, shows=lambda: shows)
+        lines = PrefixedLines("[r0] ", log_sink(lambda: screen, lambda: shows))
         for data in reads:
             lines.data_received(data)
         lines.eof_received()
