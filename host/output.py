@@ -5,8 +5,8 @@
 A pipe per stream and rank is read on the host agent's event loop; only complete lines are
 written (a partial line waits for its newline or for the end of the stream), and each batch
 of lines goes out at once (no await between its writes), so lines of different ranks never
-interleave. The target
-stream is looked up at every write, so a console that redirects sys.stdout gets the logs.
+interleave. The target stream is looked up at every write, so a console that redirects
+sys.stdout gets the logs.
 Lines go to a `LineSink` with whether the rank's open session already showed them (marked so
 by the worker, meshdbg.wire.shown_marks); `log_sink` is the one place that leaves those out
 while a console on the run's terminal shows the rank: for this host's ranks, and for another
