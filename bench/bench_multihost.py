@@ -43,7 +43,7 @@ SCRIPT = HERE.parent / "tests" / "host" / "scripts" / "where.py"
 
 def _stats(samples: list[float]) -> dict[str, float]:
     ms = sorted(s * 1000 for s in samples)
-    p95 = statistics.quantiles(ms, n=20)[-1] if len(ms) > 1 else ms[0]
+    p95 = statistics.quantiles(ms, n=20, method="inclusive")[-1] if len(ms) > 1 else ms[0]
     return {"median_ms": round(statistics.median(ms), 2), "p95_ms": round(p95, 2), "min_ms": round(ms[0], 2),
             "max_ms": round(ms[-1], 2), "samples": len(ms)}
 
