@@ -158,17 +158,24 @@ def spawn_workers(procs: Processes, env: dict[str, str], config: Config) -> None
         procs.spawn([sys.executable, script, str(config.continue_rounds), str(config.work_s)], worker_env)
 
 
-async def bench_attach(client: ControlClient, config: Config, floor_ms: float, relay_ms: float) -> dict:
+async def attach_p_samples(client: ControlClient, warmup: int, roundtrips: int) -> list[float]:
+    """Seconds of each of `roundtrips` `p x` round trips through a session attached to rank 0
+    (a bench_core_worker), after `warmup` untimed ones."""
     samples = []
     async with client.attach(rank=0) as pdb:
-        for index in range(config.warmup + config.roundtrips):
+        for index in range(warmup + roundtrips):
             start = time.perf_counter()
             reply = await pdb.send("p x")
             elapsed = time.perf_counter() - start
             if "'rank': 0" not in reply.output:
                 raise BenchError(f"unexpected reply to `p x`: {reply.output!r}")
-            if index >= config.warmup:
+            if index >= warmup:
                 samples.append(elapsed)
+    return samples
+
+
+async def bench_attach(client: ControlClient, config: Config, floor_ms: float, relay_ms: float) -> dict:
+    samples = await attach_p_samples(client, config.warmup, config.roundtrips)
     record = {"name": "attach_p_roundtrip", "unit": "ms", **_stats(samples)}
     return {**record, "floor": floor_ms, "ratio": round(record["value"] / floor_ms, 2),
             "target": round(TARGET_RATIO * floor_ms, 3), "two_hop_floor": relay_ms,

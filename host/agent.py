@@ -2,7 +2,7 @@
 elastic's agent owns its workers'.
 
 It forks every rank of its HostPlan through the fork server (meshdbg.worker.mesh.zygote),
-prefixes each rank's output line by line (meshdbg.host.output) into the targets it is given,
+prefixes each rank's output line by line (meshdbg.host.output) into the sinks it is given,
 and reports each rank's pid and exit to its `HostEvents`: the launcher itself in a single-host
 run, the gRPC stream to the central `run` under `meshdbg host`. It never outlives its job:
 `close` ends whatever still runs, and the fork server's children die with it.
@@ -11,13 +11,12 @@ run, the gRPC stream to the central `run` under `meshdbg host`. It never outlive
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
 import signal
 import socket
 from typing import Awaitable, Callable, Mapping, Protocol
 
-from meshdbg.host.output import Flow, PrefixedLines, RankLines, Stream, Target, line_prefix, pipe_to, stderr, stdout
+from meshdbg.host.output import Flow, PrefixedLines, SinkFor, Stream, line_prefix, pipe_to, to_terminal
 from meshdbg.host.plan import HostPlan, RankPlan
 from meshdbg.host.spawner import ForkServer
 from meshdbg.wire.shown_marks import MARKS_ENV
@@ -77,18 +76,13 @@ class HostAgent:
     """Runs one HostPlan on this host."""
 
     def __init__(self, events: HostEvents, *, env: Mapping[str, str] | None = None,
-                 targets: tuple[Target, Target] = (stdout, stderr), flow: Flow | None = None,
-                 shows: Callable[[int], bool] | None = None, lines: RankLines | None = None) -> None:
-        """`shows(rank)`: whether a console on the run's terminal shows that rank's session, whose
-        output then stays out of the prefixed copy (meshdbg.wire.shown_marks). Only an agent in
-        the run's own process can tell; without it the ranks do not mark their output at all.
-        `lines`: where the ranks' lines also go, unprefixed (the run's own listeners)."""
+                 sinks: SinkFor = to_terminal(), flow: Flow | None = None) -> None:
+        """`sinks(rank, stream)`: where that rank's prefixed lines go, each batch told whether its
+        open session already showed it (the ranks mark that output, meshdbg.wire.shown_marks)."""
         self.events = events
         self.env = dict(os.environ if env is None else env)
-        self.targets = targets
+        self.sinks = sinks
         self.flow = flow
-        self.shows = shows
-        self.lines = lines
         self._pids: dict[int, int] = {}  # pid → rank, while running
         self._early_exits: dict[int, int] = {}  # pid → code, reported before its spawn returned
         self._pumps: list[PrefixedLines] = []
@@ -112,15 +106,9 @@ class HostAgent:
 
     async def _spawn(self, plan: HostPlan, rank: RankPlan) -> None:
         prefix = line_prefix(rank.label)
-        env = {**self.env, **rank.env}
-        shows: Callable[[], bool] = lambda: False
-        if self.shows is not None:
-            env[MARKS_ENV] = "1"
-            shows = functools.partial(self.shows, rank.rank)
-        heard = (None, None) if self.lines is None else (self.lines.heard(rank.rank, Stream.STDOUT),
-                                                         self.lines.heard(rank.rank, Stream.STDERR))
-        out_fd, out_pump = await pipe_to(prefix, self.targets[0], self.flow, shows, heard[0])
-        err_fd, err_pump = await pipe_to(prefix, self.targets[1], self.flow, shows, heard[1])
+        env = {**self.env, **rank.env, MARKS_ENV: "1"}
+        out_fd, out_pump = await pipe_to(prefix, self.sinks(rank.rank, Stream.STDOUT), self.flow)
+        err_fd, err_pump = await pipe_to(prefix, self.sinks(rank.rank, Stream.STDERR), self.flow)
         self._pumps += [out_pump, err_pump]
         pid = await self._forks.spawn(env, plan.argv, plan.cwd, out_fd, err_fd, plan.sys_path)
         self._pids[pid] = rank.rank

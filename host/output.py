@@ -4,10 +4,13 @@
 
 A pipe per stream and rank is read on the host agent's event loop; only complete lines are
 written (a partial line waits for its newline or for the end of the stream), and each batch
-of lines goes out in one write, so lines of different ranks never interleave. The target
-stream is looked up at every write, so a console that redirects sys.stdout gets the logs.
-A line the rank's open session already showed (marked so by the worker, meshdbg.wire.shown_marks)
-is left out while `shows()` says that a console on the run's terminal is attached to the rank.
+of lines goes out at once (no await between its writes), so lines of different ranks never
+interleave. The target stream is looked up at every write, so a console that redirects
+sys.stdout gets the logs.
+Lines go to a `LineSink` with whether the rank's open session already showed them (marked so
+by the worker, meshdbg.wire.shown_marks); `log_sink` is the one place that leaves those out
+while a console on the run's terminal shows the rank: for this host's ranks, and for another
+host's, whose agent sends the lines with that flag (meshdbg.host.remote).
 A `Flow` (the agent's stream to a remote `run`) pauses every pipe while too much is queued,
 so a rank that writes faster than the network carries blocks in its write, as on a terminal.
 `RankLines` hands the same lines, without their prefix, to listeners in the run's process
@@ -17,25 +20,30 @@ so a rank that writes faster than the network carries blocks in its write, as on
 from __future__ import annotations
 
 import asyncio
+import functools
+import itertools
 import os
 import re
 import sys
-from enum import StrEnum
+from enum import IntEnum
 from typing import Callable, Protocol, TextIO
 
 from meshdbg.wire.shown_marks import MarkedSplitter
 
+
+
+class Stream(IntEnum):
+    """A rank's output stream, by its file descriptor (as HostOutput carries it)."""
+
+    STDOUT = 1
+    STDERR = 2
+
+
 Target = Callable[[], TextIO]
-Heard = Callable[[list[str]], None]  # a pipe's complete lines no session showed, without prefix or newline
-
-
-class Stream(StrEnum):
-    STDOUT = "stdout"
-    STDERR = "stderr"
-
-
-Listener = Callable[[int, Stream, list[str]], None]  # (rank, stream, lines)
-_PREFIXED = re.compile(r"\[r(\d+)(?: [^\]]*)?\] ")
+LineSink = Callable[[str, bool], None]  # (prefixed complete lines, whether the rank's session showed them)
+SinkFor = Callable[[int, Stream], LineSink]  # (rank, stream) → where its lines go
+Listener = Callable[[int, Stream, list[str]], None]  # (rank, stream, lines without prefix or newline)
+_PREFIX = re.compile(r"\[r\d+(?: [^\]]*)?\] ")
 
 
 def line_prefix(label: str) -> str:
@@ -55,9 +63,19 @@ class RankLines:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
-    def heard(self, rank: int, stream: Stream) -> Heard:
-        """What one rank's pipe of `stream` calls with its lines (`PrefixedLines`)."""
-        return lambda lines: self.publish(rank, stream, lines)
+    def sinks(self, inner: SinkFor) -> SinkFor:
+        """`inner`'s sinks, each also handing the lines no session showed to the listeners."""
+        def sink_for(rank: int, stream: Stream) -> LineSink:
+            log = inner(rank, stream)
+
+            def write(text: str, shown: bool) -> None:
+                log(text, shown)
+                if not shown and self._listeners:
+                    self.publish(rank, stream, [_PREFIX.sub("", line, count=1) for line in text.splitlines()])
+
+            return write
+
+        return sink_for
 
     def publish(self, rank: int, stream: Stream, lines: list[str]) -> None:
         """To every listener; one that fails is said on stderr and dropped (the output goes on)."""
@@ -68,16 +86,6 @@ class RankLines:
                 self._listeners.remove(listener)
                 print(f"meshdbg: stopped giving the ranks' output to {listener!r}: {type(exc).__name__}: {exc}",
                       file=sys.stderr, flush=True)
-
-    def publish_prefixed(self, stream: Stream, text: str) -> None:
-        """Complete prefixed lines as an agent wrote them (a remote host's), by rank."""
-        by_rank: dict[int, list[str]] = {}
-        for line in text.split("\n"):
-            found = _PREFIXED.match(line)
-            if found:
-                by_rank.setdefault(int(found.group(1)), []).append(line[found.end():])
-        for rank, lines in by_rank.items():
-            self.publish(rank, stream, lines)
 
 
 class Flow(Protocol):
@@ -96,16 +104,31 @@ def stderr() -> TextIO:
     return sys.stderr
 
 
-class PrefixedLines(asyncio.Protocol):
-    """Reads one pipe; writes its complete lines with `prefix` to `target()`."""
+def log_sink(target: Target, shows: Callable[[], bool]) -> LineSink:
+    """Lines onto `target()`, except those the rank's session showed while `shows()` (a console
+    on the run's terminal shows that rank's session, which printed them already)."""
+    def write(text: str, shown: bool) -> None:
+        if shown and shows():
+            return
+        stream = target()
+        stream.write(text)
+        stream.flush()
 
-    def __init__(self, prefix: str, target: Target, flow: Flow | None = None,
-                 shows: Callable[[], bool] = lambda: False, heard: Heard | None = None) -> None:
+    return write
+
+
+def to_terminal(shows: Callable[[int], bool] = lambda rank: False) -> SinkFor:
+    """Each rank's lines onto this process's stdout or stderr (`log_sink`; `shows(rank)`)."""
+    return lambda rank, stream: log_sink(stderr if stream is Stream.STDERR else stdout, functools.partial(shows, rank))
+
+
+class PrefixedLines(asyncio.Protocol):
+    """Reads one pipe; hands its complete lines with `prefix` to `sink`."""
+
+    def __init__(self, prefix: str, sink: LineSink, flow: Flow | None = None) -> None:
         self.prefix = prefix
-        self.target = target
+        self.sink = sink
         self.flow = flow
-        self.shows = shows
-        self.heard = heard
         self._transport: asyncio.ReadTransport | None = None
         self.received = 0  # bytes read so far (how a drain tells output still flows)
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -144,27 +167,15 @@ class PrefixedLines(asyncio.Protocol):
             self.closed.set_result(None)
 
     def _write(self, lines: list[tuple[bytes, bool]]) -> None:
-        if not lines:
-            return
-        hidden = self.shows()
-        decoded = [(line.decode(errors="replace").rstrip("\r"), shown) for line, shown in lines]
-        if self.heard is not None:
-            unseen = [line for line, shown in decoded if not shown]
-            if unseen:
-                self.heard(unseen)
-        text = "".join(f"{self.prefix}{line}\n" for line, shown in decoded if not (shown and hidden))
-        if not text:
-            return
-        stream = self.target()
-        stream.write(text)
-        stream.flush()
+        """One sink call per run of lines alike in being shown or not."""
+        for shown, run in itertools.groupby(lines, key=lambda line: line[1]):
+            self.sink("".join(f"{self.prefix}{line.decode(errors='replace').rstrip(chr(13))}\n" for line, _ in run),
+                      shown)
 
 
-async def pipe_to(prefix: str, target: Target, flow: Flow | None = None,
-                  shows: Callable[[], bool] = lambda: False, heard: Heard | None = None) -> tuple[int, PrefixedLines]:
+async def pipe_to(prefix: str, sink: LineSink, flow: Flow | None = None) -> tuple[int, PrefixedLines]:
     """A new pipe whose read end feeds PrefixedLines; returns (write fd for the child, protocol)."""
     read_fd, write_fd = os.pipe()
     loop = asyncio.get_running_loop()
-    _, protocol = await loop.connect_read_pipe(lambda: PrefixedLines(prefix, target, flow, shows, heard),
-                                               os.fdopen(read_fd, "rb", 0))
+    _, protocol = await loop.connect_read_pipe(lambda: PrefixedLines(prefix, sink, flow), os.fdopen(read_fd, "rb", 0))
     return write_fd, protocol

@@ -1,7 +1,8 @@
 """`meshdbg host --join URL`: a host agent that serves a multi-host `run` over one gRPC stream.
 
     agent → run   hello (who it is) · digest (of the script the welcome named) · spawned ·
-                  output (prefixed lines, ≤ 32 KiB a message) · exit
+                  output (prefixed lines, ≤ 32 KiB a message, each with its rank and whether
+                  the rank's session showed them) · exit
     run → agent   welcome (the target) · assignment (its HostPlan) · stop ·
                   sample (py-spy a rank stuck in C, answered with `stacks`)
 
@@ -14,6 +15,7 @@ OUTPUT_BACKLOG bytes queued, every rank's pipe is paused until the stream catche
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import signal
 import sys
@@ -35,7 +37,6 @@ from meshdbg.wire.tls import channel_credentials
 CHUNK = 32 * 1024
 OUTPUT_BACKLOG = 1 << 20
 LOST_GRACE_S = 1.5  # the run is gone: SIGTERM, then SIGKILL after this, well within 5 s
-STDOUT, STDERR = 1, 2
 INTERRUPTED = 130
 TORCHRUN_PREFIX = "TORCHELASTIC_"
 
@@ -59,12 +60,13 @@ class Uplink:
     def send(self, message: host_pb.HostMessage) -> None:
         self.queue.put_nowait(message)
 
-    def output(self, stream: int, text: str) -> None:
+    def output(self, rank: int, stream: int, text: str, shown: bool) -> None:
+        """A batch of `rank`'s prefixed lines (a LineSink, meshdbg.host.output), in chunks."""
         data = text.encode()
         for start in range(0, len(data), CHUNK):
             piece = data[start:start + CHUNK]
             self._backlog += len(piece)
-            self.send(host_pb.HostMessage(output=host_pb.HostOutput(stream=stream, text=piece)))
+            self.send(host_pb.HostMessage(output=host_pb.HostOutput(stream=stream, text=piece, rank=rank, shown=shown)))
         if self._backlog > OUTPUT_BACKLOG and not self._paused:
             self._paused = True
             for pipe in self._pipes:
@@ -92,20 +94,6 @@ class Uplink:
         self.queue.put_nowait(None)
 
 
-class StreamTarget:
-    """A text stream (what PrefixedLines writes to) that sends its text up the stream."""
-
-    def __init__(self, uplink: Uplink, stream: int) -> None:
-        self.uplink = uplink
-        self.stream = stream
-
-    def write(self, text: str) -> None:
-        self.uplink.output(self.stream, text)
-
-    def flush(self) -> None:
-        pass
-
-
 class RemoteAgent:
     """A HostAgent whose plan comes from, and whose events go to, the run at the other end."""
 
@@ -113,8 +101,8 @@ class RemoteAgent:
         self.connection = connection
         self.index = index
         self.uplink = Uplink()
-        out, err = StreamTarget(self.uplink, STDOUT), StreamTarget(self.uplink, STDERR)
-        self.agent = HostAgent(self, env=placer_free(os.environ), targets=(lambda: out, lambda: err), flow=self.uplink)
+        self.agent = HostAgent(self, env=placer_free(os.environ), flow=self.uplink,
+                               sinks=lambda rank, stream: functools.partial(self.uplink.output, rank, stream))
         self._ranks = 0
         self._exits = 0
         self.finished = asyncio.Event()  # every rank of the plan has exited

@@ -11,7 +11,7 @@ import socket
 from typing import Protocol
 
 from meshdbg.host.agent import HostAgent, reserve_port
-from meshdbg.host.output import RankLines
+from meshdbg.host.output import RankLines, to_terminal
 from meshdbg.host.plan import HostPlan
 from meshdbg.host.pyspy import py_spy_stacks
 from meshdbg.wire.proto import debugger_pb2 as pb
@@ -75,7 +75,7 @@ class LocalHost:
         self.ranks: list[int] = []
         self.state = HostState.UP
         self._events = events
-        self.agent = HostAgent(self, env=env, shows=lambda rank: events.shown(rank), lines=events.output)
+        self.agent = HostAgent(self, env=env, sinks=events.output.sinks(to_terminal(lambda rank: events.shown(rank))))
         self.agent.prepare()  # the fork server imports while the server starts
 
     async def start(self, plan: HostPlan) -> None:

@@ -29,8 +29,7 @@ from meshdbg.debugger.selection import ranks_text
 from meshdbg.debugger.servicer import first_message
 from meshdbg.debugger.mesh.placement import order_hosts
 from meshdbg.host.agent import DRAIN_TIMEOUT_S, until_quiet, within
-from meshdbg.host.output import Stream
-from meshdbg.host.remote import STDERR
+from meshdbg.host.output import Stream, to_terminal
 
 if TYPE_CHECKING:
     from meshdbg.debugger.mesh.launcher import MeshLauncher
@@ -69,6 +68,7 @@ class RemoteHost:
         self._samples: PendingRequests[host_pb.HostStacks] = PendingRequests()
         self._output_bytes = 0
         self._partial: dict[int, bytes] = {}  # by stream: the start of a line whose end is in the next chunk
+        self._sinks = launcher.output.sinks(to_terminal(lambda rank: launcher.shown(rank)))
 
     def __str__(self) -> str:
         return f"{self.hostname} ({self.address})"
@@ -134,16 +134,13 @@ class RemoteHost:
 
     def _write(self, output: host_pb.HostOutput) -> None:
         """Write the complete lines the agent sent (a batch split into chunks is joined back
-        first, so another host's lines never land inside one of this host's)."""
+        first, so another host's lines never land inside one of this host's), less those the
+        rank's session showed while a console here shows that rank, as for local ranks."""
         self._output_bytes += len(output.text)
         data = self._partial.get(output.stream, b"") + output.text
         complete, newline, self._partial[output.stream] = data.rpartition(b"\n")
         if newline:
-            text = (complete + newline).decode(errors="replace")
-            stream, which = (sys.stderr, Stream.STDERR) if output.stream == STDERR else (sys.stdout, Stream.STDOUT)
-            stream.write(text)
-            stream.flush()
-            self.launcher.output.publish_prefixed(which, text)
+            self._sinks(output.rank, Stream(output.stream))((complete + newline).decode(errors="replace"), output.shown)
 
     def _ended_rank(self, rank: int) -> None:
         self._exited.add(rank)

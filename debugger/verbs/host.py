@@ -51,6 +51,7 @@ def read_token(args: argparse.Namespace) -> str:
 
 
 async def main(args: argparse.Namespace) -> int:
+    from meshdbg.host.identity import index_hint
     from meshdbg.host.remote import serve
 
     addr, fingerprint = parse_url(args.join)
@@ -58,4 +59,4 @@ async def main(args: argparse.Namespace) -> int:
         raise UsageError(f"--join takes the run's URL, meshdbg://ADDR:PORT#sha256=FP, not {args.join!r}")
     if args.index is not None and args.index < 0:
         raise UsageError(f"--index {args.index}: a host index is 0 or more")
-    return await serve(ConnectionInfo(addr, read_token(args), fingerprint), args.index)
+    return await serve(ConnectionInfo(addr, read_token(args), fingerprint), index_hint(args.index))

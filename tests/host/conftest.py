@@ -40,13 +40,15 @@ class MultiRun:
     def stdout(self) -> str:
         return (self.folder / "run.out").read_text(errors="replace")
 
-    def join(self, *hosts: str, extra: tuple[str, ...] = ()) -> None:
-        """Start an agent on each of `hosts`, dialling the URL the run printed."""
+    def join(self, *hosts: str, extra: tuple[str, ...] = (), host_env: dict[str, dict[str, str]] | None = None) -> None:
+        """Start an agent on each of `hosts`, dialling the URL the run printed (`host_env`: more
+        environment for some hosts' agents, as their placer would set)."""
         self.url = wait_for(lambda: next((word for word in self.stderr.split() if word.startswith("meshdbg://")), ""),
                             20, "the join line on the run's stderr")
         for host in hosts:
             with open(self.folder / f"{host}.err", "w") as err:
-                self.agents[host] = self.cluster.start(host, meshdbg("host", "--join", self.url, *extra), self.env,
+                self.agents[host] = self.cluster.start(host, meshdbg("host", "--join", self.url, *extra),
+                                                       {**self.env, **(host_env or {}).get(host, {})},
                                                        stdout=err, stderr=subprocess.STDOUT, cwd=HOST_SCRIPTS)
 
     def cli(self, host: str, *args: str, timeout: float = 20) -> subprocess.CompletedProcess:

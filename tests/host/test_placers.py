@@ -44,6 +44,19 @@ def test_torchrun_places_one_agent_per_node(multi_run, cluster, tmp_path) -> Non
         assert f"meshdbg host: host {index_of[host]}," in log
 
 
+def test_an_indexed_jobs_completion_index_is_the_host_index(multi_run, tmp_path) -> None:
+    """Agents started as the README's Kubernetes Indexed Job starts them: `meshdbg host --join URL`
+    with MESHDBG_TOKEN and JOB_COMPLETION_INDEX in the environment (here against name order)."""
+    run = multi_run("--mesh", "hosts=2,gpus=1", "where.py")
+    run.join("h1", "h2", host_env={"h1": {"JOB_COMPLETION_INDEX": "1"}, "h2": {"JOB_COMPLETION_INDEX": "0"}})
+    sessions = wait_for(lambda: (r := run.cli("h1", "list", "--json")).returncode == 0
+                        and len(json.loads(r.stdout)) == 2 and json.loads(r.stdout), 30, "2 ranks stopped")
+    assert {s["rank"]: s["hostname"] for s in sessions} == {0: "h2", 1: "h1"}
+    assert "meshdbg host: host 0, rank 0" in (tmp_path / "h2.err").read_text()
+    assert run.cli("h1", "continue").returncode == 0
+    assert run.finish() == 0, run.stderr
+
+
 def test_slurm_starts_one_agent_per_node_of_the_allocation(cluster, tmp_path) -> None:
     with slurm(cluster, "c", ["h1", "h2"], tmp_path / "slurm") as slurm_env:
         env = dict(slurm_env, MESHDBG_TOKEN=secrets.token_urlsafe(16),

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from meshdbg.wire.proto import debugger_pb2 as meshdbg_dot_wire_dot_proto_dot_debugger__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dmeshdbg/wire/proto/host.proto\x12\nmeshdbg.v1\x1a!meshdbg/wire/proto/debugger.proto\"\x93\x02\n\x0bHostMessage\x12\'\n\x05hello\x18\xb4\x01 \x01(\x0b\x32\x15.meshdbg.v1.HostHelloH\x00\x12)\n\x06\x64igest\x18\xb5\x01 \x01(\x0b\x32\x16.meshdbg.v1.HostDigestH\x00\x12+\n\x07spawned\x18\xb6\x01 \x01(\x0b\x32\x17.meshdbg.v1.HostSpawnedH\x00\x12%\n\x04\x65xit\x18\xb7\x01 \x01(\x0b\x32\x14.meshdbg.v1.HostExitH\x00\x12)\n\x06output\x18\xb8\x01 \x01(\x0b\x32\x16.meshdbg.v1.HostOutputH\x00\x12)\n\x06stacks\x18\xb9\x01 \x01(\x0b\x32\x16.meshdbg.v1.HostStacksH\x00\x42\x06\n\x04kind\"\xbf\x01\n\tHostHello\x12\x11\n\x08hostname\x18\xb4\x01 \x01(\t\x12\x12\n\taddresses\x18\xb5\x01 \x03(\t\x12\x18\n\nindex_hint\x18\xb6\x01 \x01(\x05H\x00\x88\x01\x01\x12\x18\n\x0fmeshdbg_version\x18\xb7\x01 \x01(\t\x12\x17\n\x0epython_version\x18\xb8\x01 \x01(\t\x12\x19\n\x10protocol_version\x18\xb9\x01 \x01(\x05\x12\x14\n\x0bmaster_port\x18\xba\x01 \x01(\x05\x42\r\n\x0b_index_hint\"$\n\nHostDigest\x12\x16\n\rscript_digest\x18\xb4\x01 \x01(\t\"*\n\x0bHostSpawned\x12\r\n\x04rank\x18\xb4\x01 \x01(\x05\x12\x0c\n\x03pid\x18\xb5\x01 \x01(\x05\"(\n\x08HostExit\x12\r\n\x04rank\x18\xb4\x01 \x01(\x05\x12\r\n\x04\x63ode\x18\xb5\x01 \x01(\x05\",\n\nHostOutput\x12\x0f\n\x06stream\x18\xb4\x01 \x01(\x05\x12\r\n\x04text\x18\xb5\x01 \x01(\x0c\"\xc1\x01\n\x0bHostCommand\x12+\n\x07welcome\x18\xb4\x01 \x01(\x0b\x32\x17.meshdbg.v1.HostWelcomeH\x00\x12+\n\nassignment\x18\xb5\x01 \x01(\x0b\x32\x14.meshdbg.v1.HostPlanH\x00\x12%\n\x04stop\x18\xb6\x01 \x01(\x0b\x32\x14.meshdbg.v1.HostStopH\x00\x12)\n\x06sample\x18\xb7\x01 \x01(\x0b\x32\x16.meshdbg.v1.HostSampleH\x00\x42\x06\n\x04kind\"Y\n\nHostSample\x12\x13\n\nrequest_id\x18\xb4\x01 \x01(\x04\x12\x0c\n\x03pid\x18\xb5\x01 \x01(\x05\x12\x14\n\x0b\x61ll_threads\x18\xb6\x01 \x01(\x08\x12\x12\n\ttimeout_s\x18\xb7\x01 \x01(\x01\"\\\n\nHostStacks\x12\x13\n\nrequest_id\x18\xb4\x01 \x01(\x04\x12)\n\x07threads\x18\xb5\x01 \x03(\x0b\x32\x17.meshdbg.v1.ThreadStack\x12\x0e\n\x05\x65rror\x18\xb6\x01 \x01(\t\"*\n\x0bHostWelcome\x12\r\n\x04\x61rgv\x18\xb4\x01 \x03(\t\x12\x0c\n\x03\x63wd\x18\xb5\x01 \x01(\t\"]\n\x08HostPlan\x12\x0e\n\x05index\x18\xb4\x01 \x01(\x05\x12\r\n\x04\x61rgv\x18\xb5\x01 \x03(\t\x12\x0c\n\x03\x63wd\x18\xb6\x01 \x01(\t\x12$\n\x05ranks\x18\xb7\x01 \x03(\x0b\x32\x14.meshdbg.v1.HostRank\"\x82\x01\n\x08HostRank\x12\r\n\x04rank\x18\xb4\x01 \x01(\x05\x12\x0e\n\x05label\x18\xb5\x01 \x01(\t\x12+\n\x03\x65nv\x18\xb6\x01 \x03(\x0b\x32\x1d.meshdbg.v1.HostRank.EnvEntry\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x1c\n\x08HostStop\x12\x10\n\x07grace_s\x18\xb4\x01 \x01(\x01\"\x11\n\x0fHostListRequest\"\x87\x01\n\x08HostInfo\x12\x0e\n\x05index\x18\xb4\x01 \x01(\x05\x12\x11\n\x08hostname\x18\xb5\x01 \x01(\t\x12\x10\n\x07\x61\x64\x64ress\x18\xb6\x01 \x01(\t\x12%\n\x05state\x18\xb7\x01 \x01(\x0e\x32\x15.meshdbg.v1.HostState\x12\x0e\n\x05ranks\x18\xb8\x01 \x03(\x05\x12\x0f\n\x06placer\x18\xb9\x01 \x01(\t\"5\n\rHostListReply\x12$\n\x05hosts\x18\xb4\x01 \x03(\x0b\x32\x14.meshdbg.v1.HostInfo*\x80\x01\n\tHostState\x12\x1a\n\x16HOST_STATE_UNSPECIFIED\x10\x00\x12\x17\n\x12HOST_STATE_JOINING\x10\xb4\x01\x12\x12\n\rHOST_STATE_UP\x10\xb5\x01\x12\x14\n\x0fHOST_STATE_LOST\x10\xb6\x01\x12\x14\n\x0fHOST_STATE_DONE\x10\xb7\x01\x32\x8a\x01\n\x05Hosts\x12<\n\x04Join\x12\x17.meshdbg.v1.HostMessage\x1a\x17.meshdbg.v1.HostCommand(\x01\x30\x01\x12\x43\n\tListHosts\x12\x1b.meshdbg.v1.HostListRequest\x1a\x19.meshdbg.v1.HostListReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dmeshdbg/wire/proto/host.proto\x12\nmeshdbg.v1\x1a!meshdbg/wire/proto/debugger.proto\"\x93\x02\n\x0bHostMessage\x12\'\n\x05hello\x18\xb4\x01 \x01(\x0b\x32\x15.meshdbg.v1.HostHelloH\x00\x12)\n\x06\x64igest\x18\xb5\x01 \x01(\x0b\x32\x16.meshdbg.v1.HostDigestH\x00\x12+\n\x07spawned\x18\xb6\x01 \x01(\x0b\x32\x17.meshdbg.v1.HostSpawnedH\x00\x12%\n\x04\x65xit\x18\xb7\x01 \x01(\x0b\x32\x14.meshdbg.v1.HostExitH\x00\x12)\n\x06output\x18\xb8\x01 \x01(\x0b\x32\x16.meshdbg.v1.HostOutputH\x00\x12)\n\x06stacks\x18\xb9\x01 \x01(\x0b\x32\x16.meshdbg.v1.HostStacksH\x00\x42\x06\n\x04kind\"\xbf\x01\n\tHostHello\x12\x11\n\x08hostname\x18\xb4\x01 \x01(\t\x12\x12\n\taddresses\x18\xb5\x01 \x03(\t\x12\x18\n\nindex_hint\x18\xb6\x01 \x01(\x05H\x00\x88\x01\x01\x12\x18\n\x0fmeshdbg_version\x18\xb7\x01 \x01(\t\x12\x17\n\x0epython_version\x18\xb8\x01 \x01(\t\x12\x19\n\x10protocol_version\x18\xb9\x01 \x01(\x05\x12\x14\n\x0bmaster_port\x18\xba\x01 \x01(\x05\x42\r\n\x0b_index_hint\"$\n\nHostDigest\x12\x16\n\rscript_digest\x18\xb4\x01 \x01(\t\"*\n\x0bHostSpawned\x12\r\n\x04rank\x18\xb4\x01 \x01(\x05\x12\x0c\n\x03pid\x18\xb5\x01 \x01(\x05\"(\n\x08HostExit\x12\r\n\x04rank\x18\xb4\x01 \x01(\x05\x12\r\n\x04\x63ode\x18\xb5\x01 \x01(\x05\"K\n\nHostOutput\x12\x0f\n\x06stream\x18\xb4\x01 \x01(\x05\x12\r\n\x04text\x18\xb5\x01 \x01(\x0c\x12\r\n\x04rank\x18\xb6\x02 \x01(\x05\x12\x0e\n\x05shown\x18\xb7\x02 \x01(\x08\"\xc1\x01\n\x0bHostCommand\x12+\n\x07welcome\x18\xb4\x01 \x01(\x0b\x32\x17.meshdbg.v1.HostWelcomeH\x00\x12+\n\nassignment\x18\xb5\x01 \x01(\x0b\x32\x14.meshdbg.v1.HostPlanH\x00\x12%\n\x04stop\x18\xb6\x01 \x01(\x0b\x32\x14.meshdbg.v1.HostStopH\x00\x12)\n\x06sample\x18\xb7\x01 \x01(\x0b\x32\x16.meshdbg.v1.HostSampleH\x00\x42\x06\n\x04kind\"Y\n\nHostSample\x12\x13\n\nrequest_id\x18\xb4\x01 \x01(\x04\x12\x0c\n\x03pid\x18\xb5\x01 \x01(\x05\x12\x14\n\x0b\x61ll_threads\x18\xb6\x01 \x01(\x08\x12\x12\n\ttimeout_s\x18\xb7\x01 \x01(\x01\"\\\n\nHostStacks\x12\x13\n\nrequest_id\x18\xb4\x01 \x01(\x04\x12)\n\x07threads\x18\xb5\x01 \x03(\x0b\x32\x17.meshdbg.v1.ThreadStack\x12\x0e\n\x05\x65rror\x18\xb6\x01 \x01(\t\"*\n\x0bHostWelcome\x12\r\n\x04\x61rgv\x18\xb4\x01 \x03(\t\x12\x0c\n\x03\x63wd\x18\xb5\x01 \x01(\t\"]\n\x08HostPlan\x12\x0e\n\x05index\x18\xb4\x01 \x01(\x05\x12\r\n\x04\x61rgv\x18\xb5\x01 \x03(\t\x12\x0c\n\x03\x63wd\x18\xb6\x01 \x01(\t\x12$\n\x05ranks\x18\xb7\x01 \x03(\x0b\x32\x14.meshdbg.v1.HostRank\"\x82\x01\n\x08HostRank\x12\r\n\x04rank\x18\xb4\x01 \x01(\x05\x12\x0e\n\x05label\x18\xb5\x01 \x01(\t\x12+\n\x03\x65nv\x18\xb6\x01 \x03(\x0b\x32\x1d.meshdbg.v1.HostRank.EnvEntry\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x1c\n\x08HostStop\x12\x10\n\x07grace_s\x18\xb4\x01 \x01(\x01\"\x11\n\x0fHostListRequest\"\x87\x01\n\x08HostInfo\x12\x0e\n\x05index\x18\xb4\x01 \x01(\x05\x12\x11\n\x08hostname\x18\xb5\x01 \x01(\t\x12\x10\n\x07\x61\x64\x64ress\x18\xb6\x01 \x01(\t\x12%\n\x05state\x18\xb7\x01 \x01(\x0e\x32\x15.meshdbg.v1.HostState\x12\x0e\n\x05ranks\x18\xb8\x01 \x03(\x05\x12\x0f\n\x06placer\x18\xb9\x01 \x01(\t\"5\n\rHostListReply\x12$\n\x05hosts\x18\xb4\x01 \x03(\x0b\x32\x14.meshdbg.v1.HostInfo*\x80\x01\n\tHostState\x12\x1a\n\x16HOST_STATE_UNSPECIFIED\x10\x00\x12\x17\n\x12HOST_STATE_JOINING\x10\xb4\x01\x12\x12\n\rHOST_STATE_UP\x10\xb5\x01\x12\x14\n\x0fHOST_STATE_LOST\x10\xb6\x01\x12\x14\n\x0fHOST_STATE_DONE\x10\xb7\x01\x32\x8a\x01\n\x05Hosts\x12<\n\x04Join\x12\x17.meshdbg.v1.HostMessage\x1a\x17.meshdbg.v1.HostCommand(\x01\x30\x01\x12\x43\n\tListHosts\x12\x1b.meshdbg.v1.HostListRequest\x1a\x19.meshdbg.v1.HostListReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,8 +34,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_HOSTRANK_ENVENTRY']._loaded_options = None
   _globals['_HOSTRANK_ENVENTRY']._serialized_options = b'8\001'
-  _globals['_HOSTSTATE']._serialized_start=1618
-  _globals['_HOSTSTATE']._serialized_end=1746
+  _globals['_HOSTSTATE']._serialized_start=1649
+  _globals['_HOSTSTATE']._serialized_end=1777
   _globals['_HOSTMESSAGE']._serialized_start=81
   _globals['_HOSTMESSAGE']._serialized_end=356
   _globals['_HOSTHELLO']._serialized_start=359
@@ -47,29 +47,29 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_HOSTEXIT']._serialized_start=634
   _globals['_HOSTEXIT']._serialized_end=674
   _globals['_HOSTOUTPUT']._serialized_start=676
-  _globals['_HOSTOUTPUT']._serialized_end=720
-  _globals['_HOSTCOMMAND']._serialized_start=723
-  _globals['_HOSTCOMMAND']._serialized_end=916
-  _globals['_HOSTSAMPLE']._serialized_start=918
-  _globals['_HOSTSAMPLE']._serialized_end=1007
-  _globals['_HOSTSTACKS']._serialized_start=1009
-  _globals['_HOSTSTACKS']._serialized_end=1101
-  _globals['_HOSTWELCOME']._serialized_start=1103
-  _globals['_HOSTWELCOME']._serialized_end=1145
-  _globals['_HOSTPLAN']._serialized_start=1147
-  _globals['_HOSTPLAN']._serialized_end=1240
-  _globals['_HOSTRANK']._serialized_start=1243
-  _globals['_HOSTRANK']._serialized_end=1373
-  _globals['_HOSTRANK_ENVENTRY']._serialized_start=1331
-  _globals['_HOSTRANK_ENVENTRY']._serialized_end=1373
-  _globals['_HOSTSTOP']._serialized_start=1375
-  _globals['_HOSTSTOP']._serialized_end=1403
-  _globals['_HOSTLISTREQUEST']._serialized_start=1405
-  _globals['_HOSTLISTREQUEST']._serialized_end=1422
-  _globals['_HOSTINFO']._serialized_start=1425
-  _globals['_HOSTINFO']._serialized_end=1560
-  _globals['_HOSTLISTREPLY']._serialized_start=1562
-  _globals['_HOSTLISTREPLY']._serialized_end=1615
-  _globals['_HOSTS']._serialized_start=1749
-  _globals['_HOSTS']._serialized_end=1887
+  _globals['_HOSTOUTPUT']._serialized_end=751
+  _globals['_HOSTCOMMAND']._serialized_start=754
+  _globals['_HOSTCOMMAND']._serialized_end=947
+  _globals['_HOSTSAMPLE']._serialized_start=949
+  _globals['_HOSTSAMPLE']._serialized_end=1038
+  _globals['_HOSTSTACKS']._serialized_start=1040
+  _globals['_HOSTSTACKS']._serialized_end=1132
+  _globals['_HOSTWELCOME']._serialized_start=1134
+  _globals['_HOSTWELCOME']._serialized_end=1176
+  _globals['_HOSTPLAN']._serialized_start=1178
+  _globals['_HOSTPLAN']._serialized_end=1271
+  _globals['_HOSTRANK']._serialized_start=1274
+  _globals['_HOSTRANK']._serialized_end=1404
+  _globals['_HOSTRANK_ENVENTRY']._serialized_start=1362
+  _globals['_HOSTRANK_ENVENTRY']._serialized_end=1404
+  _globals['_HOSTSTOP']._serialized_start=1406
+  _globals['_HOSTSTOP']._serialized_end=1434
+  _globals['_HOSTLISTREQUEST']._serialized_start=1436
+  _globals['_HOSTLISTREQUEST']._serialized_end=1453
+  _globals['_HOSTINFO']._serialized_start=1456
+  _globals['_HOSTINFO']._serialized_end=1591
+  _globals['_HOSTLISTREPLY']._serialized_start=1593
+  _globals['_HOSTLISTREPLY']._serialized_end=1646
+  _globals['_HOSTS']._serialized_start=1780
+  _globals['_HOSTS']._serialized_end=1918
 # @@protoc_insertion_point(module_scope)

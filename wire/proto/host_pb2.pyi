@@ -78,12 +78,16 @@ class HostExit(_message.Message):
     def __init__(self, rank: _Optional[int] = ..., code: _Optional[int] = ...) -> None: ...
 
 class HostOutput(_message.Message):
-    __slots__ = ("stream", "text")
+    __slots__ = ("stream", "text", "rank", "shown")
     STREAM_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    SHOWN_FIELD_NUMBER: _ClassVar[int]
     stream: int
     text: bytes
-    def __init__(self, stream: _Optional[int] = ..., text: _Optional[bytes] = ...) -> None: ...
+    rank: int
+    shown: bool
+    def __init__(self, stream: _Optional[int] = ..., text: _Optional[bytes] = ..., rank: _Optional[int] = ..., shown: _Optional[bool] = ...) -> None: ...
 
 class HostCommand(_message.Message):
     __slots__ = ("welcome", "assignment", "stop", "sample")

@@ -9,18 +9,21 @@ import io
 
 import pytest
 
-from meshdbg.host.output import PrefixedLines, RankLines, Stream, line_prefix
+from meshdbg.host.output import PrefixedLines, RankLines, Stream, line_prefix, log_sink
 from meshdbg.wire.shown_marks import mark
 
 
 def _log(reads: list[bytes], shows: bool, heard: list[str] | None = None) -> str:
     async def body() -> str:
         screen = io.StringIO()
-        lines = PrefixedLines("[r0] ", lambda: screen, shows=lambda: shows,
-                              heard=None if heard is None else heard.extend)
+        lines = RankLines()
+        if heard is not None:
+            lines.listen(lambda rank, stream, text: heard.extend(text))
+        sink = lines.sinks(lambda rank, stream: log_sink(lambda: screen, lambda: shows))(0, Stream.STDOUT)
+        pump = PrefixedLines(line_prefix("r0"), sink)
         for data in reads:
-            lines.data_received(data)
-        lines.eof_received()
+            pump.data_received(data)
+        pump.eof_received()
         return screen.getvalue()
 
     return asyncio.run(body())
@@ -36,7 +39,6 @@ def test_shown_lines_are_left_out_only_while_the_console_shows_the_rank(cut: int
     assert _log(reads, shows=True) == "[r0] before\n[r0] half shown\n[r0] tail\n"
 
 
-
 @pytest.mark.parametrize("cut", range(0, len(STREAM), 3))
 def test_listeners_hear_the_lines_no_session_showed(cut: int) -> None:
     heard: list[str] = []
@@ -44,17 +46,21 @@ def test_listeners_hear_the_lines_no_session_showed(cut: int) -> None:
     assert heard == ["before", "half shown", "tail"]
 
 
-def test_a_remote_hosts_prefixed_lines_are_heard_by_rank() -> None:
-    """A remote agent's batch (prefixed lines of its ranks) reaches listeners as each rank's lines."""
+def test_a_remote_hosts_lines_are_heard_by_rank_without_their_prefix() -> None:
+    """A remote agent's batch (one rank's prefixed lines, with the flag its agent sent) reaches
+    listeners unprefixed, a line that only looks like a prefix kept, and shown batches not at all."""
     heard: list[tuple[int, Stream, list[str]]] = []
+    logged: list[str] = []
     lines = RankLines()
     stop = lines.listen(lambda rank, stream, text: heard.append((rank, stream, text)))
-    batch = "".join(line_prefix(label) + text + "\n" for label, text in [
-        ("r12 hosts=1,gpus=4", "loss [0.5] ok"), ("r3", "x"), ("r12 hosts=1,gpus=4", "[r9] is not a prefix here")])
-    lines.publish_prefixed(Stream.STDERR, batch + "not a rank's line\n")
+    sink = lines.sinks(lambda rank, stream: lambda text, shown: logged.append(text))(12, Stream.STDERR)
+    prefix = line_prefix("r12 hosts=1,gpus=4")
+    sink(f"{prefix}loss [0.5] ok\n{prefix}[r9] is not a prefix here\n", False)
+    sink(f"{prefix}shown already\n", True)
     stop()
-    lines.publish_prefixed(Stream.STDERR, batch)
-    assert heard == [(12, Stream.STDERR, ["loss [0.5] ok", "[r9] is not a prefix here"]), (3, Stream.STDERR, ["x"])]
+    sink(f"{prefix}after\n", False)
+    assert heard == [(12, Stream.STDERR, ["loss [0.5] ok", "[r9] is not a prefix here"])]
+    assert len(logged) == 3  # the log gets every batch; what it shows is log_sink's call
 
 
 def test_a_listener_that_fails_is_dropped_and_the_others_still_hear(capsys) -> None:
