@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from typing import Callable, Mapping, Protocol
+from typing import Callable, Mapping, Protocol, Sequence
 
 from meshdbg.host.agent import STOP_GRACE_S, within
 from meshdbg.host.pyspy import PySpyError
@@ -51,7 +51,7 @@ class Placer(Protocol):
     def prepare(self, launcher: "MeshLauncher") -> list[Host]:
         """Called before the server starts; the hosts known at once (to close if the start fails)."""
 
-    async def place(self, launcher: "MeshLauncher") -> list[Host]:
+    async def place(self, launcher: "MeshLauncher") -> Sequence[Host]:
         """The hosts, by index, once they are all there (UsageError when they are not)."""
 
     async def close(self) -> None:
@@ -72,6 +72,7 @@ class LocalPlacer:
         return [self._host]
 
     async def place(self, launcher: "MeshLauncher") -> list[Host]:
+        assert self._host is not None  # prepare() made it
         return [self._host]
 
     async def close(self) -> None:
@@ -122,7 +123,7 @@ class MeshLauncher:
         self.hosts = self.placer.prepare(self)
         connection = await self.server.start()
         addr = connection.join or connection.addr
-        self.hosts = await self.placer.place(self)
+        self.hosts = list(await self.placer.place(self))
         master = self.hosts[0]
         target = Target(self.argv, self.cwd, self.name, addr, connection.token, connection.fingerprint,
                         self.post_mortem, self.sys_path)
