@@ -90,7 +90,7 @@ async def _watch_silent(session: Session, stream: object) -> None:
             session.gone = gone_reason(identity).text
             session.on_end("", EndReason.WORKER_GONE)
             return
-        if not (local and state in "Tt") and loop.time() > deadline:  # it gave up waiting and ran on
+        if not (local and state is not None and state in "Tt") and loop.time() > deadline:  # it gave up waiting and ran on
             session.on_end(f"*** {session.gone}\n", EndReason.WORKER_GONE)
             return
         await asyncio.sleep(CHECK_S)

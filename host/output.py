@@ -17,11 +17,20 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from typing import Callable, Protocol, TextIO
+from typing import Callable, Protocol, TextIO, cast
 
 from meshdbg.wire.shown_marks import MarkedSplitter
 
-Target = Callable[[], TextIO]
+
+class TextSink(Protocol):
+    """What output goes to: sys.stdout, or a stream up the wire (meshdbg.host.remote)."""
+
+    def write(self, text: str, /) -> object: ...
+
+    def flush(self) -> object: ...
+
+
+Target = Callable[[], TextSink]
 
 
 class Flow(Protocol):
@@ -58,7 +67,7 @@ class PrefixedLines(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         if self.flow is not None:
-            self._transport = transport  # type: ignore[assignment]
+            self._transport = cast(asyncio.ReadTransport, transport)  # connect_read_pipe's
             self.flow.watch(self._transport)
 
     def data_received(self, data: bytes) -> None:
