@@ -114,7 +114,7 @@ class Mesh:
                 rank = self.ranks.get((view.name, view.rank))
                 if rank is not None:
                     self._end(rank)
-            elif kind is WatchKind.CLOSED:
+            elif kind is WatchKind.CLOSED and isinstance(view, SessionView):  # sessions close, workers exit
                 self._closed(view, reason)
             elif kind in (WatchKind.OPENED, WatchKind.UPDATED) and isinstance(view, SessionView):
                 self._sessions[view.id] = view
@@ -238,6 +238,8 @@ class Mesh:
                 parent.announce(group)
 
     async def _stack_key(self, rank: Rank) -> tuple:
+        if rank.session is None:  # its session closed before this task ran
+            return ()
         try:
             answer = await self.client.query(rank.session.id, pb.QueryRequest(frames=pb.QueryFrames()))
         except MeshdbgError:
