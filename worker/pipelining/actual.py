@@ -40,7 +40,7 @@ class Loss(NamedTuple):
     """Time action `index` (`action`) of `rank`'s list lost against the plan (see the module docstring)."""
 
     rank: int
-    index: int
+    index: int  # type: ignore[assignment]  # hides tuple.index: the field's name is the JSON key
     action: str
     seconds: float
 
