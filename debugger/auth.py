@@ -37,10 +37,10 @@ def _refusal(handler: _Handler) -> _Handler:
     """A handler of the same shape as `handler` that fails with UNAUTHENTICATED."""
     message = "missing or wrong token (set MESHDBG_TOKEN or use the server's connection file)"
 
-    async def unary(request, context: grpc.aio.ServicerContext):
+    async def unary(request: object, context: grpc.aio.ServicerContext) -> None:
         await context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
 
-    async def streaming(request, context: grpc.aio.ServicerContext):
+    async def streaming(request: object, context: grpc.aio.ServicerContext) -> AsyncIterator[None]:
         await context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
         yield  # pragma: no cover - makes this an async generator
 

@@ -31,7 +31,7 @@ import select
 import stat
 import sys
 import threading
-from typing import Protocol
+from typing import Callable, Protocol
 
 from meshdbg.wire.shown_marks import MARKS_ENV, mark
 
@@ -57,7 +57,7 @@ class Sink(Protocol):
         """Take the program's text, in order with what pdb wrote before it."""
 
 
-def _c_fflush():
+def _c_fflush() -> Callable[[ctypes.c_void_p | None], int] | None:
     """C stdio's fflush, or None where there is no C library to ask."""
     try:
         return ctypes.CDLL(None).fflush

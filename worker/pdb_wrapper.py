@@ -24,7 +24,7 @@ import pdb
 import sys
 import threading
 from types import FrameType, TracebackType
-from typing import IO, Callable, MutableMapping, cast
+from typing import IO, Any, Callable, MutableMapping, cast
 
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.text import fit_reply, wire_text
@@ -357,7 +357,7 @@ class PdbWrapper(pdb.Pdb):
     def stop_here(self, frame: FrameType) -> bool:
         return super().stop_here(frame) and not is_meshdbg_call(frame)
 
-    def dispatch_return(self, frame: FrameType, arg: object):
+    def dispatch_return(self, frame: FrameType, arg: object) -> Callable[..., Any]:
         trace = super().dispatch_return(frame, arg)
         if self.stopframe is None and self.remote is not None and is_outermost_user_frame(frame):
             # Stepping off the end of the user's code on this thread: local pdb would go on

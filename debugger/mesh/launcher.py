@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from typing import Callable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
 
 from meshdbg.host.agent import STOP_GRACE_S, within
 from meshdbg.host.pyspy import PySpyError
@@ -34,6 +34,9 @@ from meshdbg.wire.coords import pb_coords
 from meshdbg.debugger.mesh.hosts import Host, LocalHost
 from meshdbg.debugger.mesh.placement import Target, plan_host
 from meshdbg.debugger.mesh.shape import MeshShape
+
+if TYPE_CHECKING:
+    import grpc
 
 HOST_LOST_STATUS = 255
 
@@ -112,7 +115,7 @@ class MeshLauncher:
     def size(self) -> int:
         return self.shape.size
 
-    def _add_host_services(self, server) -> None:
+    def _add_host_services(self, server: grpc.aio.Server) -> None:
         from meshdbg.debugger.mesh.joining import HostsServicer
 
         host_grpc.add_HostsServicer_to_server(HostsServicer(self), server)

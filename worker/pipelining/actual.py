@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import median
-from typing import NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 from meshdbg.worker.pipelining.errors import ScheduleError
 from meshdbg.worker.pipelining.ir import ActionType, Schedule
@@ -78,7 +78,7 @@ def fit_costs(schedule: Schedule, actual: SimResult) -> Costs:
         for action, start, end in zip(actions, starts, ends):
             by_type.setdefault(action.type, []).append(max(end - start, 0.0))
 
-    def typical(*types: ActionType, pick=median) -> float:
+    def typical(*types: ActionType, pick: Callable[[list[float]], float] = median) -> float:
         values = [v for t in types for v in by_type.get(t, ())]
         return pick(values) if values else 0.0
 
