@@ -171,11 +171,17 @@ def pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
+    return process_state(pid) != "Z"  # None (no /proc here): the signal said it exists
+
+
+def process_state(pid: int) -> str | None:
+    """The state letter of a local process in /proc/PID/stat (`R`, `S`, `T` stopped, `Z`
+    zombie), None if it is gone or this host has no /proc."""
     try:
-        with open(f"/proc/{pid}/stat") as stat_file:
-            return stat_file.read().rsplit(")", 1)[1].split()[0] != "Z"
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0]
     except (OSError, IndexError):
-        return True  # no /proc here: the signal said it exists
+        return None
 
 
 # ---- servers: publish and withdraw --------------------------------------------------------
