@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import hmac
 import inspect
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable, TypeAlias, cast
 
 import grpc
 from google.protobuf.message import DecodeError
 
 from meshdbg.wire.connection import AUTH_HEADER
+
+_Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 
 
 class TokenInterceptor(grpc.aio.ServerInterceptor):
@@ -21,24 +23,24 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):
 
     def _authorized(self, details: grpc.HandlerCallDetails) -> bool:
         presented = dict(details.invocation_metadata or ()).get(AUTH_HEADER, "")
-        return hmac.compare_digest(presented.encode(), self._expected)
+        return isinstance(presented, str) and hmac.compare_digest(presented.encode(), self._expected)
 
-    async def intercept_service(self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-                                details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler:
+    async def intercept_service(self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[_Handler | None]],
+                                details: grpc.HandlerCallDetails) -> _Handler | None:
         handler = await continuation(details)
         if handler is None or self._authorized(details):
             return handler
         return _refusal(handler)
 
 
-def _refusal(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+def _refusal(handler: _Handler) -> _Handler:
     """A handler of the same shape as `handler` that fails with UNAUTHENTICATED."""
     message = "missing or wrong token (set MESHDBG_TOKEN or use the server's connection file)"
 
-    async def unary(request, context: grpc.aio.ServicerContext):
+    async def unary(request: object, context: grpc.aio.ServicerContext) -> None:
         await context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
 
-    async def streaming(request, context: grpc.aio.ServicerContext):
+    async def streaming(request: object, context: grpc.aio.ServicerContext) -> AsyncIterator[None]:
         await context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
         yield  # pragma: no cover - makes this an async generator
 
@@ -50,16 +52,19 @@ class DecodingInterceptor(grpc.aio.ServerInterceptor):
     foreign client) end the call with INVALID_ARGUMENT naming the problem. gRPC would run the
     deserializer outside any handler and answer UNKNOWN, the status of a server bug."""
 
-    async def intercept_service(self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-                                details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler:
+    async def intercept_service(self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[_Handler | None]],
+                                details: grpc.HandlerCallDetails) -> _Handler | None:
         handler = await continuation(details)
         return None if handler is None or handler.request_deserializer is None else _decoding(handler)
 
 
-def _decoding(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+def _decoding(handler: _Handler) -> _Handler:
     """`handler` taking raw bytes, which it decodes with the deserializer it had."""
     parse = handler.request_deserializer
-    behaviour = handler.unary_unary or handler.unary_stream or handler.stream_unary or handler.stream_stream
+    assert parse is not None  # DecodingInterceptor passes only handlers that decode
+    # gRPC's aio server runs coroutine and async generator functions; the stubs type the sync ones.
+    behaviour = cast(Callable[..., Any], handler.unary_unary or handler.unary_stream or handler.stream_unary
+                     or handler.stream_stream)
 
     async def decode(raw: bytes, context: grpc.aio.ServicerContext) -> Any:
         try:
@@ -75,17 +80,18 @@ def _decoding(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         return each(raw, context) if handler.request_streaming else await decode(raw, context)
 
     if inspect.isasyncgenfunction(behaviour):  # gRPC tells the two kinds of handler apart by their function
-        async def decoded(raw, context: grpc.aio.ServicerContext):
+        async def streamed(raw: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
             async for reply in behaviour(await request(raw, context), context):
                 yield reply
-    else:
-        async def decoded(raw, context: grpc.aio.ServicerContext):
-            return await behaviour(await request(raw, context), context)
+        return _reshaped(handler, streamed, None)
+
+    async def decoded(raw: Any, context: grpc.aio.ServicerContext) -> Any:
+        return await behaviour(await request(raw, context), context)
     return _reshaped(handler, decoded, None)
 
 
-def _reshaped(handler: grpc.RpcMethodHandler, behaviour: Callable[..., Any],
-              deserializer: Callable[[bytes], Any] | None) -> grpc.RpcMethodHandler:
+def _reshaped(handler: _Handler, behaviour: Callable[..., Any],
+              deserializer: Callable[[bytes], Any] | None) -> _Handler:
     """A handler of the same shape (streaming or not, each way) as `handler` running `behaviour`."""
     factories = {
         (False, False): grpc.unary_unary_rpc_method_handler,

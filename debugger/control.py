@@ -14,8 +14,9 @@ Every call is authenticated; gRPC failures surface as meshdbg.wire.errors except
 from __future__ import annotations
 
 import asyncio
+import builtins  # ControlClient.list hides the builtin inside the class
 import contextlib
-from typing import TYPE_CHECKING, AsyncIterator, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence
 
 import grpc
 
@@ -57,7 +58,7 @@ class AttachedSession:
         self._client = client
         self._target = target
         self.on_shared = on_shared
-        self._call: grpc.aio.StreamStreamCall | None = None
+        self._call: grpc.aio.StreamStreamCall[pb.AttachRequest, pb.AttachEvent] | None = None
         self._reader: asyncio.Task[None] | None = None
         self._reply: asyncio.Future[PdbReply] | None = None
         self._completions: PendingRequests[list[str]] = PendingRequests()
@@ -66,8 +67,9 @@ class AttachedSession:
         self._ended = asyncio.Event()
         self._final: PdbReply | None = None
         self._failure: MeshdbgError | None = None
-        self.session: SessionView | None = None
-        self.replay: PdbReply | None = None
+
+    session: SessionView  # the attached session and what was on screen: set on entering
+    replay: PdbReply
 
     @property
     def ended(self) -> bool:
@@ -90,16 +92,23 @@ class AttachedSession:
         if self._call is not None:
             self._call.cancel()
 
+    @property
+    def _stream(self) -> grpc.aio.StreamStreamCall[pb.AttachRequest, pb.AttachEvent]:
+        """The attach stream, open from `__aenter__` on."""
+        if self._call is None:
+            raise SessionError("the attach stream is not open (use `async with`)")
+        return self._call
+
     async def _first(self) -> pb.AttachEvent:
-        event = await self._call.read()
-        if event is grpc.aio.EOF:
+        event = await self._stream.read()
+        if not isinstance(event, pb.AttachEvent):  # grpc.aio.EOF
             raise SessionError("the server closed the attach stream")
         return event
 
     async def _read_events(self) -> None:
         try:
             async with self._client.cut_off_when_left_behind():
-                while (event := await self._call.read()) is not grpc.aio.EOF:
+                while isinstance(event := await self._stream.read(), pb.AttachEvent):  # until grpc.aio.EOF
                     if event.HasField("output"):
                         self._output.append(event.output.text)
                     elif event.HasField("reply"):
@@ -132,19 +141,19 @@ class AttachedSession:
         """Run one pdb command in the attached session and return pdb's reply; `eof` ends
         the input of what reads it instead (Ctrl-D in `interact`, a `commands` block)."""
         async with self._send_lock:
-            if self.ended:
+            if self._final is not None:
                 raise self._failure or SessionError(f"the session has ended ({self._final.reason})")
             line = check_line(line)
             self._reply = asyncio.get_running_loop().create_future()
             with self._client.translating():
-                await self._call.write(pb.AttachRequest(input=pb.Input(line=line, eof=eof)))
+                await self._stream.write(pb.AttachRequest(input=pb.Input(line=line, eof=eof)))
             return await self._reply
 
     async def complete(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
         """Completions computed by the remote pdb in the stopped frame ([] once ended)."""
         async def send(request_id: int) -> None:
             with self._client.translating():
-                await self._call.write(pb.AttachRequest(complete=pb.CompleteRequest(
+                await self._stream.write(pb.AttachRequest(complete=pb.CompleteRequest(
                     request_id=request_id, text=wire_text(text), line=wire_text(line), begidx=begidx, endidx=endidx)))
 
         return await self._completions.request(send)
@@ -152,6 +161,7 @@ class AttachedSession:
     async def wait_ended(self) -> PdbReply:
         """Block until the session ends (here, from another client, or the worker exits)."""
         await self._ended.wait()
+        assert self._final is not None  # _finish sets it before it sets _ended
         return self._final
 
 
@@ -212,7 +222,7 @@ class ControlClient:
             reply = await self.stub.List(pb.ListRequest(), metadata=self.connection.metadata())
         return [SessionView.from_pb(info) for info in reply.sessions]
 
-    async def hosts(self) -> list[HostView]:
+    async def hosts(self) -> builtins.list[HostView]:
         """The hosts of the server's `run` ([] for a `serve`, which places no ranks)."""
         try:
             reply = await host_grpc.HostsStub(self.channel).ListHosts(host_pb.HostListRequest(),
@@ -223,7 +233,7 @@ class ControlClient:
             raise error_from_rpc(exc, self.connection.addr) from None
         return [HostView.from_pb(info) for info in reply.hosts]
 
-    async def workers(self) -> list[WorkerView]:
+    async def workers(self) -> builtins.list[WorkerView]:
         """Every worker the server knows (through agent streams), stopped in pdb or not."""
         with self.translating():
             reply = await self.stub.List(pb.ListRequest(all=True), metadata=self.connection.metadata())
@@ -257,7 +267,7 @@ class ControlClient:
             raise SessionError(f"rank {reply.no_answer[0].identity.rank} did not answer the interrupt in time")
         return SessionView.from_pb(reply.sessions[0])
 
-    async def cast(self, selection: str, command: str, timeout_s: float = 0) -> list[CastResult]:
+    async def cast(self, selection: str, command: str, timeout_s: float = 0) -> builtins.list[CastResult]:
         """Run `command` on every selected session concurrently; results by rank. A rank that
         has not answered within `timeout_s` (0: the server's default) is a failed result with
         `no_answer`.
@@ -280,7 +290,7 @@ class ControlClient:
         return sorted(results, key=lambda r: (r.session.rank, r.session.name, r.session.thread_id, r.session.id))
 
     async def stacks(self, selection: str = "", all_threads: bool = False, timeout_s: float = 0
-                     ) -> list[RankStacksView]:
+                     ) -> builtins.list[RankStacksView]:
         """The Python stacks of the selected (default: all) ranks, running, stopped or stuck; by rank.
 
         Each says where it came from (the rank's agent, a pdb session, or py-spy from outside);
@@ -293,7 +303,7 @@ class ControlClient:
         return [RankStacksView.from_pb(r) for r in reply.ranks]
 
     async def pipeline(self, selection: str = "", add_breaks: Sequence[str] = (), clear_breaks: bool = False,
-                       timings: bool = False) -> list["PipelineRankView"]:
+                       timings: bool = False) -> builtins.list["PipelineRankView"]:
         """Where each selected (default: every) rank's pipeline runtime stands, by rank; its
         action breakpoints cleared (`clear_breaks`) then extended (`add_breaks`) first; with
         `timings`, the recorded action times of its last steps. Bounded, as `stacks`."""
@@ -304,7 +314,7 @@ class ControlClient:
             reply = await self.stub.Pipeline(query, metadata=self.connection.metadata())
         return [PipelineRankView.from_pb(rank) for rank in reply.ranks]
 
-    async def compare(self, selection: str, expression: str, timeout_s: float = 0) -> list[CompareView]:
+    async def compare(self, selection: str, expression: str, timeout_s: float = 0) -> builtins.list[CompareView]:
         """EXPR's value (as text; a summary for tensors/arrays) on each selected stopped rank."""
         with self.translating():
             reply = await self.stub.Compare(pb.CompareRequest(selection=selection, expression=expression,
@@ -339,7 +349,7 @@ class ControlClient:
             target = pb.AttachTarget(rank=pb.RankTarget(rank=rank or 0, name=name))
         return AttachedSession(self, target, on_shared)
 
-    async def watch(self, exits: bool = False) -> AsyncIterator[Change]:
+    async def watch(self, exits: bool = False) -> AsyncGenerator[Change, None]:
         """(kind, session, reason): OPENED for each live session, one SYNCED (with an empty
         session), then every opened/updated/closed session; `reason` only with CLOSED. With
         `exits`, also (JOINED, worker, None) / (EXITED, worker, None) for every worker

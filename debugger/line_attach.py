@@ -17,7 +17,7 @@ import os
 import socket
 import sys
 import threading
-from typing import AsyncIterator, Awaitable
+from typing import Any, AsyncIterator, Awaitable
 
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.peers import SharedLines
@@ -61,7 +61,11 @@ class _Stdin:
                 line = input(prompt) if on_terminal else self._read_fd()
             except (EOFError, OSError, ValueError, KeyboardInterrupt):
                 line = None
-            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(line))
+            def settle() -> None:
+                if not future.done():
+                    future.set_result(line)
+
+            loop.call_soon_threadsafe(settle)
 
         threading.Thread(target=read, daemon=True, name="meshdbg-stdin").start()
         self._in_flight = future
@@ -140,7 +144,7 @@ def _ended_elsewhere(session: SessionView, reply: PdbReply) -> int:
 
 async def _line_unless_ended(prompt: str, ended: Awaitable[PdbReply]) -> str | None | PdbReply:
     """The next stdin line, or the session's final reply if it ends first (its worker died)."""
-    line = read_line(prompt)
+    line: asyncio.Future[Any] = read_line(prompt)
     end = asyncio.ensure_future(ended)
     try:
         await asyncio.wait([line, end], return_when=asyncio.FIRST_COMPLETED)

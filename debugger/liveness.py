@@ -16,6 +16,7 @@ import socket
 from typing import NamedTuple
 
 from meshdbg.debugger.sessions import Session
+from meshdbg.wire.connection import process_state
 from meshdbg.wire.keepalive import reconnect_window_s
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import EndReason, State
@@ -24,20 +25,6 @@ CHECK_S = 0.5  # how often a silent session's process is looked at
 GRACE_S = 5.0  # past the window: the worker's own last try, and its goodbye line
 
 _HOSTNAME = socket.gethostname()
-
-
-_PF_EXITING = 0x4  # the kernel's task flag of a process that is exiting (/proc/PID/stat's 9th field)
-
-
-def _process_state(pid: int) -> str | None:
-    """The state letter of a local process (`R`, `S`, `T` stopped, `Z` zombie; `X` for one
-    still exiting, whose sockets may close before it is a zombie), None if gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rpartition(")")[2].split()
-        return "X" if int(fields[6]) & _PF_EXITING else fields[0]
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 class Gone(NamedTuple):
@@ -53,7 +40,7 @@ def gone_reason(identity: pb.Identity) -> Gone:
     who = f"rank {identity.rank} (pid {identity.pid})"
     if identity.hostname != _HOSTNAME or identity.pid <= 0:
         return Gone(f"{who} is not answering (it died, hung, or lost its connection)", True)
-    state = _process_state(identity.pid)
+    state = process_state(identity.pid)
     if state is None or state in "ZX":
         return Gone(f"{who} exited or was killed", False)
     if state in "Tt":
@@ -65,7 +52,7 @@ def alive_here(identity: pb.Identity) -> bool:
     """The process is on this host and still there (running, sleeping or stopped)."""
     if identity.hostname != _HOSTNAME or identity.pid <= 0:
         return False
-    state = _process_state(identity.pid)
+    state = process_state(identity.pid)
     return state is not None and state not in "ZX"
 
 
@@ -90,12 +77,12 @@ async def _watch_silent(session: Session, stream: object) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + reconnect_window_s() + GRACE_S
     while session.state is State.NOT_ANSWERING and session.writer is stream:
-        state = _process_state(identity.pid) if local else None
+        state = process_state(identity.pid) if local else None
         if local and (state is None or state in "ZX"):
             session.gone = gone_reason(identity).text
             session.on_end("", EndReason.WORKER_GONE)
             return
-        if not (local and state in "Tt") and loop.time() > deadline:  # it gave up waiting and ran on
+        if not (local and state is not None and state in "Tt") and loop.time() > deadline:  # it gave up waiting and ran on
             session.on_end(f"*** {session.gone}\n", EndReason.WORKER_GONE)
             return
         await asyncio.sleep(CHECK_S)

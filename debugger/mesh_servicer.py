@@ -27,9 +27,11 @@ class MeshServicer(mesh_grpc.MeshServicer):
 
     async def Agent(self, request_iterator: AsyncIterator[mesh_pb.AgentMessage], context: grpc.aio.ServicerContext
                     ) -> AsyncIterator[mesh_pb.AgentCommand]:
-        hello = await opening_hello(request_iterator, context, "an agent stream", lambda hello: hello.identity)
+        hello: mesh_pb.AgentHello = await opening_hello(request_iterator, context, "an agent stream",
+                                                         lambda hello: hello.identity)
         worker = self.workers.connect(hello)
         outbox = worker.outbox  # this stream's, even if the worker connects again
+        assert outbox is not None  # connect() opened it
         pump = asyncio.create_task(self._pump_worker(request_iterator, worker, outbox))
         try:
             yield mesh_pb.AgentCommand(welcome=mesh_pb.AgentWelcome(worker_id=worker.id, server_pid=os.getpid(),

@@ -284,12 +284,14 @@ def describe_ranks(ranks: list[int]) -> str:
     """Compact, sorted rank set: `0-2,5`."""
     ordered = sorted(set(ranks))
     parts: list[str] = []
-    start = prev = None
-    for rank in ordered + [None]:
+    start: int | None = None
+    prev = 0  # read only once start is set
+    for rank in [*ordered, None]:
         if start is not None and (rank is None or rank != prev + 1):
             parts.append(str(start) if start == prev else f"{start}-{prev}")
             start = None
         if rank is not None and start is None:
             start = rank
-        prev = rank
+        if rank is not None:
+            prev = rank
     return ",".join(parts)

@@ -14,7 +14,7 @@ from meshdbg.debugger.certificates import ServerCertificate
 from meshdbg.wire.tls import insecure_bind_warning
 from meshdbg.debugger.collectives import guard_collectives, pause_timeout_from_env
 from meshdbg.wire.connection import ConnectionInfo, join_url, new_token, remove_connection_file, write_connection_file
-from meshdbg.wire.errors import UsageError
+from meshdbg.wire.errors import MeshdbgError, UsageError
 from meshdbg.wire.keepalive import SERVER_KEEPALIVE
 from meshdbg.debugger.mesh_servicer import MeshServicer
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
@@ -62,7 +62,7 @@ class DebugClient:
         self.tls = tls
         self.services = list(services)
         self.advertise = advertise
-        self.connection: ConnectionInfo | None = None
+        self._connection: ConnectionInfo | None = None
         self.connection_file: Path | None = None
         self.pause_timeout_s = pause_timeout_from_env()  # pause-safe collectives (meshdbg.debugger.collectives)
         self._server: grpc.aio.Server | None = None
@@ -93,7 +93,7 @@ class DebugClient:
         self._guard = asyncio.create_task(guard_collectives(self.registry, self.workers, self.pause_timeout_s))
         fingerprint = self.tls.fingerprint if self.tls else ""
         join = join_url(f"{self.advertise}:{port}", fingerprint) if self.advertise else ""
-        self.connection = ConnectionInfo(f"{host}:{port}", self.token, fingerprint, join)
+        self._connection = ConnectionInfo(f"{host}:{port}", self.token, fingerprint, join)
         if self.publish:
             try:
                 self.connection_file = write_connection_file(self.connection, self.what)
@@ -101,6 +101,13 @@ class DebugClient:
                 await self.stop(0)
                 raise
         return self.connection
+
+    @property
+    def connection(self) -> ConnectionInfo:
+        """The address and token clients need, once `start` returned."""
+        if self._connection is None:
+            raise MeshdbgError(f"`meshdbg {self.what}` has not started")
+        return self._connection
 
     async def wait(self) -> None:
         if self._server is not None:
@@ -110,7 +117,7 @@ class DebugClient:
         """Stop serving; sessions see their streams end and their workers continue."""
         if self._server is None:
             return
-        if self.connection_file is not None and self.connection is not None:
+        if self.connection_file is not None and self._connection is not None:
             remove_connection_file(self.connection_file, self.connection)
             self.connection_file = None
         server, self._server = self._server, None

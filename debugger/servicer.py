@@ -7,7 +7,7 @@ meshdbg errors into gRPC status codes. The logic lives in meshdbg.debugger.sessi
 from __future__ import annotations
 
 import asyncio
-from typing import AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
 
 from google.protobuf.message import Message
 
@@ -27,7 +27,8 @@ from meshdbg.debugger.peers import PeerFeed
 from meshdbg.debugger.pipeline_query import ask_pipeline
 from meshdbg.debugger.sanitize import sanitize_identity
 from meshdbg.debugger.selection import ALL, parse_selection
-from meshdbg.debugger.sessions import Session, SessionRegistry
+# Session is also the name of the worker's RPC below, which hides it inside the servicer class.
+from meshdbg.debugger.sessions import Session as RankSession, SessionRegistry
 from meshdbg.debugger.workers import WorkerRegistry
 from meshdbg.wire.status import status_code_of
 from meshdbg.wire.vocabulary import EndReason, State, wire_value
@@ -35,6 +36,7 @@ from meshdbg.wire.vocabulary import EndReason, State, wire_value
 SERVER_VERSION = "0.1.0"
 HELLO_TIMEOUT_S = 10.0  # a stream that says nothing for this long is closed
 HELLO_LIMIT = 64 * 1024  # bytes: identities stay small, so listings of thousands stay fast
+_M = TypeVar("_M", bound=Message)  # the message type of a stream
 
 async def _abort(context: grpc.aio.ServicerContext, exc: MeshdbgError) -> None:
     await context.abort(status_code_of(exc), str(exc))
@@ -46,10 +48,11 @@ def version_problem(version: int) -> str | None:
     return None
 
 
-async def opening_hello(request_iterator: AsyncIterator[Message], context: grpc.aio.ServicerContext, stream: str,
-                        identity_of: Callable[[Message], pb.Identity] = lambda hello: hello) -> Message:
+async def opening_hello(request_iterator: AsyncIterator[Any], context: grpc.aio.ServicerContext, stream: str,
+                        identity_of: Callable[[Any], pb.Identity] = lambda hello: hello) -> Any:
     """The `hello` a worker's stream (named `stream` in errors) must open with, its identity
-    made printable (meshdbg.debugger.sanitize).
+    made printable (meshdbg.debugger.sanitize). Typed Any: each stream's `hello` is a message
+    of its own (pb.Identity, an agent's hello), which the caller names.
 
     Aborts the RPC with DEADLINE_EXCEEDED when nothing comes within HELLO_TIMEOUT_S, with
     INVALID_ARGUMENT when the first message is something else or larger than HELLO_LIMIT, and
@@ -70,8 +73,8 @@ async def opening_hello(request_iterator: AsyncIterator[Message], context: grpc.
     return first.hello
 
 
-async def first_message(request_iterator: AsyncIterator[Message], context: grpc.aio.ServicerContext, stream: str
-                        ) -> Message | None:
+async def first_message(request_iterator: AsyncIterator[_M], context: grpc.aio.ServicerContext, stream: str
+                        ) -> _M | None:
     """The first message of a stream (None if it closes first); closes the stream with
     DEADLINE_EXCEEDED when the peer says nothing within HELLO_TIMEOUT_S."""
     try:
@@ -139,7 +142,7 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
 
     async def Session(self, request_iterator: AsyncIterator[pb.WorkerMessage], context: grpc.aio.ServicerContext
                       ) -> None:
-        hello = await opening_hello(request_iterator, context, "a session")
+        hello: pb.Identity = await opening_hello(request_iterator, context, "a session")
         write = serialized_writer(context, EndReason.WORKER_GONE)
         session = self.registry.open(hello, write)
         output, reason = "", EndReason.WORKER_GONE
@@ -162,7 +165,7 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             if session.writer is write:  # else the stop was re-registered on a newer stream
                 self._stream_ended(session, hello, output, reason)
 
-    def _stream_ended(self, session: Session, hello: pb.Identity, output: str, reason: EndReason) -> None:
+    def _stream_ended(self, session: RankSession, hello: pb.Identity, output: str, reason: EndReason) -> None:
         """A session's stream is over: an end the worker said, its death, or a silence that the
         worker may end by re-registering (kept "not answering" meanwhile)."""
         if reason is EndReason.WORKER_GONE:
@@ -207,7 +210,8 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             await _abort(context, exc)
         seconds = deadline(request.timeout_s, INTERRUPT_S)
         frames = await asyncio.gather(*(answer_within(s.interrupt(), seconds) for s in busy), return_exceptions=True)
-        broken, silent = [], []
+        broken: list[pb.SessionInfo] = []
+        silent: list[pb.SessionInfo] = []
         for session, frame in zip(busy, frames):
             info = session.info()
             if isinstance(frame, pb.Frame):
@@ -264,7 +268,7 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         await write.end()
 
     @staticmethod
-    async def _cast_one(session: Session, command: str, write: Callable[[pb.CastEvent], Awaitable[None]],
+    async def _cast_one(session: RankSession, command: str, write: Callable[[pb.CastEvent], Awaitable[None]],
                         seconds: float) -> None:
         """Run `command` on one session, streaming its output chunks, then its result (a
         failure once `seconds` pass without one: the command runs on, its output to the transcript)."""
@@ -325,7 +329,7 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             session.unsubscribe(feed)
         await write.end()
 
-    async def _serve_attached(self, session: Session, feed: PeerFeed, request_iterator: AsyncIterator[pb.AttachRequest],
+    async def _serve_attached(self, session: RankSession, feed: PeerFeed, request_iterator: AsyncIterator[pb.AttachRequest],
                               write: Callable[[pb.AttachEvent], Awaitable[None]]) -> None:
         """An attach stream's requests: pdb lines (sent as `feed`'s client's) and completions."""
         async for request in request_iterator:
@@ -340,13 +344,13 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
                 matches = await session.complete(c.text, c.line, c.begidx, c.endidx)
                 await write(pb.AttachEvent(completions=pb.Completions(request_id=c.request_id, matches=matches)))
 
-    def _resolve(self, target: pb.AttachTarget) -> Session:
+    def _resolve(self, target: pb.AttachTarget) -> RankSession:
         if target.WhichOneof("kind") == "session_id":
             return self.registry.get(target.session_id)
         return self.registry.by_rank(target.rank.rank, target.rank.name)
 
     @staticmethod
-    async def _attached_command(session: Session, line: pb.Input, feed: PeerFeed,
+    async def _attached_command(session: RankSession, line: pb.Input, feed: PeerFeed,
                                 write: Callable[[pb.AttachEvent], Awaitable[None]]) -> pb.Reply:
         """pdb's reply to one line (its output streamed ahead of it), or why it could not run."""
         async def forward(text: str) -> None:
@@ -372,7 +376,7 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
                 feed.done()
 
     @staticmethod
-    async def _announce_end(session: Session, feed: PeerFeed, write: Callable[[pb.AttachEvent], Awaitable[None]]
+    async def _announce_end(session: RankSession, feed: PeerFeed, write: Callable[[pb.AttachEvent], Awaitable[None]]
                             ) -> None:
         """Tell an idle client that its session ended elsewhere (continue, exit, kill), after
         what it was still to be shown of it."""

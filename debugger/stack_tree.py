@@ -139,6 +139,7 @@ def _render(node: _Node, shown: set[int], indent: str, lines: list[str]) -> None
 
 def _line(node: _Node, shown: set[int], first: str, rest: str, odd: str, lines: list[str]) -> None:
     """One frame, labelled with its ranks where they differ from the line above, then its children."""
+    assert node.frame is not None  # only the root has no frame, and it has no line
     filename, function, lineno = node.frame
     text = f"{first}{function}  {short_path(filename)}:{lineno}"
     label = f"    {rank_label(sorted(node.ranks))}" if node.ranks != shown else ""

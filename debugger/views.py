@@ -11,7 +11,7 @@ stack tree, announcement or cast header shows a terminal an escape sequence a ra
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Iterable, TypeVar
+from typing import Any, ClassVar, Iterable, TypedDict, TypeVar
 
 from meshdbg.debugger.sanitize import printable
 from meshdbg.wire.coords import format_coords, identity_coords
@@ -53,6 +53,8 @@ class Waited(list):
 class _MeshView:
     """What session and worker views share: coordinates as text, and the JSON form."""
 
+    __dataclass_fields__: ClassVar[dict[str, Any]]  # each subclass is a dataclass
+
     coords: dict[str, int]
 
     @property
@@ -63,9 +65,23 @@ class _MeshView:
         return asdict(self)
 
 
-def _placement(identity: pb.Identity, frame: pb.Frame) -> dict[str, object]:
+class _Placement(TypedDict):
     """The fields session and worker views both take from an identity and a frame."""
-    return dict(name=printable(identity.name), rank=identity.rank, coords=_coords(identity),
+
+    name: str
+    rank: int
+    coords: dict[str, int]
+    hostname: str
+    pid: int
+    reason: str
+    filename: str
+    function: str
+    lineno: int
+
+
+def _placement(identity: pb.Identity, frame: pb.Frame) -> _Placement:
+    """The fields session and worker views both take from an identity and a frame."""
+    return _Placement(name=printable(identity.name), rank=identity.rank, coords=_coords(identity),
                 hostname=printable(identity.hostname), pid=identity.pid,
                 reason=StopReason.of(identity.reason) if identity.reason else "", filename=printable(frame.filename),
                 function=printable(frame.function), lineno=frame.lineno)
@@ -214,7 +230,8 @@ class PdbReply:
     function: str
     lineno: int
     ended: bool
-    reason: EndReason | None  # why the session ended, when it did
+    # Why the session ended, when it did: the server's reason, or what broke the attach stream.
+    reason: EndReason | str | None
     prompt_kind: PromptKind = PromptKind.PDB  # who reads the next line
 
     @classmethod

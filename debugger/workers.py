@@ -189,7 +189,11 @@ class WorkerRegistry:
             self.ended(worker)
             return
         task = asyncio.create_task(wait_gone(worker.identity))
-        task.add_done_callback(lambda done: done.cancelled() or self.ended(worker))
+        def gone(done: asyncio.Task[None]) -> None:
+            if not done.cancelled():
+                self.ended(worker)
+
+        task.add_done_callback(gone)
         self.sessions.tasks.add(task)
         task.add_done_callback(self.sessions.tasks.discard)
 
@@ -221,7 +225,10 @@ class WorkerRegistry:
         state = _state(worker, session)
         identity = pb.Identity()
         identity.CopyFrom(worker.identity)
-        identity.reason = session.identity.reason if session is not None else 0
+        if session is not None:
+            identity.reason = session.identity.reason
+        else:
+            identity.ClearField("reason")
         return pb.WorkerInfo(identity=identity, state=state.pb, launcher=worker.launcher, exit_code=worker.exit_code,
                              signal=worker.signal, frame=session.frame if session is not None else None,
                              host_lost=worker.host_lost)

@@ -110,6 +110,7 @@ class HostAgent:
         out_fd, out_pump = await pipe_to(prefix, self.sinks(rank.rank, Stream.STDOUT), self.flow)
         err_fd, err_pump = await pipe_to(prefix, self.sinks(rank.rank, Stream.STDERR), self.flow)
         self._pumps += [out_pump, err_pump]
+        assert self._forks is not None  # start() prepared it
         pid = await self._forks.spawn(env, plan.argv, plan.cwd, out_fd, err_fd, plan.sys_path)
         self._pids[pid] = rank.rank
         self._none_running.clear()

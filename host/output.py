@@ -26,7 +26,7 @@ import os
 import re
 import sys
 from enum import IntEnum
-from typing import Callable, Protocol, TextIO
+from typing import Callable, Protocol, TextIO, cast
 
 from meshdbg.wire.shown_marks import MarkedSplitter
 
@@ -138,7 +138,7 @@ class PrefixedLines(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         if self.flow is not None:
-            self._transport = transport  # type: ignore[assignment]
+            self._transport = cast(asyncio.ReadTransport, transport)  # connect_read_pipe's
             self.flow.watch(self._transport)
 
     def data_received(self, data: bytes) -> None:

@@ -71,7 +71,8 @@ class ForkServer:
     def _lost(self) -> None:
         """The zygote died: fail pending spawns, and report every child as killed (they die with
         it, by their parent-death signal, and no one is left to report their exits)."""
-        self._loop.remove_reader(self._sock.fileno())
+        if self._loop is not None:  # it is: only the reader it added finds the zygote gone
+            self._loop.remove_reader(self._sock.fileno())
         self._spawns.close(error=MeshError(f"the fork server exited (status {self.process.poll()})"))
         for pid in sorted(self._live):
             self._on_exit(pid, -signal.SIGKILL)

@@ -171,11 +171,22 @@ def pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
+    return process_state(pid) != "Z"  # None (no /proc here): the signal said it exists
+
+
+_PF_EXITING = 0x4  # the kernel's task flag of a process that is exiting (/proc/PID/stat's 9th field)
+
+
+def process_state(pid: int) -> str | None:
+    """The state letter of a local process in /proc/PID/stat (`R`, `S`, `T` stopped, `Z`
+    zombie; `X` for one still exiting, whose sockets may close before it is a zombie), None
+    if it is gone or this host has no /proc."""
     try:
-        with open(f"/proc/{pid}/stat") as stat_file:
-            return stat_file.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True  # no /proc here: the signal said it exists
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rpartition(")")[2].split()
+        return "X" if int(fields[6]) & _PF_EXITING else fields[0]
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 # ---- servers: publish and withdraw --------------------------------------------------------

@@ -7,7 +7,7 @@ client that prints or selects ranks.
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from typing import Callable, Mapping, TypeVar
 
 from meshdbg.wire.errors import UsageError
 from meshdbg.wire.proto import debugger_pb2 as pb
@@ -35,7 +35,10 @@ def bounded_float(text: str, limit: float) -> float | None:
     return _bounded(text, limit, _DECIMAL, float)
 
 
-def _bounded(text: str, limit: float, form: re.Pattern[str], convert: type) -> int | float | None:
+_Number = TypeVar("_Number", int, float)
+
+
+def _bounded(text: str, limit: float, form: re.Pattern[str], convert: Callable[[str], _Number]) -> _Number | None:
     if len(text) > len(str(int(limit))) + 8 or not form.fullmatch(text):
         return None
     value = convert(text)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import functools
 from enum import StrEnum
-from typing import Self
+from typing import Any, Self, cast
+
+from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import host_pb2 as host_pb
@@ -18,20 +20,21 @@ from meshdbg.wire.proto import host_pb2 as host_pb
 class _Mirror(StrEnum):
     """A StrEnum whose member NAME is the proto value's name without the enum's prefix."""
 
-    _proto_enum: object
+    _proto_enum: EnumTypeWrapper
     _proto_prefix: str
     _unspecified: str | None  # the member UNSPECIFIED reads as (an older or empty field), if any
 
     @property
-    def pb(self) -> int:
-        """The wire value of this member."""
+    def pb(self) -> Any:
+        """The wire value of this member (an int; typed Any because the stubs give each proto
+        enum a type of its own, which a message's constructor asks for)."""
         return _wire_value(type(self), self.name)
 
     @classmethod
     def of(cls, value: int) -> Self:
         """The member for a wire value; for UNSPECIFIED (an older or empty field), the one
         `_bind` named, else ValueError."""
-        return _member(cls, value)
+        return cast(Self, _member(cls, value))
 
 
 @functools.cache
@@ -50,7 +53,7 @@ def _member(cls: type[_Mirror], value: int) -> _Mirror:
     return cls[cls._unspecified]
 
 
-def _bind(cls: type[_Mirror], proto_enum: object, prefix: str, unspecified: _Mirror | None = None) -> None:
+def _bind(cls: type[_Mirror], proto_enum: EnumTypeWrapper, prefix: str, unspecified: _Mirror | None = None) -> None:
     """Tie `cls` to its proto enum; `unspecified` is what an UNSPECIFIED value reads as."""
     cls._proto_enum = proto_enum
     cls._proto_prefix = prefix
@@ -145,6 +148,6 @@ _bind(PromptKind, pb.QueryPromptKind, "QUERY_PROMPT_KIND_", unspecified=PromptKi
 _bind(HostState, host_pb.HostState, "HOST_STATE_")
 
 
-def wire_value(member: _Mirror | None) -> int:
+def wire_value(member: _Mirror | None) -> Any:
     """`member.pb`, or UNSPECIFIED (0) for None: for optional fields such as an end reason."""
     return member.pb if member is not None else 0

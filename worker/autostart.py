@@ -60,10 +60,10 @@ def _wrap(distributed: ModuleType) -> None:
     if init is None or getattr(init, MARK, False):
         return
     wrapped = _registering(init)
-    distributed.init_process_group = wrapped
+    setattr(distributed, "init_process_group", wrapped)  # patching a module: setattr says so
     c10d = sys.modules.get(f"{DISTRIBUTED}.distributed_c10d")
     if c10d is not None and c10d.init_process_group is init:  # init_device_mesh calls it from there
-        c10d.init_process_group = wrapped
+        setattr(c10d, "init_process_group", wrapped)
 
 
 def _registering(init: Callable[..., Any]) -> Callable[..., Any]:

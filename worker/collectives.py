@@ -18,12 +18,16 @@ from __future__ import annotations
 import sys
 import threading
 from datetime import timedelta
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from torch.distributed import ProcessGroup
 
 _lock = threading.Lock()
-_original: dict[object, timedelta] = {}  # process group → its timeout before the first pause
+_original: dict[ProcessGroup, timedelta] = {}  # process group → its timeout before the first pause
 
 
-def _groups() -> list[object]:
+def _groups() -> list[ProcessGroup]:
     """The initialised process groups of this process ([] without torch.distributed)."""
     dist = sys.modules.get("torch.distributed")
     if dist is None or not dist.is_available() or not dist.is_initialized():
@@ -31,7 +35,7 @@ def _groups() -> list[object]:
     return list(dist.distributed_c10d._world.pg_map)
 
 
-def _timeout_of(group: object) -> timedelta | None:
+def _timeout_of(group: ProcessGroup) -> timedelta | None:
     import torch
 
     for device in ("cpu", "cuda"):

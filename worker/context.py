@@ -36,7 +36,7 @@ def debug_context(**labels: object) -> Iterator[None]:
         _labels.reset(token)
 
 
-def context_of(exc: BaseException) -> dict[str, str]:
+def context_of(exc: BaseException | None) -> dict[str, str]:
     """The labels in force where `exc` (or the error it was raised from) was raised inside a
     debug_context block; empty if none."""
     seen: set[int] = set()

@@ -31,7 +31,7 @@ import select
 import stat
 import sys
 import threading
-from typing import Protocol
+from typing import Callable, Protocol
 
 from meshdbg.wire.shown_marks import MARKS_ENV, mark
 
@@ -39,6 +39,12 @@ STREAMS = (1, 2)
 READ_BYTES = 64 * 1024
 _POLL_MS = 200  # how often the reader looks for sinks whose session ended without saying so
 
+
+
+class _Reconfigurable(Protocol):
+    """A text stream whose buffering can change (io.TextIOWrapper, and what looks like one)."""
+
+    def reconfigure(self, *, line_buffering: bool) -> None: ...
 
 class Sink(Protocol):
     """Where the program's output goes besides its old destination: an open session's output."""
@@ -51,7 +57,7 @@ class Sink(Protocol):
         """Take the program's text, in order with what pdb wrote before it."""
 
 
-def _c_fflush():
+def _c_fflush() -> Callable[[ctypes.c_void_p | None], int] | None:
     """C stdio's fflush, or None where there is no C library to ask."""
     try:
         return ctypes.CDLL(None).fflush
@@ -181,7 +187,7 @@ class FdCapture:
         self._sinks: list[Sink] = []
         self._epoch: _Epoch | None = None
         self._pid = os.getpid()
-        self._line_buffered: object = None  # sys.stdout, when we made it line-buffered
+        self._line_buffered: _Reconfigurable | None = None  # sys.stdout, when we made it line-buffered
 
     def _forked(self) -> None:
         """In a forked child the parent's capture is not ours (its reader is not here): start afresh."""

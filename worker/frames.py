@@ -23,8 +23,9 @@ _OWN = tuple(os.path.join(_PACKAGE, part) for part in ("worker" + os.sep, "wire"
 _LIBRARY = os.path.join(_PACKAGE, "worker", "pipelining") + os.sep
 _RUNPY = {runpy.__file__, "<frozen runpy>"}
 # the frames that start a thread and run its target: the user's code ends where they begin
-_THREAD_START: set[CodeType] = {threading.Thread.run.__code__, threading.Thread._bootstrap_inner.__code__,
-                                threading.Thread._bootstrap.__code__}
+_THREAD_START: set[CodeType] = {threading.Thread.run.__code__,
+                                threading.Thread._bootstrap_inner.__code__,  # type: ignore[attr-defined]  # private
+                                threading.Thread._bootstrap.__code__}  # type: ignore[attr-defined]  # private
 
 
 def is_internal(frame: FrameType) -> bool:
@@ -53,12 +54,13 @@ def is_meshdbg_call(frame: FrameType) -> bool:
     if is_internal(frame):
         return True
     inside = False
-    while frame is not None:
-        if is_internal(frame):
+    caller: FrameType | None = frame
+    while caller is not None:
+        if is_internal(caller):
             inside = True
         elif inside:
             return True  # a user frame called meshdbg, which (in the end) called `frame`
-        frame = frame.f_back
+        caller = caller.f_back
     return False
 
 

@@ -12,7 +12,7 @@ import pdb
 import sys
 import threading
 from types import CodeType, FrameType, TracebackType
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from meshdbg.wire.connection import resolve_connection
 from meshdbg.wire.errors import MeshdbgError
@@ -87,7 +87,7 @@ def stop_in_next_call(code: CodeType, reason: StopReason) -> Callable[[], None]:
     `forward`, whose frame does not exist yet), through a call-only trace function until then.
     Returns a function that forgets the stop if the call never came. Only when this thread has
     no trace function of its own (pdb, coverage): it replaces it."""
-    def on_call(frame: FrameType, event: str, arg: object) -> object:
+    def on_call(frame: FrameType, event: str, arg: object) -> Callable[..., Any] | None:
         if event != "call" or frame.f_code is not code:
             return None  # nothing traced inside other calls
         sys.settrace(None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import code
 import sys
+from types import CodeType
 from typing import TYPE_CHECKING, MutableMapping
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ class _RemoteConsole(code.InteractiveConsole):
     goes to pdb's; Ctrl-D (an empty read) or `exit()` comes back to pdb."""
 
     def __init__(self, debugger: "PdbWrapper", frame_locals: MutableMapping[str, object]) -> None:
+        assert debugger.curframe is not None  # pdb runs `interact` stopped in a frame
         super().__init__({**debugger.curframe.f_globals, **frame_locals})
         self._frame_locals = frame_locals
         self._debugger = debugger
@@ -53,7 +55,7 @@ class _RemoteConsole(code.InteractiveConsole):
     def write(self, data: str) -> None:
         self._debugger.stdout.write(data)
 
-    def runcode(self, code: object) -> None:
+    def runcode(self, code: CodeType) -> None:
         saved = sys.stdin, sys.stdout, sys.stderr, sys.displayhook
         sys.stdin, sys.stdout, sys.stderr = self._debugger.stdin, self._debugger.stdout, self._debugger.stdout
         sys.displayhook = sys.__displayhook__

@@ -24,7 +24,7 @@ import pdb
 import sys
 import threading
 from types import FrameType, TracebackType
-from typing import Callable
+from typing import IO, Any, Callable, MutableMapping, cast
 
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.text import fit_reply, wire_text
@@ -121,7 +121,9 @@ class PdbWrapper(pdb.Pdb):
 
     def __init__(self, open_session: SessionOpener, remote: RemoteSession | None = None) -> None:
         self._output = StreamedOutput(lambda: getattr(self, "remote", None))
-        super().__init__(stdin=_RemoteStdin(self), stdout=self._output, nosigint=True, readrc=reads_pdbrc())
+        # pdb reads and writes through these two file-likes (readline, write, flush) only.
+        super().__init__(stdin=cast(IO[str], _RemoteStdin(self)), stdout=cast(IO[str], self._output), nosigint=True,
+                         readrc=reads_pdbrc())
         self.use_rawinput = False
         self._open_session = open_session
         self._leaving: EndReason | None = None  # set when pdb is about to let the worker run
@@ -131,6 +133,7 @@ class PdbWrapper(pdb.Pdb):
         self._interrupted = False
         self._prompted = False
         self.remote: RemoteSession | None = None
+        self.interacting = False  # in `interact` (meshdbg.worker.interact): the prompt says who reads
         if remote is not None:
             self._adopt(remote)
 
@@ -158,6 +161,7 @@ class PdbWrapper(pdb.Pdb):
         """Stop in the session that `stepping` (another pdb of this thread) runs a command in:
         that command returns with this stop, as local pdb's shares one terminal."""
         remote, stepping.remote = stepping.remote, None
+        assert remote is not None  # hand_over runs only in a command of a session
         self._adopt(remote, stepping._prompted)
 
     @property
@@ -212,7 +216,7 @@ class PdbWrapper(pdb.Pdb):
         if self._leaving is not None:
             self._end_session(self._leaving)
 
-    def bp_commands(self, frame: FrameType) -> bool | None:
+    def bp_commands(self, frame: FrameType) -> bool:
         """Run a breakpoint's `commands`; what a block that resumes (no prompt) printed goes
         to the rank's output, since no one waits at a prompt for it."""
         stop = super().bp_commands(frame)
@@ -265,8 +269,8 @@ class PdbWrapper(pdb.Pdb):
         if not standing.stack:
             return ""
         frame, lineno = standing.stack[standing.curindex]  # the frame of pdb's curframe_locals
-        return "> " + standing.format_stack_entry((FrameWithLocals(frame, standing.curframe_locals), lineno),
-                                                  pdb.line_prefix)
+        stand_in = cast(FrameType, FrameWithLocals(frame, standing.curframe_locals))  # a frame with pdb's locals
+        return "> " + standing.format_stack_entry((stand_in, lineno), pdb.line_prefix)
 
     def read_remote_line(self) -> str:
         """Send what pdb wrote plus a read request; return the line the server sends back."""
@@ -280,6 +284,7 @@ class PdbWrapper(pdb.Pdb):
         if not self._ensure_session():
             return "continue\n"
         remote = self.remote
+        assert remote is not None  # _ensure_session made it
         remote.send(pb.WorkerMessage(prompt=pb.Prompt(
             output=fit_reply(output), prompt=wire_text(prompt), frame=self._frame(),
             location=wire_text(self._location()), kind=prompt_kind(self).pb)))
@@ -287,6 +292,10 @@ class PdbWrapper(pdb.Pdb):
         while True:
             message = remote.receive()
             kind = message.WhichOneof("kind") if message is not None else None
+            if message is None or kind is None:
+                sys.stderr.write(f"meshdbg: {remote.farewell}; continuing\n")
+                self._end_session(EndReason.WORKER_GONE)
+                return "continue\n"
             if kind == "input":
                 self._set_activity(_Activity.COMMAND)
                 return "" if message.input.eof else message.input.line + "\n"
@@ -297,10 +306,6 @@ class PdbWrapper(pdb.Pdb):
                 return "continue\n"
             if kind == "query":  # completion, stacks, values: meshdbg.worker.queries
                 remote.send(pb.WorkerMessage(answer=answer(self, message.query)))
-            elif kind is None:
-                sys.stderr.write(f"meshdbg: {remote.farewell}; continuing\n")
-                self._end_session(EndReason.WORKER_GONE)
-                return "continue\n"
 
     # ---- interrupts (called on the session's reader thread) ------------------------------
 
@@ -329,7 +334,7 @@ class PdbWrapper(pdb.Pdb):
         user = innermost_user_frame(frame)
         return _wire_frame(user, user.f_lineno) if user is not None else pb.Frame()
 
-    def break_in(self, frame: FrameType) -> None:
+    def break_in(self, frame: FrameType | None) -> None:
         """Stop at the next Python line of `frame` or of any of its callers, saying that the
         program was interrupted (from the reader thread, or the agent's signal handler)."""
         self._interrupted = True
@@ -352,7 +357,7 @@ class PdbWrapper(pdb.Pdb):
     def stop_here(self, frame: FrameType) -> bool:
         return super().stop_here(frame) and not is_meshdbg_call(frame)
 
-    def dispatch_return(self, frame: FrameType, arg: object):  # type: ignore[override]
+    def dispatch_return(self, frame: FrameType, arg: object) -> Callable[..., Any]:
         trace = super().dispatch_return(frame, arg)
         if self.stopframe is None and self.remote is not None and is_outermost_user_frame(frame):
             # Stepping off the end of the user's code on this thread: local pdb would go on
@@ -380,7 +385,7 @@ class PdbWrapper(pdb.Pdb):
 
     # ---- commands that would otherwise touch the worker's own terminal ------------------
 
-    def do_quit(self, arg: str) -> int:
+    def do_quit(self, arg: str) -> bool:
         """q(uit) | exit
         End this debug session. The worker forgets its breakpoints and continues; the rest of
         the mesh is unaffected (remote pdb never kills the worker on quit).
@@ -389,11 +394,11 @@ class PdbWrapper(pdb.Pdb):
         self.clear_all_breaks()
         self._leaving = EndReason.QUIT
         self.set_continue()
-        return 1
+        return True
 
     do_q = do_exit = do_quit
 
-    def do_EOF(self, arg: str) -> int:
+    def do_EOF(self, arg: str) -> bool:
         """EOF
         The client went away: end the session and continue.
         """
@@ -401,18 +406,19 @@ class PdbWrapper(pdb.Pdb):
 
     def do_clear(self, arg: str) -> None:
         if arg:
-            return super().do_clear(arg)
+            super().do_clear(arg)
+            return None
         breakpoints = [bp for bp in bdb.Breakpoint.bpbynumber if bp]
         self.clear_all_breaks()
         for bp in breakpoints:
             self.message(f"Deleted {bp}")
         return None
 
-    do_clear.__doc__ = pdb.Pdb.do_clear.__doc__ + "\n(remote: with no argument, clears all without asking)\n"
+    do_clear.__doc__ = (pdb.Pdb.do_clear.__doc__ or "") + "\n(remote: with no argument, clears all without asking)\n"
     do_cl = do_clear
 
     def do_interact(self, arg: str) -> None:
-        interact(self, self.curframe_locals)
+        interact(self, cast(MutableMapping[str, object], self.curframe_locals))  # a dict in CPython
 
     do_interact.__doc__ = pdb.Pdb.do_interact.__doc__
 
@@ -420,7 +426,7 @@ class PdbWrapper(pdb.Pdb):
         self.error("run/restart is not available in a remote session (it would end the rank's program); "
                    "the session goes on")
 
-    do_run.__doc__ = pdb.Pdb.do_run.__doc__ + "\n(remote: not available; it would end the rank's program)\n"
+    do_run.__doc__ = (pdb.Pdb.do_run.__doc__ or "") + "\n(remote: not available; it would end the rank's program)\n"
     do_restart = do_run
 
     def help_pdb(self) -> None:

@@ -12,10 +12,10 @@ import queue
 import random
 import threading
 import time
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator, cast
 
 import grpc
-from grpc import _common as _grpc_common
+from grpc import _common as _grpc_common  # type: ignore[attr-defined]  # private: no stubs
 from google.protobuf.message import Message
 
 from meshdbg.wire.chunks import chunks, tail_start
@@ -132,11 +132,12 @@ StreamMethod = Callable[[grpc.Channel], grpc.StreamStreamMultiCallable]  # e.g. 
 
 
 def open_stream(connection: ConnectionInfo, method: StreamMethod, first_message: Message,
-                window_s: float | None = None) -> tuple[queue.SimpleQueue, Iterator, Message]:
+                window_s: float | None = None) -> tuple[queue.SimpleQueue, Any, Any]:
     """Open a bidirectional stream that starts with `first_message`, and wait for the first reply.
 
     Returns the outgoing queue (put a message to send it, None to half-close), the iterator
-    of the server's messages, and its first one. A server too busy or too slow to take the
+    of the server's messages (also a grpc.Future: `done()`, `cancel()`), and its first one
+    (the two typed Any: the generated stubs of the services are untyped). A server too busy or too slow to take the
     stream (a burst of thousands of breakpoints on a loaded machine) is asked again with
     jittered exponential back-off, so no breakpoint is skipped: until no connection could be
     made for the reconnect window (`window_s`, default meshdbg.wire.keepalive's), counted
@@ -156,7 +157,7 @@ def open_stream(connection: ConnectionInfo, method: StreamMethod, first_message:
         window = reconnect_window_s()
         deadline = max(deadline, min(time.monotonic() + window, started + LIVE_WAIT_FACTOR * window))
         responses = method(channel)(iter(outgoing.get, None), metadata=connection.metadata())
-        _fork_guard.opened(channel, responses)
+        _fork_guard.opened(channel, cast(grpc.Future, responses))  # a stream's replies are a grpc.Future too
         try:
             return outgoing, responses, next(responses)
         except grpc.RpcError as exc:

@@ -192,7 +192,7 @@ class Console:
     def _refresh(self) -> None:
         app = self._active.app
         app.invalidate()
-        if self._should_leave() and app.is_running and not app.future.done():
+        if self._should_leave() and app.is_running and app.future is not None and not app.future.done():
             app.exit(exception=_Idle)
 
     def _should_leave(self) -> bool:
@@ -251,16 +251,15 @@ class Console:
             await self.detach(quiet=True)
             await self.link.close()
             if self.job is not None:
-                self._leave_the_job()
+                self._leave_the_job(self.job)
                 self.job.take_signals()  # no moment when Ctrl-C would reach nobody
             elif previous is not None:
                 loop.remove_signal_handler(signal.SIGINT)
                 signal.signal(signal.SIGINT, previous)
 
-    def _leave_the_job(self) -> None:
+    def _leave_the_job(self, job: Job) -> None:
         """Closing under `meshdbg run` while the job runs on: the rank we let run is the next
         Ctrl-C's (meshdbg.debugger.console.job); say so when the console closed by itself."""
-        job = self.job
         job.following = self.following.rank if self.following is not None and not job.closed_by_user else None
         if job.ended.is_set() or job.closed_by_user:
             return
@@ -454,7 +453,7 @@ class Console:
                             else:
                                 self._on_event(WatchKind.OPENED, view, None)
                         self._refresh()
-                    else:
+                    elif isinstance(session, SessionView):  # the replay: sessions only
                         replayed.append(session)
                 raise ConnectionFailed(f"the server at {client.connection.addr} went away")
             except MeshdbgError as exc:

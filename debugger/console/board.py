@@ -71,6 +71,8 @@ class Board:
                 return None
             self.exits_told.add(key)
             return exit_note(view)
+        if not isinstance(view, SessionView):  # only workers join and exit
+            return None
         if kind is WatchKind.CLOSED:
             self.live.pop(view.id, None)
             if reason is not None and reason.rank_runs_on:

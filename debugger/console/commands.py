@@ -99,11 +99,13 @@ class Commands:
         """
         every, text = self.parse_list(arg)
         client = await self.console.client()
-        views = await client.workers() if every else await client.list()
+        workers = await client.workers() if every else []
+        sessions = [] if every else await client.list()
         if text:
             selection = parse_selection(text)
-            views = [v for v in views if selection.matches(v.rank, v.coords)]
-        self.console.say(worker_table(views) if every else session_table(views))
+            workers = [v for v in workers if selection.matches(v.rank, v.coords)]
+            sessions = [v for v in sessions if selection.matches(v.rank, v.coords)]
+        self.console.say(worker_table(workers) if every else session_table(sessions))
 
     @staticmethod
     def parse_list(arg: str) -> tuple[bool, str]:

@@ -49,6 +49,7 @@ class ConsoleCompleter(Completer):
 
     def console_completions(self, before: str) -> list[Completion]:
         """What Tab offers at the top prompt for the text before the cursor."""
-        word = _WORD_TAIL.search(before).group()
+        tail = _WORD_TAIL.search(before)  # it matches every text, if only the empty end
+        word = tail.group() if tail else ""
         candidates = sorted(set(completions_for(self.board, before)))
         return [Completion(c, start_position=-len(word)) for c in candidates if c.startswith(word)]

@@ -55,7 +55,7 @@ def _source_split(line: str) -> tuple[str, str] | None:
 def _lexed_lines(codes: list[str]) -> list[StyleAndTextTuples]:
     """Consecutive source lines lexed as one block (so a docstring stays a string), split back."""
     lines: list[StyleAndTextTuples] = [[]]
-    for style, text in to_formatted_text(PygmentsTokens(list(lex("\n".join(codes), _LEXER)))):
+    for style, text, *_ in to_formatted_text(PygmentsTokens(list(lex("\n".join(codes), _LEXER)))):
         for index, piece in enumerate(text.split("\n")):
             if index:
                 lines.append([])
@@ -79,7 +79,7 @@ def pdb_fragments(text: str, color: bool) -> StyleAndTextTuples:
     fragments: StyleAndTextTuples = []
     index = 0
     while index < len(lines):
-        run = []
+        run: list[tuple[str, str]] = []
         while index + len(run) < len(lines) and (split := _source_split(lines[index + len(run)])):
             run.append(split)
         if run:

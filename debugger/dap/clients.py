@@ -97,7 +97,9 @@ class IdeClient(Inspecting, Driving, Channel):
         return CAPABILITIES
 
     async def attach_request(self, args: dict) -> dict:
-        given = args.get("meshdbg") if isinstance(args.get("meshdbg"), dict) else {}
+        given = args.get("meshdbg")
+        if not isinstance(given, dict):
+            given = {}
         if not hmac.compare_digest(str(given.get("token", "")).encode(), self._token.encode()):
             asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(self.close()))
             raise RequestFailed('wrong or missing token: put the server\'s token in the launch configuration as '

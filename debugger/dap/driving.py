@@ -31,10 +31,12 @@ class Driving:
         """The stopped ranks a resume or step goes to: the thread's alone with `singleThread`,
         else its group's."""
         rank = self._rank(args["threadId"])
-        ranks = [r for r in ([rank] if args.get("singleThread") else self.group.ranks) if r.session is not None]
-        elsewhere = [r for r in ranks if r.session.prompt_kind not in PDB_PROMPTS]
+        ranks = [r for r in ([rank] if args.get("singleThread") else self._attached().ranks) if r.session is not None]
+        elsewhere = [(r.label, r.session.prompt_kind) for r in ranks
+                     if r.session is not None and r.session.prompt_kind not in PDB_PROMPTS]
         if elsewhere:
-            raise RequestFailed(f"{elsewhere[0].label} is in pdb's {elsewhere[0].session.prompt_kind}, not at its "
+            label, prompt_kind = elsewhere[0]
+            raise RequestFailed(f"{label} is in pdb's {prompt_kind}, not at its "
                                 f"prompt: end that first (the console, or `pdb` lines in the Debug Console)")
         return ranks
 
@@ -45,7 +47,7 @@ class Driving:
                 await self.mesh.client.resume(describe_ranks([r.rank for r in ranks]))
             except MeshdbgError as exc:
                 raise RequestFailed(str(exc)) from None
-        return {"allThreadsContinued": not args.get("singleThread") and len(ranks) == len(self.group.ranks)}
+        return {"allThreadsContinued": not args.get("singleThread") and len(ranks) == len(self._attached().ranks)}
 
     async def next_request(self: "IdeClient", args: dict) -> dict:
         return self._step(args, STEPS["next"])
@@ -81,7 +83,7 @@ class Driving:
         self._rank(args["threadId"])
         free = []
         try:
-            for rank in self.group.ranks:
+            for rank in self._attached().ranks:
                 session = self.mesh.live_session(rank)
                 if session is None and not rank.ended:
                     free.append(rank.rank)

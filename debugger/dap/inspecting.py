@@ -13,7 +13,7 @@ import os
 from typing import TYPE_CHECKING
 
 from meshdbg.debugger.console.attachment import COMPLETER_DELIMS
-from meshdbg.debugger.dap.mesh import Rank, position
+from meshdbg.debugger.dap.mesh import Group, Rank, position
 from meshdbg.debugger.dap.protocol import RequestFailed
 from meshdbg.debugger.dap.vocabulary import Category, Stopped
 from meshdbg.debugger.value_groups import value_groups
@@ -47,6 +47,12 @@ class Inspecting:
             raise RequestFailed(f"no thread {thread_id} in this session")
         return rank
 
+    def _attached(self: "IdeClient") -> Group:
+        """The group this window shows; RequestFailed for the parent session, which has none."""
+        if self.group is None:
+            raise RequestFailed("pick a rank's frame first (the parent session has no ranks)")
+        return self.group
+
     def _stopped(self: "IdeClient", thread_id: int) -> SessionView:
         rank = self._rank(thread_id)
         if rank.session is None:
@@ -65,7 +71,7 @@ class Inspecting:
     def _source(self: "IdeClient", thread_id: int, session_id: int, filename: str) -> dict:
         """A frame's source: its path when this machine has the file, else a reference to ask
         the rank for it (a file that exists only on the rank's host)."""
-        source = {"name": os.path.basename(filename) or filename, "path": filename}
+        source: dict[str, str | int] = {"name": os.path.basename(filename) or filename, "path": filename}
         if not os.path.isfile(filename):
             source["sourceReference"] = self.sources.add(thread_id, session_id, filename)
         return source
@@ -159,12 +165,13 @@ class Inspecting:
 
     async def _pdb_line_on_group(self: "IdeClient", line: str) -> list[CompareView]:
         """`cast` of a Debug Console line to the group's stopped ranks; `stopped` for each it moved."""
-        stopped = {r.session.id: r for r in self.group.ranks if r.session is not None}
-        before = {session_id: position(r.session) for session_id, r in stopped.items()}
+        group = self._attached()
+        stopped = {r.session.id: r for r in group.ranks if r.session is not None}
+        before = {r.session.id: position(r.session) for r in group.ranks if r.session is not None}
         for session_id in stopped:
             self.mesh.hush(session_id)
         try:
-            results = await self.mesh.client.cast(self.group.selection, line)
+            results = await self.mesh.client.cast(group.selection, line)
         except MeshdbgError:
             for session_id in stopped:
                 self.mesh.hush(session_id, hushed=False)

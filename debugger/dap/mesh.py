@@ -115,7 +115,7 @@ class Mesh:
                 rank = self.ranks.get((view.name, view.rank))
                 if rank is not None:
                     self._end(rank)
-            elif kind is WatchKind.CLOSED:
+            elif kind is WatchKind.CLOSED and isinstance(view, SessionView):  # sessions close, workers exit
                 self._closed(view, reason)
             elif kind is WatchKind.SYNCED:
                 await self._known_workers()
@@ -257,6 +257,8 @@ class Mesh:
                 parent.announce(group)
 
     async def _stack_key(self, rank: Rank) -> tuple:
+        if rank.session is None:  # its session closed before this task ran
+            return ()
         try:
             answer = await self.client.query(rank.session.id, pb.QueryRequest(frames=pb.QueryFrames()))
         except MeshdbgError:

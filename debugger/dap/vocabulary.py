@@ -40,7 +40,7 @@ class Category(StrEnum):
 
 THREAD_EXITED = "exited"  # a `thread` event's reason when the rank ended
 
-_STOP_REASONS = {StopReason.BREAKPOINT: Stopped.BREAKPOINT, StopReason.INTERRUPT: Stopped.PAUSE,
+_STOP_REASONS: dict[str, Stopped] = {StopReason.BREAKPOINT: Stopped.BREAKPOINT, StopReason.INTERRUPT: Stopped.PAUSE,
                  StopReason.POST_MORTEM: Stopped.EXCEPTION}
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from typing import Callable, Mapping, Protocol
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
 
 from meshdbg.host.agent import STOP_GRACE_S, within
 from meshdbg.host.output import RankLines
@@ -35,6 +35,9 @@ from meshdbg.wire.coords import pb_coords
 from meshdbg.debugger.mesh.hosts import Host, LocalHost
 from meshdbg.debugger.mesh.placement import Target, plan_host
 from meshdbg.debugger.mesh.shape import MeshShape
+
+if TYPE_CHECKING:
+    import grpc
 
 HOST_LOST_STATUS = 255
 
@@ -52,7 +55,7 @@ class Placer(Protocol):
     def prepare(self, launcher: "MeshLauncher") -> list[Host]:
         """Called before the server starts; the hosts known at once (to close if the start fails)."""
 
-    async def place(self, launcher: "MeshLauncher") -> list[Host]:
+    async def place(self, launcher: "MeshLauncher") -> Sequence[Host]:
         """The hosts, by index, once they are all there (UsageError when they are not)."""
 
     async def close(self) -> None:
@@ -73,6 +76,7 @@ class LocalPlacer:
         return [self._host]
 
     async def place(self, launcher: "MeshLauncher") -> list[Host]:
+        assert self._host is not None  # prepare() made it
         return [self._host]
 
     async def close(self) -> None:
@@ -113,7 +117,7 @@ class MeshLauncher:
     def size(self) -> int:
         return self.shape.size
 
-    def _add_host_services(self, server) -> None:
+    def _add_host_services(self, server: grpc.aio.Server) -> None:
         from meshdbg.debugger.mesh.joining import HostsServicer
 
         host_grpc.add_HostsServicer_to_server(HostsServicer(self), server)
@@ -124,7 +128,7 @@ class MeshLauncher:
         self.hosts = self.placer.prepare(self)
         connection = await self.server.start()
         addr = connection.join or connection.addr
-        self.hosts = await self.placer.place(self)
+        self.hosts = list(await self.placer.place(self))
         master = self.hosts[0]
         target = Target(self.argv, self.cwd, self.name, addr, connection.token, connection.fingerprint,
                         self.post_mortem, self.sys_path)

@@ -16,7 +16,7 @@ import ipaddress
 import socket
 from typing import Any, NamedTuple
 
-from meshdbg.debugger.mesh.launcher import LocalPlacer
+from meshdbg.debugger.mesh.launcher import LocalPlacer, Placer
 from meshdbg.debugger.mesh.shape import MeshShape
 from meshdbg.debugger.verbs import server_certificate
 from meshdbg.host.identity import route_source
@@ -86,6 +86,7 @@ def launcher_options(args: argparse.Namespace, shape: MeshShape) -> dict[str, An
     on: On = args.on
     hosts = 1 if on.name == "local" else shape.dims[0][1]
     nodes = list(on.nodes)
+    placer: Placer
     if on.name == "slurm":
         from meshdbg.debugger.mesh.slurm import allocation_nodes
 
@@ -108,7 +109,7 @@ def launcher_options(args: argparse.Namespace, shape: MeshShape) -> dict[str, An
         args.bind = "0.0.0.0"  # listen where the nodes reach this host
     address = advertised(args.bind, args.advertise, nodes[0] if nodes else None) \
         if on.name != "local" or not is_loopback(args.bind) else None
-    if hosts > 1 and is_loopback(address):
+    if hosts > 1 and address is not None and is_loopback(address):
         raise UsageError(f"{hosts} hosts cannot dial {address}, a loopback address: --bind (or --advertise) "
                          f"an address the other hosts reach")
     if not is_loopback(args.bind) and not args.tls_cert:

@@ -194,21 +194,26 @@ class JoinPlacer:
     def fail_if_gone(self, process: asyncio.subprocess.Process, what: str) -> None:
         """Have `place` fail at once if `process` (what starts agents: srun, ssh) exits before
         every host has joined."""
+        failed = self.failed
+        assert failed is not None  # prepare() made it
+
         async def watch() -> None:
             status = await process.wait()
-            if not self.failed.done() and not self.placed:
-                self.failed.set_result(f"before {what} exited (status {status})")
+            if not failed.done() and not self.placed:
+                failed.set_result(f"before {what} exited (status {status})")
 
         asyncio.get_running_loop().create_task(watch())
 
     async def place(self, launcher: "MeshLauncher") -> list[RemoteHost]:
+        failed = self.failed
+        assert failed is not None  # prepare() made it
         await self.start_agents(launcher)
-        await within(self.wait_s, self._full.wait(), asyncio.shield(self.failed))
+        await within(self.wait_s, self._full.wait(), asyncio.shield(failed))
         if not self._full.is_set():
             who = ", ".join(f"{h} index hint {h.hint}" if h.hint is not None else str(h) for h in self.joined)
-            why = self.failed.result() if self.failed.done() else f"within {self.wait_s:g} s"
+            why = failed.result() if failed.done() else f"within {self.wait_s:g} s"
             raise UsageError(f"{len(self.joined)} of {self.expected} hosts joined {why}" + (f": {who}" if who else "")
-                             + ("" if self.failed.done() else " (--wait-hosts waits longer)"))
+                             + ("" if failed.done() else " (--wait-hosts waits longer)"))
         self.placed = True
         hosts = order_hosts(self.joined)
         for index, host in enumerate(hosts):
@@ -247,8 +252,10 @@ class JoinPlacer:
             print(f"meshdbg: refused host {printable(first.hello.hostname)} ({address}): {refusal}", file=sys.stderr,
                   flush=True)
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"refused by the run: {refusal}")
-        host = RemoteHost(self._launcher, first.hello, address)
-        yield host_pb.HostCommand(welcome=host_pb.HostWelcome(argv=self._launcher.argv, cwd=self._launcher.cwd))
+        launcher = self._launcher
+        assert launcher is not None  # the join service is served only once prepare() ran
+        host = RemoteHost(launcher, first.hello, address)
+        yield host_pb.HostCommand(welcome=host_pb.HostWelcome(argv=launcher.argv, cwd=launcher.cwd))
         digest = await first_message(request_iterator, context, JOIN)
         if digest is None or not digest.HasField("digest"):
             return

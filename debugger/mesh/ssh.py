@@ -50,6 +50,7 @@ class SshPlacer(JoinPlacer):
                     stderr=sys.stderr.fileno())
             except OSError as exc:
                 raise UsageError(f"cannot start ssh: {exc.strerror}") from None
+            assert session.stdin is not None  # stdin=PIPE
             session.stdin.write(launcher.server.token.encode() + b"\n")
             session.stdin.close()
             self._sessions.append(session)

@@ -16,11 +16,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def main(args: argparse.Namespace) -> int:
     async with await connect(args.addr) as client:
-        views = await client.workers() if args.all else await client.list()
+        workers = await client.workers() if args.all else []
+        sessions = [] if args.all else await client.list()
     if args.json:
-        print_json([view.to_json() for view in views])
+        print_json([view.to_json() for view in [*workers, *sessions]])
     else:
         from meshdbg.debugger.format import session_table, worker_table
 
-        print(worker_table(views) if args.all else session_table(views))
+        print(worker_table(workers) if args.all else session_table(sessions))
     return 0

@@ -13,11 +13,15 @@ import queue
 import signal
 import sys
 import threading
+from typing import TYPE_CHECKING
 
 from meshdbg.debugger.views import change_of
 from meshdbg.debugger.news import News
 
 from meshdbg.debugger.verbs import add_tls_arguments, server_certificate
+
+if TYPE_CHECKING:
+    from meshdbg.debugger.service import DebugClient
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,7 +59,7 @@ async def main(args: argparse.Namespace) -> int:
     return 0
 
 
-async def announce(server: "DebugClient") -> None:  # noqa: F821 (imported when serving)
+async def announce(server: DebugClient) -> None:
     """Print the news of the server's own registry on stderr, through a thread, so a stderr
     nobody reads never blocks the server."""
     lines: queue.SimpleQueue[str] = queue.SimpleQueue()

@@ -83,10 +83,14 @@ class ActorHost:
         kind = command.WhichOneof("kind")
         request = getattr(command, kind)
         try:
-            value = self._spawn(request) if kind == "spawn" else self._call(request)
+            value = None
+            if kind == "spawn":
+                self._spawn(request)
+            else:
+                value = self._call(request)
             return mesh_pb.ActorResult(call_id=request.call_id, payload=dumps(value))
         except Exception as exc:  # reported to the caller with its traceback, like any remote error
-            if self.post_mortem:
+            if self.post_mortem and exc.__traceback__ is not None:  # a caught exception has one
                 post_mortem(without_leading_frames(exc.__traceback__, __file__) or exc.__traceback__,
                             context_of(exc))
             return mesh_pb.ActorResult(call_id=request.call_id, error=remote_error(exc))

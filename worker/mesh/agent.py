@@ -74,7 +74,9 @@ class Agent:
         self._hello = mesh_pb.AgentHello(identity=session_identity(identity, None), launcher=identity.launcher)
         self._open(connect())
         Agent.opened = True
-        self._main_thread = threading.main_thread().ident
+        main = threading.main_thread().ident
+        assert main is not None  # it runs
+        self._main_thread = main
         self._reader = threading.Thread(target=self._read, name=OWN_THREAD_PREFIX + "agent-reader", daemon=True)
         self._reader.start()
 

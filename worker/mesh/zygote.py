@@ -23,6 +23,7 @@ how the mesh stops.
 from __future__ import annotations
 
 import ctypes
+import io
 import json
 import os
 import selectors
@@ -30,6 +31,7 @@ import signal
 import socket
 import sys
 from dataclasses import dataclass
+from typing import cast
 
 PR_SET_PDEATHSIG = 1
 MAX_MESSAGE = 1 << 20
@@ -150,8 +152,8 @@ def run_child(task: ChildTask) -> int:
     sys.argv = list(task.argv)
     if task.path is not None:
         sys.path[:] = task.path
-    sys.stdout.reconfigure(line_buffering=True)
-    sys.stderr.reconfigure(line_buffering=True)
+    for stream in (sys.stdout, sys.stderr):  # the zygote's own text streams
+        cast(io.TextIOWrapper, stream).reconfigure(line_buffering=True)
     from meshdbg.worker.mesh import bootstrap
 
     return bootstrap.main(task.argv)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import median
-from typing import NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 from meshdbg.worker.pipelining.errors import ScheduleError
 from meshdbg.worker.pipelining.ir import ActionType, Schedule
@@ -40,7 +40,7 @@ class Loss(NamedTuple):
     """Time action `index` (`action`) of `rank`'s list lost against the plan (see the module docstring)."""
 
     rank: int
-    index: int
+    index: int  # type: ignore[assignment]  # hides tuple.index: the field's name is the JSON key
     action: str
     seconds: float
 
@@ -78,7 +78,7 @@ def fit_costs(schedule: Schedule, actual: SimResult) -> Costs:
         for action, start, end in zip(actions, starts, ends):
             by_type.setdefault(action.type, []).append(max(end - start, 0.0))
 
-    def typical(*types: ActionType, pick=median) -> float:
+    def typical(*types: ActionType, pick: Callable[[list[float]], float] = median) -> float:
         values = [v for t in types for v in by_type.get(t, ())]
         return pick(values) if values else 0.0
 

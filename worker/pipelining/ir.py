@@ -83,9 +83,9 @@ def overlap(forward: Action, backward: Action) -> Overlap:
 
 def parts(action: AnyAction) -> tuple[Action, ...]:
     """The plain actions an entry runs, in order: its two halves for an ``Overlap``."""
-    if action.type is ActionType.OVERLAP_F_B:
-        return (action.forward, action.backward)  # type: ignore[union-attr]
-    return (action,)  # type: ignore[return-value]
+    if isinstance(action, Overlap):
+        return (action.forward, action.backward)
+    return (action,)
 
 
 # Longest type names first so "SEND_F" is not read as a bare "F".

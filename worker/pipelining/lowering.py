@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from meshdbg.worker.pipelining.bulk import new_action, paused_gc
-from meshdbg.worker.pipelining.ir import Action, ActionType, AnyAction, Schedule, parts
+from meshdbg.worker.pipelining.ir import Action, ActionType, AnyAction, Overlap, Schedule, parts
 
 T = ActionType
 
@@ -40,13 +40,16 @@ def _lower(schedule: Schedule) -> Schedule:
     # Does stage s's forward input (from s-1) or output (to s+1) cross ranks?
     input_crosses = [s > 0 and placement[s - 1] != placement[s] for s in range(last + 1)]
     output_crosses = [s < last and placement[s + 1] != placement[s] for s in range(last + 1)]
-    forward, backward, full, overlapped = T.F, T.I, T.B, T.OVERLAP_F_B
+    forward, backward, full = T.F, T.I, T.B
     recv_f, send_f, recv_b, send_b = T.RECV_F, T.SEND_F, T.RECV_B, T.SEND_B
     lowered: list[list[AnyAction]] = []
     for rank_actions in schedule.actions:
         out: list[AnyAction] = []
         append = out.append
         for action in rank_actions:
+            if isinstance(action, Overlap):
+                out.extend(_around_overlap(action, input_crosses, output_crosses))
+                continue
             stage, action_type, microbatch = action
             if action_type is forward:
                 if input_crosses[stage]:
@@ -60,8 +63,6 @@ def _lower(schedule: Schedule) -> Schedule:
                 append(action)
                 if input_crosses[stage]:
                     append(new_action((stage, send_b, microbatch)))
-            elif action_type is overlapped:
-                out.extend(_around_overlap(action, input_crosses, output_crosses))
             else:
                 append(action)
         lowered.append(out)
@@ -92,8 +93,9 @@ def merge_backward(schedule: Schedule) -> Schedule:
         for action in rank_actions:
             previous = out[-1] if out else None
             if (
-                action.type is T.W
-                and previous is not None
+                isinstance(action, Action)
+                and action.type is T.W
+                and isinstance(previous, Action)
                 and previous.type is T.I
                 and (previous.stage, previous.microbatch) == (action.stage, action.microbatch)
             ):

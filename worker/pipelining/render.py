@@ -71,7 +71,8 @@ def load_csv(text: str) -> list[list[AnyAction]]:
         raise ScheduleError("schedule CSV is empty: expected one row per rank, one cell per action")
     if rows[0] and _HEADER_RE.fullmatch(rows[0][0]):
         return _load_columns(rows)
-    actions = [[action for cell in row for action in _parse_cell(cell.strip(), rank)] for rank, row in enumerate(rows)]
+    actions: list[list[AnyAction]] = [[action for cell in row for action in _parse_cell(cell.strip(), rank)]
+                                      for rank, row in enumerate(rows)]
     return _monarch_input_backwards(actions)
 
 

@@ -112,7 +112,7 @@ class PipelineRuntime:
         self.dtype = dtype
         self.last_stage = schedule.num_stages - 1
         self.actions = schedule.actions[rank]
-        self.recv_actions = [a for a in self.actions if a.type is T.RECV_F or a.type is T.RECV_B]
+        self.recv_actions = [a for a in self.actions if isinstance(a, Action) and a.type in (T.RECV_F, T.RECV_B)]
         expected = {s for s, r in enumerate(schedule.stage_to_rank) if r == rank}
         if set(modules) != expected:
             raise ValueError(f"rank {rank} runs stages {sorted(expected)} but got modules for {sorted(modules)}")
@@ -166,7 +166,8 @@ class PipelineRuntime:
 
     # ---- actions ----------------------------------------------------------------------
 
-    def _run_stopped(self, action: Action, *args: object) -> None:
+    def _run_stopped(self, action: Action, state: _StepState, chunks_in: Sequence[torch.Tensor] | None,
+                     chunks_target: Sequence[torch.Tensor] | None) -> None:
         """Run `action` stopped in pdb right before it: for an F, at the first line of the stage
         module's `forward` (the user's frame); else here, on the line that runs it."""
         forward = getattr(type(self.modules.get(action.stage)), "forward", None)
@@ -174,12 +175,12 @@ class PipelineRuntime:
         if action.type is T.F and isinstance(code, CodeType) and sys.gettrace() is None:
             forget = stop_in_next_call(code, StopReason.BREAKPOINT)
             try:
-                self._run(action, *args)
+                self._run(action, state, chunks_in, chunks_target)
             finally:
                 forget()
         else:
             stop_at(sys._getframe(), StopReason.BREAKPOINT)
-            self._run(action, *args)
+            self._run(action, state, chunks_in, chunks_target)
 
     def _run(self, action: Action, state: _StepState, chunks_in: Sequence[torch.Tensor] | None,
              chunks_target: Sequence[torch.Tensor] | None) -> None:
@@ -191,9 +192,11 @@ class PipelineRuntime:
         elif kind is T.RECV_B:
             slot.output_grad = self._take_recv(action, state)
         elif kind is T.SEND_F:
-            state.sends.append(self._send(slot.output.detach(), stage + 1, self._tag(T.SEND_F, stage, microbatch)))
+            output = _made(slot.output, "the output", action)
+            state.sends.append(self._send(output.detach(), stage + 1, self._tag(T.SEND_F, stage, microbatch)))
         elif kind is T.SEND_B:
-            state.sends.append(self._send(slot.input_grad, stage - 1, self._tag(T.SEND_B, stage, microbatch)))
+            input_grad = _made(slot.input_grad, "the input gradient", action)
+            state.sends.append(self._send(input_grad, stage - 1, self._tag(T.SEND_B, stage, microbatch)))
         else:
             self._compute(stage, kind, microbatch, slot, state, chunks_in, chunks_target)
             state.busy_s += time.perf_counter() - began
@@ -206,7 +209,9 @@ class PipelineRuntime:
                     raise ValueError("stage 0 runs on this rank: step() needs the inputs")
                 slot.input = chunks_in[microbatch]
             elif slot.input is None:  # the previous stage runs here: hand over in memory
-                slot.input = state.slot(stage - 1, microbatch).output.detach().requires_grad_()
+                previous = _made(state.slot(stage - 1, microbatch).output, "the previous stage's output",
+                                 (stage, kind, microbatch))
+                slot.input = previous.detach().requires_grad_()
             output = self.modules[stage](slot.input)
             if stage == self.last_stage:
                 if chunks_target is None:
@@ -217,15 +222,16 @@ class PipelineRuntime:
             return
         if slot.output_grad is None and stage < self.last_stage:
             slot.output_grad = state.slot(stage + 1, microbatch).input_grad  # next stage ran here
-        wants_input_grad = slot.input is not None and slot.input.requires_grad
+        wanted_input = slot.input if slot.input is not None and slot.input.requires_grad else None
         if kind is T.B:
-            seed = slot.output_grad if slot.output_grad is not None else torch.ones_like(slot.output)
-            run_backward((slot.output,), (seed,), (), keep_graph=False, accumulate=True)
-            slot.input_grad = slot.input.grad if wants_input_grad else None
+            output = _made(slot.output, "the output", (stage, kind, microbatch))
+            seed = slot.output_grad if slot.output_grad is not None else torch.ones_like(output)
+            run_backward((output,), (seed,), (), keep_graph=False, accumulate=True)
+            slot.input_grad = wanted_input.grad if wanted_input is not None else None
             self._release(slot)
         elif kind is T.I:
             slot.input_grad, slot.weight_backward = self.split[stage].backward_input(
-                slot.output, slot.output_grad, slot.input if wants_input_grad else None)
+                _made(slot.output, "the output", (stage, kind, microbatch)), slot.output_grad, wanted_input)
             self._release(slot)
         elif kind is T.W:
             if slot.weight_backward is None:
@@ -261,7 +267,7 @@ class PipelineRuntime:
             from_stage, sent_as = (stage - 1, T.SEND_F) if kind is T.RECV_F else (stage + 1, T.SEND_B)
             buffer = torch.empty(self.activation_shape, dtype=self.dtype)
             work = dist.irecv(buffer, src=self._peer(from_stage), tag=self._tag(sent_as, from_stage, microbatch))
-            state.recvs[action] = buffer, work
+            state.recvs[action] = buffer, _posted(work)
         state.next_recv += count
 
     def _take_recv(self, action: Action, state: _StepState) -> torch.Tensor:
@@ -276,4 +282,19 @@ class PipelineRuntime:
         return buffer
 
     def _send(self, tensor: torch.Tensor, to_stage: int, tag: int) -> dist.Work:
-        return dist.isend(tensor.contiguous(), dst=self._peer(to_stage), tag=tag)
+        return _posted(dist.isend(tensor.contiguous(), dst=self._peer(to_stage), tag=tag))
+
+
+def _made(tensor: torch.Tensor | None, what: str, action: tuple[int, ActionType, int]) -> torch.Tensor:
+    """`tensor`, which an earlier action of a valid schedule made; a clear error if none did."""
+    if tensor is None:
+        stage, kind, microbatch = action
+        raise RuntimeError(f"{kind} of stage {stage} microbatch {microbatch} before {what} it needs was made")
+    return tensor
+
+
+def _posted(work: dist.Work | None) -> dist.Work:
+    """What isend/irecv return; None only for a rank outside the group, which every rank here is in."""
+    if work is None:
+        raise RuntimeError("torch.distributed posted no send or receive: this rank is not in the default group")
+    return work

@@ -97,7 +97,7 @@ def rounds_of(ranks: int, microbatches: int) -> int:
 def gpipe(ranks: int, stages_per_rank: int, microbatches: int) -> list[list[AnyAction]]:
     """GPipe: all forwards, then all backwards (see the module docstring)."""
     return [
-        [Action(rank, T.F, mb) for mb in range(microbatches)] + [Action(rank, T.B, mb) for mb in range(microbatches)]
+        [Action(rank, kind, mb) for kind in (T.F, T.B) for mb in range(microbatches)]
         for rank in range(ranks)
     ]
 

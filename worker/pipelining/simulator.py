@@ -27,11 +27,11 @@ from collections import deque
 from dataclasses import dataclass, fields
 from itertools import accumulate
 from operator import sub
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from meshdbg.worker.pipelining.bulk import paused_gc, type_of
 from meshdbg.worker.pipelining.errors import ConstraintError, DeadlockError
-from meshdbg.worker.pipelining.ir import ActionType, AnyAction, Overlap, Schedule, flatten, has_overlaps, parts
+from meshdbg.worker.pipelining.ir import Action, ActionType, AnyAction, Overlap, Schedule, flatten, has_overlaps, parts
 from meshdbg.worker.pipelining.validation import crosses_ranks, is_lowered, validate
 
 T = ActionType
@@ -195,7 +195,8 @@ class _Run:
         overlapped = T.OVERLAP_F_B
         while ready:
             rank = ready.popleft()
-            rank_actions, step, now = actions[rank], position[rank], clock[rank]
+            # Read as plain actions: the rare Overlap is told by its type and handed on whole.
+            rank_actions, step, now = cast(list[Action], actions[rank]), position[rank], clock[rank]
             rank_starts, rank_ends = starts[rank], ends[rank]
             count = len(rank_actions)
             while step < count:

@@ -22,7 +22,7 @@ a module wrapped in ``DistributedDataParallel`` (whose reducer hooks the weights
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 from torch.autograd.graph import GradientEdge, Node, get_gradient_edge
@@ -35,7 +35,7 @@ Root = torch.Tensor | GradientEdge
 _MATMULS = {"AddmmBackward0": 3, "MmBackward0": 2}  # node type -> edges: (bias,) input, transposed weight
 
 
-def run_backward(roots: tuple[Root, ...], grads: tuple[torch.Tensor, ...], inputs: tuple[Root, ...],
+def run_backward(roots: tuple[Root, ...], grads: tuple[Grad, ...], inputs: tuple[Root, ...],
                  keep_graph: bool, accumulate: bool) -> tuple[Grad, ...]:
     """The engine call ``torch.autograd.backward`` and ``grad`` end in, without their argument
     normalisation, which costs about 30 µs a call (an eighth of a B on the benchmark model).
@@ -61,14 +61,16 @@ class _Linear(NamedTuple):
 
     def can_fuse(self) -> bool:
         """Whether finishing it without autograd is indistinguishable from the engine's W."""
-        if torch.is_anomaly_enabled() or (self._addmm and (self.node._saved_alpha != 1 or self.node._saved_beta != 1)):
+        node: Any = self.node  # its saved scalars and tensors are untyped in torch's stubs
+        if torch.is_anomaly_enabled() or (self._addmm and (node._saved_alpha != 1 or node._saved_beta != 1)):
             return False
         return all(p is None or _unwatched(p, self.grad.dtype) for p in (self.weight, self.bias))
 
     def run(self) -> None:
         """Add the weight's and the bias's gradient into their ``.grad``, as AccumulateGrad
         would (a first gradient becomes ``.grad``; a later one is added in place)."""
-        node, grad = self.node, self.grad
+        node: Any = self.node  # its saved tensors are untyped in torch's stubs
+        grad = self.grad
         saved_input = node._saved_mat1 if self._addmm else node._saved_self
         with torch.no_grad():
             weight = self.weight
@@ -91,7 +93,7 @@ def _unwatched(param: torch.Tensor, dtype: torch.dtype) -> bool:
             and (grad is None or (grad.layout is torch.strided and not grad.requires_grad)))
 
 
-_Group = tuple[tuple[Root, ...], tuple[torch.Tensor, ...], tuple[GradientEdge, ...], list[tuple[Node, tuple[Grad, ...]]]]
+_Group = tuple[tuple[Root, ...], tuple[Grad, ...], tuple[GradientEdge, ...], list[tuple[Node, tuple[Grad, ...]]]]
 
 
 class WeightBackward:
@@ -230,9 +232,11 @@ def _linear_weights(node: Node, on_input_path: set[Node], weight_index: dict[Nod
     if _MATMULS.get(type(node).__name__) != len(edges):
         return None
     (bias_node, _), (input_node, _), (transpose, _) = ((None, 0), *edges) if len(edges) == 2 else edges
-    if input_node not in on_input_path or type(transpose).__name__ != "TBackward0" or len(transpose.next_functions) != 1:
+    if (input_node not in on_input_path or transpose is None or type(transpose).__name__ != "TBackward0"
+            or len(transpose.next_functions) != 1):
         return None
-    weight = weight_index.get(transpose.next_functions[0][0], -1)
+    weight_node = transpose.next_functions[0][0]
+    weight = weight_index.get(weight_node, -1) if weight_node is not None else -1
     bias = -1 if bias_node is None else weight_index.get(bias_node, -2)
     return (weight, bias) if weight >= 0 and bias != -2 else None
 

@@ -59,4 +59,10 @@ def reference_step(num_stages: int, hidden: int, seed: int, batch: int) -> tuple
 
 def stage_gradients(stages: dict[int, nn.Module]) -> dict[str, list[float]]:
     """Every parameter's gradient by `stage.param` name, comparable across processes."""
-    return {f"{s}.{name}": p.grad.flatten().tolist() for s, stage in stages.items() for name, p in stage.named_parameters()}
+    return {f"{s}.{name}": _gradient(f"{s}.{name}", p) for s, stage in stages.items() for name, p in stage.named_parameters()}
+
+
+def _gradient(name: str, parameter: nn.Parameter) -> list[float]:
+    if parameter.grad is None:
+        raise ValueError(f"parameter {name} has no gradient: run a backward first")
+    return parameter.grad.flatten().tolist()

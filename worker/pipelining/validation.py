@@ -13,6 +13,7 @@ the pair for every forward and backward that crosses ranks.
 from __future__ import annotations
 
 from operator import add
+from typing import cast
 
 from meshdbg.worker.pipelining.bulk import type_of
 from meshdbg.worker.pipelining.errors import ScheduleValidationError
@@ -97,7 +98,7 @@ def _check_placement(schedule: Schedule, counts: _Counts, problems: list[str]) -
         steps = (
             [(step, half) for step, entry in enumerate(rank_actions) for half in parts(entry)]
             if overlaps
-            else enumerate(rank_actions)
+            else enumerate(cast(list[Action], rank_actions))  # no overlaps: each entry is an Action
         )
         for step, action in steps:
             stage, action_type, microbatch = action

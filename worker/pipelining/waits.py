@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from meshdbg.wire.vocabulary import State
-from meshdbg.worker.pipelining.ir import Action, ActionType, parse_action
+from meshdbg.worker.pipelining.ir import Action, ActionType, Overlap, parse_action
 
 T = ActionType
 
@@ -105,13 +105,13 @@ def wait_of(status: RankStatus, by_rank: dict[int, RankStatus]) -> Wait | None:
         return None
     if status.position < len(status.actions):
         action = parse_action(status.actions[status.position])
-        if action.type not in (T.RECV_F, T.RECV_B):
+        if isinstance(action, Overlap) or action.type not in (T.RECV_F, T.RECV_B):
             return None
         needs = _sender(action)
         return Wait(status.rank, str(action), status.stage_to_rank[needs.stage], str(needs))
     for text in status.actions:  # past its last action: a send not yet received
         action = parse_action(text)
-        if action.type not in (T.SEND_F, T.SEND_B):
+        if isinstance(action, Overlap) or action.type not in (T.SEND_F, T.SEND_B):
             continue
         taker = _receiver(action)
         peer = by_rank.get(status.stage_to_rank[taker.stage])
