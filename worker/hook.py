@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import pdb
 import sys
-import threading
 from types import CodeType, FrameType, TracebackType
 from typing import Any, Callable, Mapping
 
@@ -20,6 +19,7 @@ from meshdbg.wire.vocabulary import StopReason
 from meshdbg.worker.context import current_context
 from meshdbg.worker.identity import detect_identity, session_identity
 from meshdbg.worker.pdb_wrapper import PdbWrapper, active_debugger
+from meshdbg.worker.notices import say_once
 from meshdbg.worker.remote import RemoteSession
 from meshdbg.worker.stacks import in_post_mortem
 
@@ -31,24 +31,12 @@ def open_session(reason: StopReason, labels: Mapping[str, str] | None = None) ->
     return RemoteSession(resolve_connection, session_identity(detect_identity(), reason, labels))
 
 
-_said: set[str] = set()  # problems this process has reported: each once, not once per thread
-_said_lock = threading.Lock()
-
-
-def _say_once(problem: str) -> None:
-    with _said_lock:
-        if problem in _said:
-            return
-        _said.add(problem)
-    sys.stderr.write(problem)
-
-
 def _fall_back(frame: FrameType, problem: str) -> None:
     if sys.stdin is not None and sys.stdin.isatty():
         sys.stderr.write(f"meshdbg: {problem}\nmeshdbg: using local pdb instead\n")
         pdb.Pdb().set_trace(frame)
     else:
-        _say_once(f"meshdbg: {problem}\nmeshdbg: no terminal for local pdb; continuing\n")
+        say_once(f"meshdbg: {problem}\nmeshdbg: no terminal for local pdb; continuing\n")
 
 
 def stop_at(frame: FrameType, reason: StopReason) -> None:

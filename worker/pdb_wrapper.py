@@ -32,6 +32,7 @@ from meshdbg.wire.vocabulary import EndReason
 from meshdbg.worker.frames import (FrameWithLocals, innermost_user_frame, is_internal, is_meshdbg_call,
                                    is_outermost_user_frame)
 from meshdbg.worker.interact import interact
+from meshdbg.worker.notices import say_once
 from meshdbg.worker.output import StreamedOutput
 from meshdbg.worker.queries import answer, forget_stop, prompt_kind, standing
 from meshdbg.worker.remote import RemoteSession
@@ -184,7 +185,7 @@ class PdbWrapper(pdb.Pdb):
             try:
                 self._adopt(self._open_session())
             except Exception as exc:  # any failure to reach the server must not stop the worker
-                sys.stderr.write(f"meshdbg: cannot open a debug session ({exc}); continuing\n")
+                say_once(f"meshdbg: cannot open a debug session ({exc}); continuing\n")
                 return False
         return True
 
