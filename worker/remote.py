@@ -15,7 +15,7 @@ import time
 from typing import Any, Callable, Iterator, cast
 
 import grpc
-from grpc import _common as _grpc_common  # type: ignore[attr-defined]  # private: no stubs
+from grpc import _common as _grpc_common
 from google.protobuf.message import Message
 
 from meshdbg.wire.chunks import chunks, tail_start
