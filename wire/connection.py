@@ -171,7 +171,7 @@ def pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return process_state(pid) != "Z"  # None (no /proc here): the signal said it exists
+    return process_state(pid) not in ("Z", "X")  # None (no /proc here): the signal said it exists
 
 
 _PF_EXITING = 0x4  # the kernel's task flag of a process that is exiting (/proc/PID/stat's 9th field)
@@ -184,7 +184,7 @@ def process_state(pid: int) -> str | None:
     try:
         with open(f"/proc/{pid}/stat") as stat:
             fields = stat.read().rpartition(")")[2].split()
-        return "X" if int(fields[6]) & _PF_EXITING else fields[0]
+        return "X" if fields[0] not in "ZX" and int(fields[6]) & _PF_EXITING else fields[0]
     except (OSError, IndexError, ValueError):
         return None
 
