@@ -186,6 +186,13 @@ def within_window(attempt: Callable[[float], object]) -> bool:
         pause = min(RETRY_PAUSE_MAX_S, pause * 2)
 
 
+def reopen(broken: queue.SimpleQueue, attempt: Callable[[float], object]) -> bool:
+    """After a stream broke: let go of gRPC's thread that read the broken call's outgoing
+    queue, then `within_window(attempt)` to open a new one; whether it opened."""
+    broken.put(None)
+    return within_window(attempt)
+
+
 class RemoteSession:
     """The stream of one session: `send` worker messages, `receive` server messages.
 
@@ -286,8 +293,7 @@ class RemoteSession:
     def _reconnect(self) -> bool:
         """Reach the server again within the reconnect window and re-register this stop;
         False (with `farewell` set) when no server answered in time."""
-        self._outgoing.put(None)  # lets go of gRPC's thread that read the broken call's queue
-        if not within_window(lambda window_s: self._open(self._connect(), window_s)):
+        if not reopen(self._outgoing, lambda window_s: self._open(self._connect(), window_s)):
             self.farewell = f"no debugger reachable at {self.addr} for {reconnect_window_s():g} s ({RECONNECT_ENV})"
             return False
         if self._last_prompt is not None:

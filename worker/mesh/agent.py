@@ -31,7 +31,7 @@ from meshdbg.worker import collectives
 from meshdbg.worker.hook import stop_at
 from meshdbg.worker.identity import WorkerIdentity, session_identity
 from meshdbg.worker.pipelining.progress import TRACKER
-from meshdbg.worker.remote import open_stream, within_window
+from meshdbg.worker.remote import open_stream, reopen
 from meshdbg.worker.stacks import OWN_THREAD_PREFIX, answer_sample
 
 INTERRUPT_SIGNAL = signal.SIGUSR2
@@ -93,8 +93,7 @@ class Agent:
                     self._dispatch(command)
                 break  # the server ended the stream: it stops on purpose
             except grpc.RpcError:  # it went away: try again, else the worker runs on without it
-                self._outgoing.put(None)  # lets go of gRPC's thread that read the broken call's queue
-                if not within_window(lambda window_s: self._open(self._connect(), window_s)):
+                if not reopen(self._outgoing, lambda window_s: self._open(self._connect(), window_s)):
                     break
         self.calls.put(None)
 
