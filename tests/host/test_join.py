@@ -60,6 +60,12 @@ def test_a_script_that_differs_between_hosts_is_named(multi_run, cluster, tmp_pa
                        20, "the warning")
     assert warning.startswith("meshdbg: warning: the script differs between hosts (host 0 h1 (198.18.0.2): sha256:")
     assert ", host 1 h2 (198.18.0.3): sha256:" in warning
-    wait_for(lambda: run.cli("h1", "continue", "--addr", run.url).returncode == 0 and "DONE 1" in run.stdout, 20,
-             "both ranks resumed")
+    resumed: list[int] = []
+
+    def both_done() -> bool:  # each `continue` resumes the ranks stopped by then: h2's may stop later than h1's
+        resumed.append(run.cli("h1", "continue", "--addr", run.url).returncode)
+        return "DONE 0" in run.stdout and "DONE 1" in run.stdout
+
+    wait_for(both_done, 20, "both ranks resumed")
+    assert 0 in resumed
     assert run.finish() == 0
