@@ -341,12 +341,14 @@ class ControlClient:
                       (info.identity.rank for info in reply.no_answer))
 
     def attach(self, rank: int | None = None, name: str = "", session_id: int | None = None,
-               on_shared: Callable[[Shared], None] | None = None) -> AttachedSession:
-        """Attach to one session, by id or by rank (and name); `on_shared` gets what others do there."""
+               on_shared: Callable[[Shared], None] | None = None, following: bool = False) -> AttachedSession:
+        """Attach to one session, by id or by rank (and name); `on_shared` gets what others do
+        there. `following`: this client let the rank run and comes back to its next stop, so
+        the replay is that stop as pdb printed it (see pb.AttachTarget.following)."""
         if session_id is not None:
-            target = pb.AttachTarget(session_id=session_id)
+            target = pb.AttachTarget(session_id=session_id, following=following)
         else:
-            target = pb.AttachTarget(rank=pb.RankTarget(rank=rank or 0, name=name))
+            target = pb.AttachTarget(rank=pb.RankTarget(rank=rank or 0, name=name), following=following)
         return AttachedSession(self, target, on_shared)
 
     async def watch(self, exits: bool = False) -> AsyncGenerator[Change, None]:

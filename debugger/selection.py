@@ -233,6 +233,7 @@ class AttachTarget:
     name: str = ""
     session_id: int | None = None
     thread: str = ""
+    following: bool = False  # the console let this rank run and comes back to its next stop
 
 
 def parse_attach_target(text: str) -> AttachTarget:

@@ -311,7 +311,7 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             await _abort(context, exc)
         write = ClientWriter(context)
         feed = PeerFeed()
-        replay = session.replay()
+        replay = session.replay(first.target.following)
         session.subscribe(feed)  # from the replay on, nothing others do here goes unseen
         try:
             await write(pb.AttachEvent(attached=session.info()))

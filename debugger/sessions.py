@@ -76,14 +76,17 @@ class Session:
             self._info_bytes = self.info().SerializeToString()
         return self._info_bytes
 
-    def replay(self) -> pb.Reply:
+    def replay(self, following: bool = False) -> pb.Reply:
         """What an attaching client sees first: where pdb stands, then the output since the
         last command (just that output when it already shows the position, as a stop's does,
         maybe followed by what the program printed since, and by what pdb printed as the stop
-        began: display changes)."""
+        began: display changes). `following`: the client let the rank run and comes back to
+        this stop as local pdb's terminal would, so it sees only what pdb printed (nothing of
+        the position after a `silent` commands block)."""
         self._unseen = ""
         output = self._transcript.text()
-        if self.location and self.state is State.STOPPED and self.location + "\n" not in output:
+        if (not following and self.location and self.state is State.STOPPED
+                and self.location + "\n" not in output):
             output = self.location + "\n" + output
         return pb.Reply(output=output, prompt=self.prompt, frame=self.frame, prompt_kind=self.prompt_kind.pb,
                         ended=self.state is State.EXITED,

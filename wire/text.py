@@ -18,6 +18,19 @@ def wire_text(text: str) -> str:
     return text
 
 
+def as_written_by(text: str, errors: str) -> str:
+    """`text` as a terminal shows it once a UTF-8 stream with error handler `errors` wrote it
+    (a program's stdout): with surrogateescape, a lone surrogate is the byte it stands for,
+    which the terminal decodes (an undecodable byte shows as U+FFFD, escaped UTF-8 as its
+    character). Unchanged where the stream would raise (strict): `wire_text` escapes it."""
+    if text.isascii():
+        return text
+    try:
+        return text.encode("utf-8", errors).decode("utf-8", "replace")
+    except (UnicodeEncodeError, LookupError):
+        return text
+
+
 MAX_REPLY_BYTES = 3 * 1024 * 1024  # under gRPC's 4 MB message limit, with room for the rest
 
 

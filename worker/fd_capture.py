@@ -44,7 +44,10 @@ _POLL_MS = 200  # how often the reader looks for sinks whose session ended witho
 class _Reconfigurable(Protocol):
     """A text stream whose buffering can change (io.TextIOWrapper, and what looks like one)."""
 
-    def reconfigure(self, *, line_buffering: bool) -> None: ...
+    line_buffering: bool
+    write_through: bool
+
+    def reconfigure(self, *, line_buffering: bool, write_through: bool) -> None: ...
 
 class Sink(Protocol):
     """Where the program's output goes besides its old destination: an open session's output."""
@@ -187,13 +190,14 @@ class FdCapture:
         self._sinks: list[Sink] = []
         self._epoch: _Epoch | None = None
         self._pid = os.getpid()
-        self._line_buffered: _Reconfigurable | None = None  # sys.stdout, when we made it line-buffered
+        # sys.stdout and sys.stderr, when we made them line-buffered, with what they were
+        self._line_buffered: list[tuple[_Reconfigurable, bool, bool]] = []
 
     def _forked(self) -> None:
         """In a forked child the parent's capture is not ours (its reader is not here): start afresh."""
         if self._pid != os.getpid():
             self.lock = threading.RLock()
-            self._sinks, self._epoch, self._pid, self._line_buffered = [], None, os.getpid(), None
+            self._sinks, self._epoch, self._pid, self._line_buffered = [], None, os.getpid(), []
 
     def attach(self, sink: Sink) -> None:
         """Send the program's output to `sink` too, capturing from now on if nothing did."""
@@ -259,25 +263,30 @@ class FdCapture:
             epoch.restore()
 
     def _line_buffer(self) -> None:
-        """sys.stdout line-buffered, as on a terminal, so a print shows before pdb's next line."""
-        stdout = sys.stdout
-        if getattr(stdout, "line_buffering", True) is False and hasattr(stdout, "reconfigure"):
+        """sys.stdout and sys.stderr line-buffered, as on a terminal, so a print shows before
+        pdb's next line, and each line in one write: unbuffered (`-u`, PYTHONUNBUFFERED), a
+        print writes its pieces one by one, and the two pipes could then interleave a stderr
+        line into a half-written stdout line, where a terminal, one device, keeps their order."""
+        for stream in (sys.stdout, sys.stderr):
+            before = (getattr(stream, "line_buffering", None), getattr(stream, "write_through", None))
+            if before == (True, False) or not isinstance(before[0], bool) or not hasattr(stream, "reconfigure"):
+                continue
             try:
-                stdout.reconfigure(line_buffering=True)
-                self._line_buffered = stdout
+                stream.reconfigure(line_buffering=True, write_through=False)
+                self._line_buffered.append((stream, before[0], bool(before[1])))
             except Exception:  # a stream that cannot change: the sync before pdb's writes still orders it
                 pass
 
     def unbuffer(self) -> None:
-        """sys.stdout as it was, once no capture runs. Never with the lock held nor on a
-        reader thread: reconfiguring flushes, and a flush may wait for a reader."""
+        """sys.stdout and sys.stderr as they were, once no capture runs. Never with the lock
+        held nor on a reader thread: reconfiguring flushes, and a flush may wait for a reader."""
         with self.lock:
             if self._epoch is not None:
                 return
-            stdout, self._line_buffered = self._line_buffered, None
-        if stdout is not None:
+            changed, self._line_buffered = self._line_buffered, []
+        for stream, line_buffering, write_through in changed:
             try:
-                stdout.reconfigure(line_buffering=False)
+                stream.reconfigure(line_buffering=line_buffering, write_through=write_through)
             except Exception:  # replaced or closed meanwhile: nothing to give back
                 pass
 

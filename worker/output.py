@@ -14,10 +14,12 @@ prints), the program's output goes out at once, so the person sees it as it come
 from __future__ import annotations
 
 import io
+import sys
 import threading
 from typing import Callable
 
 from meshdbg.wire.chunks import OUTPUT_CHUNK_CHARS
+from meshdbg.wire.text import as_written_by
 from meshdbg.worker.fd_capture import program_output
 from meshdbg.worker.remote import RemoteSession
 
@@ -43,12 +45,14 @@ class StreamedOutput(io.TextIOBase):
         return True
 
     def write(self, text: str) -> int:
+        size = len(text)
+        text = as_written_by(text, getattr(sys.__stdout__, "errors", None) or "strict")  # pdb's local stdout
         program_output.sync()
         with self._lock:
             self.last_write = text
             self._live = False
             self._add(text)
-        return len(text)
+        return size
 
     def take(self) -> str:
         """Everything written and not yet sent (the program's output so far included); the

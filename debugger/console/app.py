@@ -479,7 +479,8 @@ class Console:
                 if self.attachment is None and not self._active.default_buffer.text:
                     # As local pdb after `c`: the rank you let run comes back to your prompt
                     # when it stops again, unless you have started typing something else.
-                    self._spawn(self._run_quietly(self.attach(AttachTarget(rank=session.rank, name=session.name))))
+                    self._spawn(self._run_quietly(self.attach(
+                        AttachTarget(rank=session.rank, name=session.name, following=True))))
                 else:
                     note = (note or f"{rank_label(session)} stopped at {where(session)}") + \
                         f" — attach {session.rank} to debug it again"

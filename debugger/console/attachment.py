@@ -39,7 +39,8 @@ class Attachment:
     async def open(cls, client: ControlClient, target: AttachTarget,
                    show: Callable[[str], None] = lambda text: None) -> "Attachment":
         """Attach; `show` prints what others do on the session (meshdbg.debugger.peers), line by line."""
-        attached = client.attach(rank=target.rank, name=target.name, session_id=target.session_id)
+        attached = client.attach(rank=target.rank, name=target.name, session_id=target.session_id,
+                                 following=target.following)
         await attached.__aenter__()
         return cls(attached, show)
 

@@ -43,7 +43,7 @@ def local_transcript(script: str, lines: list[str], *args: str, cwd: Path | None
     inherited = {k: v for k, v in os.environ.items() if not k.startswith(("MESHDBG_", "PYTHONBREAKPOINT"))}
     done = subprocess.run([sys.executable, str(SCRIPTS / script), *args], input="".join(f"{line}\n" for line in lines),
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, encoding="utf-8",
-                          errors="surrogateescape", timeout=60,
+                          errors="replace", timeout=60,  # as a terminal shows bytes that are not UTF-8
                           env=dict(inherited, PYTHONUNBUFFERED="1", **(env or {})), cwd=cwd)
     return until_pdb_ends(normalise(done.stdout), lines)
 
@@ -122,7 +122,7 @@ async def _drive(server: Server, lines: list[str], worker: subprocess.Popen) -> 
                 if pdb.ended:  # after `c`: the next stop is a new session, unless the script ended
                     if not await _next_stop(client, worker):
                         break
-                    pdb = await stack.enter_async_context(client.attach(rank=0))
+                    pdb = await stack.enter_async_context(client.attach(rank=0, following=True))
                     text, prompt = text + pdb.replay.output, pdb.replay.prompt
                 reply = await asyncio.wait_for(pdb.send(line), REPLY_S)
                 text += prompt + reply.output

@@ -38,9 +38,8 @@ DIFFERENCES: dict[str, list[str]] = {
     "rebreak_loop.py#step_onto_breakpoint": ["n", "n", "n", "s", "s", "s", "c", "c", "c"],
     "step_basic.py#restart": ["restart", "p 1", "c"],
     "assign_locals.py#interact_assignment": ["interact", "x = 7", "exit()", "p x", "c"],
-    "commands_silent.py#silent_block": ["b 3", "commands 1", "silent", "p 'quiet', n", "end", "c", "cl 1", "c"],
     "commands_block.py#resuming_block": ["b visit", "commands", "p ('CMDS', n)", "c", "c"],
-    "surrogates.py#not_utf8": ["!print(bad)", "c"],
+    "surrogates.py#not_utf8": ["!print(bad)", "c"],  # the same, unless the worker's stdout is strict
 }
 
 

@@ -113,8 +113,10 @@ def test_interact_is_a_remote_console_ended_by_ctrl_d_or_exit(server: Server) ->
     server.run(body)
 
 
-def test_a_silent_commands_block_still_shows_where_on_coming_back(server: Server) -> None:
-    """A new stop after `c` is a new session; attaching to it shows where it stands first."""
+def test_a_silent_stop_shows_where_it_stands_to_a_client_that_did_not_let_it_run(server: Server) -> None:
+    """A new stop after `c` is a new session: the client that let the rank run comes back to it
+    as local pdb does, silently (test_parity's commands_silent.py), while any other client
+    attaching to it is shown where it stands first."""
     _start(server, "commands_silent.py")
 
     async def body(client: ControlClient) -> str:
@@ -139,10 +141,14 @@ async def _stopped(client: ControlClient) -> list:
     return await asyncio.wait_for(watch_until(client, {"stopped": [0]}), 15)
 
 
-def test_text_that_is_not_utf8_is_escaped_instead_of_killing_the_rank(server: Server) -> None:
-    local = local_transcript("surrogates.py", ["!print(bad)", "c"])
-    assert "\udcff" in local or "UnicodeEncodeError" in local  # the raw byte, or an error, by locale
-    _start(server, "surrogates.py")
+def test_text_a_strict_stdout_refuses_is_escaped_instead_of_killing_the_rank(server: Server) -> None:
+    """A UTF-8 terminal's strict stdout: local pdb's `!print` fails with UnicodeEncodeError;
+    remotely the text is shown escaped (pdb's own writes must not fail into the rank)."""
+    env = {"PYTHONIOENCODING": "utf-8:strict"}
+    local = local_transcript("surrogates.py", ["!print(bad)", "c"], env=env)
+    assert "UnicodeEncodeError" in local
+    server.worker(str(SCRIPTS / "surrogates.py"), env=dict(server.env, **env))
+    server.wait_sessions(1)
 
     async def body(client: ControlClient) -> None:
         async with client.attach(rank=0) as pdb:

@@ -32,6 +32,7 @@ CASES: dict[str, list[str]] = {
     "disable_enable.py": [f"b {line('disable_enable.py', 'return n - 1')}", "disable 1", "b", "enable 1", "c", "p n",
                           "cl 1", "c"],
     "ignore.py": [f"b {line('ignore.py', 'return n * 3')}", "ignore 1 2", "c", "p n", "cl 1", "c"],
+    "commands_silent.py": ["b 3", "commands 1", "silent", "p 'quiet', n", "end", "c", "cl 1", "c"],
     "commands_block.py": [f"b {line('commands_block.py', 'seen = n')}", "commands 1", "p 'visiting', n", "end", "c",
                           "p n", "c", "cl 1", "c"],
     "display.py": ["display counter", "n", "n", "n", "display", "undisplay counter", "n", "c"],
@@ -96,3 +97,15 @@ def test_meshdbg_prints_what_local_pdb_prints(server: Server, case: str) -> None
     expected = local_transcript(script_of(case), lines)
     got, _ = remote_transcript(server, script_of(case), lines)
     assert got == expected
+
+
+@pytest.mark.parametrize("errors", ["surrogateescape", "replace"])
+def test_text_that_is_not_utf8_shows_as_the_programs_stdout_would_write_it(server: Server, errors: str) -> None:
+    """Where the worker's stdout writes such text (C locale's surrogateescape, or any handler
+    that does not raise), the session shows what a terminal shows of those bytes: no difference."""
+    env = {"PYTHONIOENCODING": f"utf-8:{errors}"}
+    lines = ["!print(bad)", "!print('caf\\udcc3\\udca9')", "c"]
+    local = local_transcript("surrogates.py", lines, env=env)
+    remote, _ = remote_transcript(server, "surrogates.py", lines, env=env)
+    assert remote == local
+    assert ("\ufffd\n" if errors == "surrogateescape" else "?\n") in remote

@@ -31,3 +31,19 @@ def test_the_program_output_still_reaches_where_it_went_before(server: Server) -
     assert out == "plain print 1\nraw write to fd 1\nprintf from C 1\nno newline yetshout word\n then the rest\n"
     assert err == "to stderr\n"
     stop_process(worker)
+
+
+def test_lines_printed_in_pieces_to_stdout_and_stderr_stay_whole(server: Server) -> None:
+    """Unbuffered (`-u`, as the worker runs here), a print writes "out", " ", "3", "\\n" apart;
+    fd 1 and fd 2 are two pipes, so the session could show a stderr line inside a stdout line
+    unless each line is written whole while the session is open."""
+    worker = server.worker(str(SCRIPTS / "output_pieces.py"))
+    server.wait_sessions(1)
+    result = server.cli("cast", "0", "until 11")
+    assert result.returncode == 0, result.stderr
+    lines = [line.strip() for line in result.stdout.splitlines()[1:] if not line.lstrip().startswith((">", "->"))]
+    for stream in ("out", "err"):  # whole lines, each stream in its order (the two pipes' lines may interleave)
+        assert [line for line in lines if not line.startswith("out" if stream == "err" else "err")] == [
+            f"{stream} {i}" for i in range(400)]
+    assert server.cli("continue").returncode == 0
+    worker.communicate(timeout=20)

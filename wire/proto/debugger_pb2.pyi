@@ -505,12 +505,14 @@ class ListReply(_message.Message):
     def __init__(self, sessions: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ..., workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ...) -> None: ...
 
 class AttachTarget(_message.Message):
-    __slots__ = ("session_id", "rank")
+    __slots__ = ("session_id", "rank", "following")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     RANK_FIELD_NUMBER: _ClassVar[int]
+    FOLLOWING_FIELD_NUMBER: _ClassVar[int]
     session_id: int
     rank: RankTarget
-    def __init__(self, session_id: _Optional[int] = ..., rank: _Optional[_Union[RankTarget, _Mapping]] = ...) -> None: ...
+    following: bool
+    def __init__(self, session_id: _Optional[int] = ..., rank: _Optional[_Union[RankTarget, _Mapping]] = ..., following: _Optional[bool] = ...) -> None: ...
 
 class RankTarget(_message.Message):
     __slots__ = ("rank", "name")

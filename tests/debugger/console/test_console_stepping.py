@@ -65,3 +65,22 @@ def test_ctrl_c_on_a_rank_blocked_in_c_gives_the_prompt_back_and_it_returns_when
     child.expect("Program interrupted", timeout=10)  # the sleep returned: it comes back here
     child.expect(PDB)
     run(child, "p slept", "True|NameError", PDB)
+
+
+def test_c_onto_a_silent_breakpoint_comes_back_with_only_what_its_commands_print(mesh: Mesh) -> None:
+    """As local pdb: after `c`, the console comes back to the rank's next stop showing what pdb
+    printed there, and a `silent` commands block prints no position."""
+    mesh.start_worker(0, then="again")
+    mesh.wait_sessions(stopped={0})
+    child = mesh.console("0")
+    child.expect(PDB)
+    for line in ["b 18", "commands 1", "silent", "p ('quiet', loss_scale)", "end"]:
+        child.sendline(line)
+    child.expect(r"\(com\) ")
+    child.expect(PDB)
+    start = len(child.logfile_read.getvalue())
+    run(child, "c", re.escape("('quiet', 0.5)"), PDB)
+    came_back = child.logfile_read.getvalue()[start:]
+    assert "-> second_stop" not in came_back and "stopping_worker.py(18)" not in came_back
+    run(child, "n", r"-> breakpoint\(\)", PDB)  # pdb stood where the block ran
+    run(child, "detach", TOP)
