@@ -31,7 +31,7 @@ import select
 import stat
 import sys
 import threading
-from typing import Callable, Protocol
+from typing import Callable, Protocol, cast
 
 from meshdbg.wire.shown_marks import MARKS_ENV, mark
 
@@ -273,7 +273,7 @@ class FdCapture:
                 continue
             try:
                 stream.reconfigure(line_buffering=True, write_through=False)
-                self._line_buffered.append((stream, before[0], bool(before[1])))
+                self._line_buffered.append((cast(_Reconfigurable, stream), before[0], bool(before[1])))
             except Exception:  # a stream that cannot change: the sync before pdb's writes still orders it
                 pass
 
