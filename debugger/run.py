@@ -30,6 +30,7 @@ from meshdbg.debugger.views import SessionView
 from meshdbg.debugger.news import News
 from meshdbg.wire.errors import UsageError
 from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.wire.racing import first_of
 from meshdbg.wire.coords import format_coords
 from meshdbg.wire.vocabulary import HOST_LOST, State, WatchKind
 from meshdbg.debugger.mesh.launcher import MeshLauncher
@@ -170,14 +171,7 @@ class Interrupted(Exception):
 async def unless_interrupted(awaitable: Awaitable[T], interrupted: asyncio.Event) -> T:
     """The result of `awaitable`, or Interrupted (and `awaitable` cancelled) once `interrupted` is set."""
     task = asyncio.ensure_future(awaitable)
-    stop = asyncio.ensure_future(interrupted.wait())
-    try:
-        await asyncio.wait([task, stop], return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        stop.cancel()
-        if not task.done():
-            task.cancel()
-    if task.done():
+    if task in await first_of(task, interrupted.wait()):
         return task.result()
     raise Interrupted
 
