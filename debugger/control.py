@@ -180,9 +180,7 @@ class ControlClient:
         """Resolve the server (DESIGN §2), check it answers and speaks our protocol."""
         client = cls(resolve_connection(addr))
         try:
-            with client.translating():
-                await client.stub.Handshake(pb.HandshakeRequest(protocol_version=PROTOCOL_VERSION),
-                                            metadata=client.connection.metadata(), timeout=CONNECT_TIMEOUT_S)
+            await client.handshake()
         except MeshdbgError:
             await client.close()
             raise
@@ -200,6 +198,12 @@ class ControlClient:
     def translating(self) -> contextlib.AbstractContextManager[None]:
         return translating(self.connection.addr)
 
+    async def handshake(self) -> None:
+        """Check the server answers and speaks our protocol (a MeshdbgError says why not)."""
+        with self.translating():
+            await self.stub.Handshake(pb.HandshakeRequest(protocol_version=PROTOCOL_VERSION),
+                                      metadata=self.connection.metadata(), timeout=CONNECT_TIMEOUT_S)
+
     @contextlib.asynccontextmanager
     async def cut_off_when_left_behind(self) -> AsyncIterator[None]:
         """`translating`, for a stream of output: when it breaks but the server still answers,
@@ -210,9 +214,7 @@ class ControlClient:
                 yield
         except ConnectionFailed as lost:
             try:
-                with self.translating():
-                    await self.stub.Handshake(pb.HandshakeRequest(protocol_version=PROTOCOL_VERSION),
-                                              metadata=self.connection.metadata(), timeout=CONNECT_TIMEOUT_S)
+                await self.handshake()
             except MeshdbgError:
                 raise lost from None  # the server is gone
             raise SessionError(cut_off_text()) from lost

@@ -17,13 +17,14 @@ import os
 import socket
 import sys
 import threading
-from typing import Any, AsyncIterator, Awaitable
+from typing import AsyncIterator, Awaitable
 
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.peers import SharedLines
 from meshdbg.debugger.views import Change, PdbReply, SessionView, WorkerView
 from meshdbg.debugger.format import rank_label
 from meshdbg.wire.connection import pid_alive
+from meshdbg.wire.racing import first_of
 from meshdbg.wire.vocabulary import EndReason, State, WatchKind
 
 DETACH_WORDS = ("detach",)
@@ -144,13 +145,9 @@ def _ended_elsewhere(session: SessionView, reply: PdbReply) -> int:
 
 async def _line_unless_ended(prompt: str, ended: Awaitable[PdbReply]) -> str | None | PdbReply:
     """The next stdin line, or the session's final reply if it ends first (its worker died)."""
-    line: asyncio.Future[Any] = read_line(prompt)
+    line = asyncio.shield(read_line(prompt))  # a read still under way is the next caller's
     end = asyncio.ensure_future(ended)
-    try:
-        await asyncio.wait([line, end], return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        end.cancel()
-    if line.done():
+    if line in await first_of(line, end):
         return line.result()
     print(flush=True)
     return end.result()
@@ -163,11 +160,9 @@ async def next_stop(client: ControlClient, session: SessionView) -> bool:
     watch = client.watch(exits=True)
     stop = asyncio.ensure_future(_stop_or_exit(watch, key))
     try:
-        await asyncio.wait([gone, stop], return_when=asyncio.FIRST_COMPLETED)
+        await first_of(gone, stop)
     finally:
-        gone.cancel()
-        stop.cancel()
-        await asyncio.gather(gone, stop, return_exceptions=True)
+        await asyncio.gather(gone, stop, return_exceptions=True)  # the cancelled one ends before the watch closes
         await watch.aclose()
     stopped = stop.done() and not stop.cancelled() and stop.result()
     if not stopped:

@@ -48,11 +48,16 @@ class Item:
 
 
 class News:
-    """Turns a watch stream into items, each stop announced once."""
+    """Turns a watch stream into items, each stop announced once: what `watch` and `serve`
+    print, and what the console's board announces (in words of its own)."""
 
     def __init__(self) -> None:
         self._told: set[int] = set()  # session ids whose stop was news
         self._exits_told: set[tuple[str, int]] = set()  # ranks whose end was news
+
+    def know(self, session: SessionView) -> None:
+        """A session that was live before we looked: its stop is not news."""
+        self._told.add(session.id)
 
     def feed(self, kind: WatchKind, view: SessionView | WorkerView, reason: EndReason | None) -> Item | None:
         key = (view.name, view.rank)
@@ -60,7 +65,8 @@ class News:
             return self._exit(key, view)
         if kind is WatchKind.CLOSED and isinstance(view, SessionView):
             self._told.discard(view.id)
-            return self._exit(key, view) if reason is EndReason.WORKER_GONE else None
+            runs_on = reason is not None and reason.rank_runs_on  # else it may have died with its session
+            return None if runs_on else self._exit(key, view)
         self._exits_told.discard(key)
         if not isinstance(view, SessionView) or view.state is not State.STOPPED or view.id in self._told:
             return None

@@ -25,11 +25,12 @@ from meshdbg.debugger.format import status_text
 from meshdbg.debugger.gc_pauses import keep_gc_pauses_short
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.dap.server import DapServer
-from meshdbg.debugger.selection import parse_selection, ranks_text
+from meshdbg.debugger.selection import ranks_text
 from meshdbg.debugger.views import SessionView
 from meshdbg.debugger.news import News
-from meshdbg.wire.errors import UsageError
-from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.wire.connection import ConnectionInfo
+from meshdbg.wire.errors import MeshdbgError, UsageError
+from meshdbg.wire.racing import first_of
 from meshdbg.wire.coords import format_coords
 from meshdbg.wire.vocabulary import HOST_LOST, State, WatchKind
 from meshdbg.debugger.mesh.launcher import MeshLauncher
@@ -94,12 +95,12 @@ async def main(args: argparse.Namespace) -> int:
     shape = MeshShape.parse(args.mesh) if args.mesh else MeshShape.of(DEFAULT_SHAPE)
     launcher = MeshLauncher(shape, argv, name=args.name, post_mortem=not args.no_post_mortem,
                             stop_on_failure=not args.keep_going, **placing.launcher_options(args, shape))
-    job = Job(interrupt_rank=lambda rank: launcher.server.workers.interrupt(parse_selection(str(rank))))
+    job = Job()
     job.take_signals()
     launcher.shown = lambda rank: job.showing() == rank
     watcher: asyncio.Task[None] | None = None
     dap: DapServer | None = None
-    collector = asyncio.create_task(keep_gc_pauses_short(lambda: not len(launcher.server.registry)))
+    collector = asyncio.create_task(keep_gc_pauses_short(launcher.server.idle))
     try:
         try:
             ready = await unless_interrupted(start_mesh(launcher), job.stopping)
@@ -108,7 +109,7 @@ async def main(args: argparse.Namespace) -> int:
             if args.dap is not None:
                 dap = await serve_ides(launcher, args.dap)
             interactive = sys.stdin.isatty() and sys.stdout.isatty()
-            watcher = asyncio.create_task(watch_stops(launcher, interactive, job))
+            watcher = asyncio.create_task(watch_stops(launcher.server.connection, interactive, job))
             status = await unless_interrupted(launcher.wait(), job.stopping)
         except Interrupted:
             await close_console(job, watcher)
@@ -170,14 +171,7 @@ class Interrupted(Exception):
 async def unless_interrupted(awaitable: Awaitable[T], interrupted: asyncio.Event) -> T:
     """The result of `awaitable`, or Interrupted (and `awaitable` cancelled) once `interrupted` is set."""
     task = asyncio.ensure_future(awaitable)
-    stop = asyncio.ensure_future(interrupted.wait())
-    try:
-        await asyncio.wait([task, stop], return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        stop.cancel()
-        if not task.done():
-            task.cancel()
-    if task.done():
+    if task in await first_of(task, interrupted.wait()):
         return task.result()
     raise Interrupted
 
@@ -188,45 +182,75 @@ async def start_mesh(launcher: MeshLauncher) -> float:
     return await launcher.wait_ready()
 
 
-async def watch_stops(launcher: MeshLauncher, interactive: bool, job: Job) -> None:
+async def watch_stops(connection: ConnectionInfo, interactive: bool, job: Job) -> None:
     """Open the console at a rank's stop (terminal), else say how to attach.
 
     A console closed with quit or Ctrl-D leaves the sessions it saw paused; it opens again at
-    the next new stop, never for one it has already shown.
+    the next new stop, never for one it has already shown. Like every console, it reaches the
+    sessions only through the control API (a client of our own server), and so does the
+    job's Ctrl-C that interrupts the rank the console let run.
     """
-    registry = launcher.server.registry
-    seen: set[int] = set()
-    async for event in registry.watch():
-        if event.session.state != State.STOPPED.pb or event.session.id in seen or job.ended.is_set():
-            continue
-        if event.session.id not in {s.id for s in registry.sessions()}:
-            continue  # over already (an event queued while a console was open): not a stop to open for
-        if interactive:
-            job.closed_by_user = False
-            await open_console(launcher, event.session.identity.rank, job)  # gives SIGINT back to the job
-            if job.closed_by_user:  # what it left paused stays so; a stop since it went idle opens it again
-                seen.update(s.id for s in registry.sessions())
-            if job.ended.is_set():
-                return
-        else:
-            seen.add(event.session.id)
-            print(stop_notice(event.session), file=sys.stderr, flush=True)
+    async with ControlClient(connection) as client:
+        live: set[int] = set()  # the open sessions, as the server's watch says now
+        stops: asyncio.Queue[SessionView | None] = asyncio.Queue()
+        follower = asyncio.create_task(_follow(client, live, stops))
+        job.interrupt_rank = lambda rank: client.interrupt(str(rank))
+        seen: set[int] = set()
+        try:
+            while (session := await stops.get()) is not None:
+                if session.id in seen or job.ended.is_set():
+                    continue
+                if session.id not in live:
+                    continue  # over already (a stop queued while a console was open): not a stop to open for
+                if interactive:
+                    job.closed_by_user = False
+                    await open_console(connection, session.rank, job)  # gives SIGINT back to the job
+                    if job.closed_by_user:  # what it left paused stays so; a stop since it went idle opens it again
+                        seen.update(live)
+                    if job.ended.is_set():
+                        return
+                else:
+                    seen.add(session.id)
+                    print(stop_notice(session), file=sys.stderr, flush=True)
+        finally:
+            job.interrupt_rank = None
+            follower.cancel()
+            await asyncio.gather(follower, return_exceptions=True)
 
 
-async def open_console(launcher: MeshLauncher, rank: int, job: Job) -> None:
+async def _follow(client: ControlClient, live: set[int], stops: asyncio.Queue[SessionView | None]) -> None:
+    """Keep `live` current from the server's watch, even while a console is open, and queue
+    every stopped session as it comes; None once the watch ends (the server stopped)."""
+    try:
+        async for kind, view, _ in client.watch():
+            if not isinstance(view, SessionView) or kind is WatchKind.SYNCED:
+                continue
+            if kind is WatchKind.CLOSED:
+                live.discard(view.id)
+                continue
+            live.add(view.id)
+            if view.state is State.STOPPED:
+                stops.put_nowait(view)
+    except MeshdbgError:
+        pass  # the server went away: the job is over
+    finally:
+        stops.put_nowait(None)
+
+
+async def open_console(connection: ConnectionInfo, rank: int, job: Job) -> None:
     """The console over our own server, in the pdb of the rank that stopped, until every rank
     runs again, the console is closed, or the job ends."""
     from meshdbg.debugger.console import run_console
 
     job.console_open = True
     try:
-        async with ControlClient(launcher.server.connection) as client:
+        async with ControlClient(connection) as client:
             await run_console(client, attach_rank=rank, exit_when_idle=True, job=job)
     finally:
         job.console_open = False
 
 
-def stop_notice(session: pb.SessionInfo) -> str:
+def stop_notice(session: SessionView) -> str:
     """One line: which rank stopped where, and the command that attaches to it (as `serve` says it)."""
-    item = News().feed(WatchKind.UPDATED, SessionView.from_pb(session), None)
+    item = News().feed(WatchKind.UPDATED, session, None)
     return f"meshdbg: {item.text()}" if item is not None else ""

@@ -109,6 +109,10 @@ class DebugClient:
             raise MeshdbgError(f"`meshdbg {self.what}` has not started")
         return self._connection
 
+    def idle(self) -> bool:
+        """No session is open: a garbage-collection pause costs no one anything now."""
+        return not len(self.registry)
+
     async def wait(self) -> None:
         if self._server is not None:
             await self._server.wait_for_termination()

@@ -48,20 +48,26 @@ def stack_groups(ranks: Sequence[RankStacksView]) -> list[dict]:
     """One group per distinct (thread, stack), ranks sorted; main threads first, then larger
     groups first; then one group per distinct reason a rank gave no stack (`frames` empty)."""
     groups: dict[tuple[str, tuple[FrameKey, ...]], list[tuple[RankStacksView, bool]]] = defaultdict(list)
-    silent: dict[tuple[str, State], list[int]] = defaultdict(list)
     for view in ranks:
-        if view.source is StackSource.NONE:
-            silent[(view.error, view.state)].append(view.rank)
         for thread in view.threads:
             groups[(thread.name, thread.frames)].append((view, thread.main))
     keyed = [(any(main for _, main in members), _group(name, frames, members))
              for (name, frames), members in groups.items()]
     keyed.sort(key=lambda item: (not item[0], -len(item[1]["ranks"]), item[1]["ranks"]))
     found = [group for _, group in keyed]
-    for (error, state), members in sorted(silent.items(), key=lambda item: min(item[1])):
+    for (state, error), members in _silent(ranks):
         found.append({"ranks": sorted(members), "thread": "", "frames": [], "sources": {StackSource.NONE: sorted(members)},
                       "states": {state: sorted(members)}, "error": error})
     return found
+
+
+def _silent(ranks: Sequence[RankStacksView]) -> list[tuple[tuple[State, str], list[int]]]:
+    """The ranks that gave no stack, grouped by their last known state and why, by first rank."""
+    by_reason: dict[tuple[State, str], list[int]] = defaultdict(list)
+    for view in ranks:
+        if view.source is StackSource.NONE:
+            by_reason[(view.state, view.error)].append(view.rank)
+    return sorted(by_reason.items(), key=lambda item: min(item[1]))
 
 
 def _group(name: str, frames: tuple[FrameKey, ...], members: list[tuple[RankStacksView, bool]]) -> dict:
@@ -109,13 +115,10 @@ def stack_tree(ranks: Sequence[RankStacksView]) -> str:
         lines = [f"thread {name}: {rank_label(sorted(root.ranks))}"]
         _render(root, root.ranks, "  ", lines)
         blocks.append("\n".join(lines))
-    silent = [v for v in ranks if v.source is StackSource.NONE]
+    silent = _silent(ranks)
     if silent:
-        by_reason: dict[tuple[State, str], list[int]] = defaultdict(list)
-        for view in silent:
-            by_reason[(view.state, view.error)].append(view.rank)
         lines = ["not answering:"]
-        for (state, error), members in sorted(by_reason.items(), key=lambda item: min(item[1])):
+        for (state, error), members in silent:
             lines.append(f"  {rank_label(members)} (last known: {state}): {error}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) if blocks else "no stacks"

@@ -19,6 +19,7 @@ from typing import Awaitable, Callable, Mapping, Protocol
 from meshdbg.host.output import Flow, PrefixedLines, SinkFor, Stream, line_prefix, pipe_to, to_terminal
 from meshdbg.host.plan import HostPlan, RankPlan
 from meshdbg.host.spawner import ForkServer
+from meshdbg.wire.racing import within
 from meshdbg.wire.shown_marks import MARKS_ENV
 
 STOP_GRACE_S = 3.0
@@ -44,15 +45,6 @@ def reserve_port(host: str = "") -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, 0))
     return sock
-
-
-async def within(timeout: float, *awaitables: Awaitable[object]) -> bool:
-    """Whether the first of `awaitables` is done within `timeout` seconds (the rest are cancelled)."""
-    tasks = [asyncio.ensure_future(a) for a in awaitables]
-    done, _ = await asyncio.wait(tasks, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-    for task in tasks:
-        task.cancel()
-    return bool(done)
 
 
 async def until_quiet(done: Awaitable[object], progress: Callable[[], int], quiet_s: float) -> bool:

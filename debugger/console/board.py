@@ -14,6 +14,7 @@ from typing import Iterable
 
 from meshdbg.debugger.views import SessionView, WorkerView
 from meshdbg.debugger.format import exit_note, exit_text, rank_label, where
+from meshdbg.debugger.news import News
 from meshdbg.wire.vocabulary import EndReason, State, WatchKind
 
 RankKey = tuple[str, int]
@@ -35,19 +36,18 @@ class Board:
     live: dict[int, SessionView] = field(default_factory=dict)
     gone: dict[RankKey, State] = field(default_factory=dict)  # rank → RUNNING or EXITED, since its session
     workers: dict[RankKey, WorkerView] = field(default_factory=dict)  # every worker process the server knows
-    announced: set[int] = field(default_factory=set)  # session ids whose stop was announced
-    exits_told: set[RankKey] = field(default_factory=set)  # ranks whose exit was announced
+    news: News = field(default_factory=News)  # what was announced: each stop, each rank's end, once
 
     def reset(self, sessions: Iterable[SessionView] = ()) -> None:
         """Start over (a new server knows nothing of the old one's ranks) from these sessions."""
-        self.live, self.gone, self.workers, self.announced, self.exits_told = {}, {}, {}, set(), set()
+        self.live, self.gone, self.workers, self.news = {}, {}, {}, News()
         for session in sessions:
             self.know(session)
 
     def know(self, session: SessionView) -> None:
         """A session that was live before we looked: on the board, but not news."""
         self.live[session.id] = session
-        self.announced.add(session.id)
+        self.news.know(session)
 
     def stops(self) -> set[StopKey]:
         """The stops of the live sessions on the board."""
@@ -58,36 +58,23 @@ class Board:
         self.workers = {(w.name, w.rank): w for w in workers}
 
     def apply(self, kind: WatchKind, view: SessionView | WorkerView, reason: EndReason | None) -> str | None:
-        """Take one watch event; return the announcement it deserves, if any."""
+        """Take one watch event; return the announcement it deserves, if any (whether it
+        deserves one is the news's to say: each stop, and each rank's end, once)."""
         key = (view.name, view.rank)
-        if kind is WatchKind.JOINED and isinstance(view, WorkerView):  # counted from now on, running
-            self.workers[key] = view
-            self.exits_told.discard(key)
-            return None
-        if kind is WatchKind.EXITED and isinstance(view, WorkerView):
-            self.workers[key] = view
-            self.gone.pop(key, None)
-            if key in self.exits_told:
-                return None
-            self.exits_told.add(key)
-            return exit_note(view)
-        if not isinstance(view, SessionView):  # only workers join and exit
-            return None
+        told = self.news.feed(kind, view, reason) is not None
+        if isinstance(view, WorkerView):  # only workers join (counted from now on, running) and exit
+            if kind is WatchKind.JOINED or kind is WatchKind.EXITED:
+                self.workers[key] = view
+            if kind is WatchKind.EXITED:
+                self.gone.pop(key, None)
+            return exit_note(view) if told else None
         if kind is WatchKind.CLOSED:
             self.live.pop(view.id, None)
-            if reason is not None and reason.rank_runs_on:
-                self.gone[key] = State.RUNNING
-                return None
-            self.gone[key] = State.EXITED
-            if key in self.exits_told:  # its process's exit was announced already
-                return None
-            self.exits_told.add(key)
-            return f"{rank_label(view)} exited: {reason or 'its session closed'}"
+            self.gone[key] = State.RUNNING if reason is not None and reason.rank_runs_on else State.EXITED
+            return f"{rank_label(view)} exited: {reason or 'its session closed'}" if told else None
         self.live[view.id] = view
         self.gone.pop(key, None)
-        self.exits_told.discard(key)
-        if view.state is State.STOPPED and view.id not in self.announced:
-            self.announced.add(view.id)
+        if told:
             return f"{rank_label(view)} stopped at {where(view)} ({view.reason})"
         if view.state is State.NOT_ANSWERING:
             return f"{rank_label(view)} is not answering (it stays paused; it is listed again once it answers)"

@@ -16,7 +16,9 @@ import signal
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Awaitable, Callable
+
+from meshdbg.wire.errors import MeshdbgError
 
 SECOND_CTRL_C_S = 3.0  # a second Ctrl-C at meshdbg> this soon after the first stops the job
 
@@ -32,8 +34,9 @@ class Job:
     closed_by_user: bool = False  # the last console was closed with quit or Ctrl-D, not left idle
     showing: Callable[[], int | None] = lambda: None  # the rank whose session the open console shows
     following: int | None = None  # the rank the closed console let run: the next Ctrl-C interrupts it
-    interrupt_rank: Callable[[int], list[int]] | None = None  # ask a rank to stop in pdb (the ranks asked)
+    interrupt_rank: Callable[[int], Awaitable[list[int]]] | None = None  # ask a rank to stop in pdb (the ranks asked)
     _last_ctrl_c: float = float("-inf")
+    _asking: asyncio.Task[None] | None = None  # the interrupt a Ctrl-C asked for, under way
 
     def stop(self, why: str) -> None:
         """Ask the launcher to stop every rank (the first reason given is the one reported)."""
@@ -50,11 +53,22 @@ class Job:
         """Ctrl-C with no console open: first the rank the console let run, if it still runs
         (it comes back to the console at its stop), else the whole job."""
         rank, self.following = self.following, None
-        if rank is not None and self.interrupt_rank is not None and self.interrupt_rank(rank):
-            print(f"meshdbg: interrupting rank {rank}, the rank you let run; Ctrl-C again stops the whole job",
-                  file=sys.stderr, flush=True)
+        if rank is None or self.interrupt_rank is None:
+            self.stop("interrupted")
             return
-        self.stop("interrupted")
+        self._asking = asyncio.get_running_loop().create_task(self._interrupt_or_stop(self.interrupt_rank(rank), rank))
+
+    async def _interrupt_or_stop(self, asking: Awaitable[list[int]], rank: int) -> None:
+        """Say that `rank` is being interrupted, or stop the job if it was not asked (it no longer runs)."""
+        try:
+            asked = await asking
+        except MeshdbgError:
+            asked = []
+        if not asked:
+            self.stop("interrupted")
+            return
+        print(f"meshdbg: interrupting rank {rank}, the rank you let run; Ctrl-C again stops the whole job",
+              file=sys.stderr, flush=True)
 
     def ctrl_c(self) -> str | None:
         """Ctrl-C on an empty `meshdbg>`: the first explains (the text returned), a second one

@@ -23,10 +23,11 @@ import os
 import time
 from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
 
-from meshdbg.host.agent import STOP_GRACE_S, within
+from meshdbg.host.agent import STOP_GRACE_S
 from meshdbg.host.output import RankLines
 from meshdbg.host.pyspy import PySpyError
 from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.wire.racing import first_of, within
 from meshdbg.wire.proto import host_pb2_grpc as host_grpc
 from meshdbg.debugger.certificates import ServerCertificate
 from meshdbg.debugger.service import DebugClient
@@ -178,11 +179,7 @@ class MeshLauncher:
 
     @staticmethod
     async def _ready(worker: Worker) -> None:
-        connected = asyncio.ensure_future(worker.connected.wait())
-        gone = asyncio.ensure_future(worker.gone.wait())
-        await asyncio.wait([connected, gone], return_when=asyncio.FIRST_COMPLETED)
-        connected.cancel()
-        gone.cancel()
+        await first_of(worker.connected.wait(), worker.gone.wait())
 
     async def wait(self) -> int:
         """Wait for every rank to exit and its output to drain; the first failing rank's status."""

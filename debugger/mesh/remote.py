@@ -23,12 +23,13 @@ from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.connection import PROTOCOL_VERSION
 from meshdbg.wire.errors import UsageError
 from meshdbg.wire.proto import host_pb2 as host_pb
+from meshdbg.wire.racing import within
 from meshdbg.wire.vocabulary import HostState
 from meshdbg.debugger.sanitize import printable
 from meshdbg.debugger.selection import ranks_text
 from meshdbg.debugger.servicer import first_message
 from meshdbg.debugger.mesh.placement import order_hosts
-from meshdbg.host.agent import DRAIN_TIMEOUT_S, until_quiet, within
+from meshdbg.host.agent import DRAIN_TIMEOUT_S, until_quiet
 from meshdbg.host.output import Stream, to_terminal
 
 if TYPE_CHECKING:

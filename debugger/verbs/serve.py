@@ -48,7 +48,7 @@ async def main(args: argparse.Namespace) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     announcer = None if args.quiet else asyncio.create_task(announce(server))
-    collector = asyncio.create_task(keep_gc_pauses_short(lambda: not len(server.registry)))
+    collector = asyncio.create_task(keep_gc_pauses_short(server.idle))
     try:
         await stop.wait()
     finally:
