@@ -337,12 +337,17 @@ def test_ctrl_c_while_a_long_output_is_drawn_cuts_the_output_not_the_job(env: di
     assert status == 130 and "stopped from the console" in text and "249999," not in text
 
 
+# Rank 0's sidekick thread has stopped too: announced above the prompt when it stops after the
+# console has synced, and the prompt then names the attached thread (the rank has two sessions).
+SIDEKICK_STOPPED = r"stopped at threads_job.py:\d+ sidekick| MainThread\)"
+
+
 def test_rank_log_lines_are_written_above_the_line_being_typed(env: dict[str, str]) -> None:
     child = start_script(env, "gpus=2", HERE / "threads_job.py")
     rank0 = re.escape("(Pdb r0 gpus=0")
     try:
         child.expect(rank0)
-        child.expect("stopped at threads_job.py:\\d+ sidekick")  # announced above the prompt
+        child.expect(SIDEKICK_STOPPED)
         child.send("p 'ab")
         child.expect_exact("p 'ab")
         child.expect(r"\[r1 gpus=1\] rank 1 tick \d+")  # a log line while the line is half typed
@@ -360,7 +365,7 @@ def test_rank_log_lines_are_written_above_the_line_being_typed(env: dict[str, st
 def test_threads_are_named_in_the_prompt_list_attach_and_cast(env: dict[str, str]) -> None:
     child = start_script(env, "gpus=2", HERE / "threads_job.py")
     try:
-        child.expect("stopped at threads_job.py:\\d+ sidekick")  # rank 0's second thread
+        child.expect(SIDEKICK_STOPPED)  # rank 0's second thread
         child.sendline("p where")  # the prompt now names the thread: the rank has two sessions
         child.expect("'main'")
         child.expect(re.escape("(Pdb r0 gpus=0 MainThread)"))
