@@ -117,7 +117,8 @@ class ClientWriter:
             if self.cut or self._context.done():
                 raise SessionError(self.cut or "the client went away")
             try:
-                await asyncio.wait_for(self._context.write(message), CLIENT_STALL_S)
+                async with asyncio.timeout(CLIENT_STALL_S):  # not wait_for: no task of its own per message
+                    await self._context.write(message)
             except TimeoutError:
                 self.cut = cut_off_text()
                 raise SessionError(self.cut) from None
