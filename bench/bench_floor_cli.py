@@ -42,8 +42,7 @@ def main(addr: str) -> None:
             "reason": REASONS[ident.reason] if ident.reason else "", "filename": frame.filename,
             "function": frame.function, "lineno": frame.lineno, "context": dict(ident.context),
             "prompt_kind": KINDS[info.prompt_kind or pb.QUERY_PROMPT_KIND_PDB]})
-    json.dump(sessions, sys.stdout, indent=2)
-    sys.stdout.write("\n")
+    sys.stdout.write(json.dumps(sessions, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -143,6 +143,12 @@ class SessionView(_MeshView):
             object.__setattr__(view, "prompt_kind", PromptKind.of(info.prompt_kind))
         return view
 
+    def to_json(self) -> dict:
+        if self._info is not None and "id" not in self.__dict__:  # never read: straight from the message
+            values = _session_fields(self._info)
+            return {name: values[name] for name in _field_names(SessionView)}
+        return super().to_json()
+
     def __getattr__(self, name: str) -> Any:
         """A field of a view made from_pb, read with all the others from its message on first
         use (Python asks only for what the instance lacks)."""

@@ -27,6 +27,7 @@ EXPECTED = SessionView(id=5, name="w\\x1b[2J", rank=3, coords={"hosts": 1, "gpus
 
 
 def test_a_view_from_its_message_has_every_field_sanitized() -> None:
+    assert SessionView.from_pb(_info()).to_json() == dataclasses.asdict(EXPECTED)  # no field read before
     view = SessionView.from_pb(_info())
     assert view.state is State.STOPPED  # the first field read reads them all
     assert view == EXPECTED
