@@ -72,7 +72,7 @@ class Config:
     attach_reps: int = 15  # blocks of each attach path
     cast_reps: int = 30
     continue_reps: int = 8
-    big_reps: int = 5
+    big_reps: int = 10
     list_reps: int = 15
     cli_reps: int = 7
     schedule_reps: int = 3
@@ -381,12 +381,12 @@ def parse_args(argv: list[str] | None) -> tuple[Config, list[str], bool]:
     parser.add_argument("--schedule", default="64,4,1024", metavar="P,V,M")
     args = parser.parse_args(argv)
     p, v, m = (int(n) for n in args.schedule.split(","))
-    config = Config(workers=args.workers, big=args.big_sessions if args.big else 0, sessions=args.sessions,
-                    schedule=(p, v, m), **(QUICK if args.quick else {}))
     phases = args.only.split(",") if args.only else [name for name in PHASES if name != "big" or args.big]
     unknown = set(phases) - set(PHASES)
     if unknown:
         parser.error(f"unknown phase {', '.join(sorted(unknown))}")
+    config = Config(workers=args.workers, big=args.big_sessions if "big" in phases else 0, sessions=args.sessions,
+                    schedule=(p, v, m), **(QUICK if args.quick else {}))
     return config, phases, args.strict
 
 
