@@ -10,7 +10,6 @@ stack tree, announcement or cast header shows a terminal an escape sequence a ra
 
 from __future__ import annotations
 
-import functools
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar, Iterable, TypedDict, TypeVar
 
@@ -69,9 +68,15 @@ class _MeshView:
                 for name in _field_names(type(self))}
 
 
-@functools.cache
-def _field_names(cls: type) -> tuple[str, ...]:
-    return tuple(field.name for field in fields(cls))
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: Any) -> tuple[str, ...]:
+    """The names of the fields of the dataclass `cls`, in order (asked once per view in JSON)."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(field.name for field in fields(cls))
+    return names
 
 
 class _Placement(TypedDict):
