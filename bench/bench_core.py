@@ -95,8 +95,9 @@ class Processes:
         self._log = log
         self._procs: list[subprocess.Popen] = []
 
-    def spawn(self, args: list[str], env: dict[str, str], stdout: int = subprocess.DEVNULL) -> subprocess.Popen:
-        proc = subprocess.Popen(args, env=env, stdout=stdout, stderr=self._log, cwd=HERE.parent)
+    def spawn(self, args: list[str], env: dict[str, str], stdout: int = subprocess.DEVNULL,
+              stdin: int | None = None) -> subprocess.Popen:
+        proc = subprocess.Popen(args, env=env, stdin=stdin, stdout=stdout, stderr=self._log, cwd=HERE.parent)
         self._procs.append(proc)
         return proc
 

@@ -5,7 +5,12 @@
 - `python bench_core_echo.py --relay` serves `/bench.Relay/Client` and `/bench.Relay/Worker`
   and `--worker ADDR` dials the latter with a synchronous stream and echoes: two hops, the
   same path as an attached pdb command (control client → server → worker and back), with
-  the same gRPC stacks on each side.
+  the same gRPC stacks on each side. With several workers connected the relay fans each
+  client message out to all of them and streams every answer back: the floor of a cast or
+  a continue. `--aio-workers ADDR N` dials N echoing grpc.aio streams from one process (the
+  floor of simulated sessions, bench_scale_worker.py --answer).
+- Every server also serves `/bench.Blob/Set` and `/bench.Blob/Get`: a unary call that
+  returns the bytes last set, the floor of a `List` of the same bytes.
 
 Generic handlers and raw bytes, no .proto. Each server prints its port on its first line;
 `measure_floor` times write-then-read round trips of one stream from another process.
@@ -31,26 +36,44 @@ async def _echo(requests: AsyncIterator[bytes], context: grpc.aio.ServicerContex
 
 
 class _Relay:
-    """Forwards each client message to the one connected worker and its answer back."""
+    """Forwards each client message to every connected worker and their answers back."""
 
     def __init__(self) -> None:
-        self.worker: grpc.aio.ServicerContext | None = None
+        self.workers: list[grpc.aio.ServicerContext] = []
+        self.answers: asyncio.Queue[bytes] = asyncio.Queue()
         self.worker_ready = asyncio.Event()
-        self.answer: asyncio.Future[bytes] | None = None
 
     async def from_worker(self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> None:
-        self.worker = context
+        self.workers.append(context)
         self.worker_ready.set()
         async for answer in requests:
-            if self.answer is not None and not self.answer.done():
-                self.answer.set_result(answer)
+            self.answers.put_nowait(answer)
 
     async def from_client(self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> None:
         await self.worker_ready.wait()
         async for request in requests:
-            self.answer = asyncio.get_running_loop().create_future()
-            await self.worker.write(request)
-            await context.write(await self.answer)
+            workers = list(self.workers)
+            await asyncio.gather(*(worker.write(request) for worker in workers))
+            for _ in workers:
+                await context.write(await self.answers.get())
+
+    async def count(self, request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        """How many workers are connected (as decimal text)."""
+        return str(len(self.workers)).encode()
+
+
+class _Blob:
+    """One byte string, set and got by unary calls."""
+
+    def __init__(self) -> None:
+        self.blob = b""
+
+    async def set(self, request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        self.blob = request
+        return b""
+
+    async def get(self, request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        return self.blob
 
 
 def echo_as_worker(addr: str) -> None:
@@ -61,17 +84,34 @@ def echo_as_worker(addr: str) -> None:
             outgoing.put(message)
 
 
+async def echo_as_aio_workers(addr: str, count: int, per_channel: int = 200) -> None:
+    """Dial the relay with `count` grpc.aio streams (`per_channel` to a connection) and echo
+    on each until terminated."""
+    channels = [grpc.aio.insecure_channel(addr) for _ in range((count + per_channel - 1) // per_channel)]
+
+    async def echo(channel: grpc.aio.Channel) -> None:
+        call = channel.stream_stream("/bench.Relay/Worker")()
+        while isinstance(message := await call.read(), bytes):
+            await call.write(message)
+
+    await asyncio.gather(*(echo(channels[index // per_channel]) for index in range(count)))
+
+
 async def serve(relay: bool = False) -> None:
-    """Serve the echo (or the relay) until terminated."""
-    server = grpc.aio.server()
+    """Serve the echo (or the relay), and the blob, until terminated."""
+    server = grpc.aio.server(options=[("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)])
     if relay:
         hops = _Relay()
         handlers = {"Client": grpc.stream_stream_rpc_method_handler(hops.from_client),
-                    "Worker": grpc.stream_stream_rpc_method_handler(hops.from_worker)}
+                    "Worker": grpc.stream_stream_rpc_method_handler(hops.from_worker),
+                    "Count": grpc.unary_unary_rpc_method_handler(hops.count)}
         server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("bench.Relay", handlers)])
     else:
         handler = grpc.stream_stream_rpc_method_handler(_echo)
         server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("bench.Echo", {"Echo": handler})])
+    blob = _Blob()
+    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("bench.Blob", {
+        "Set": grpc.unary_unary_rpc_method_handler(blob.set), "Get": grpc.unary_unary_rpc_method_handler(blob.get)})])
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     print(port, flush=True)
@@ -88,16 +128,24 @@ async def measure_floor(addr: str, payload: bytes, warmup: int, count: int, meth
         samples = []
         for index in range(warmup + count):
             start = time.perf_counter()
-            await call.write(payload)
-            await call.read()
+            await round_trip(call, payload)
             if index >= warmup:
                 samples.append(time.perf_counter() - start)
         await call.done_writing()
         return samples
 
 
+async def round_trip(call: grpc.aio.StreamStreamCall, payload: bytes, answers: int = 1) -> None:
+    """Write `payload` on `call`, then read `answers` messages (one per worker of a relay)."""
+    await call.write(payload)
+    for _ in range(answers):
+        await call.read()
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--worker"]:
         echo_as_worker(sys.argv[2])
+    elif sys.argv[1:2] == ["--aio-workers"]:
+        asyncio.run(echo_as_aio_workers(sys.argv[2], int(sys.argv[3])))
     else:
         asyncio.run(serve(relay=sys.argv[1:2] == ["--relay"]))

@@ -100,4 +100,13 @@ def _reshaped(handler: _Handler, behaviour: Callable[..., Any],
         (True, True): grpc.stream_stream_rpc_method_handler,
     }
     shape = (handler.request_streaming, handler.response_streaming)
-    return factories[shape](behaviour, request_deserializer=deserializer, response_serializer=handler.response_serializer)
+    return factories[shape](behaviour, request_deserializer=deserializer,
+                            response_serializer=_passing_bytes(handler.response_serializer))
+
+
+def _passing_bytes(serialize: Callable[[Any], bytes] | None) -> Callable[[Any], bytes] | None:
+    """`serialize`, which also takes a reply already serialized (bytes) as it is: a listing
+    joins the cached bytes of its sessions instead of building a message to serialize again."""
+    if serialize is None:
+        return None
+    return lambda reply: reply if isinstance(reply, bytes) else serialize(reply)

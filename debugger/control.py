@@ -222,7 +222,7 @@ class ControlClient:
     async def list(self) -> list[SessionView]:
         with self.translating():
             reply = await self.stub.List(pb.ListRequest(), metadata=self.connection.metadata())
-        return [SessionView.from_pb(info) for info in reply.sessions]
+        return list(map(SessionView.from_pb, reply.sessions))
 
     async def hosts(self) -> builtins.list[HostView]:
         """The hosts of the server's `run` ([] for a `serve`, which places no ranks)."""

@@ -14,6 +14,7 @@ from enum import StrEnum
 
 from meshdbg.debugger.views import SessionView, WorkerView
 from meshdbg.debugger.format import exit_note, rank_label, where
+from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind
 
 
@@ -45,6 +46,13 @@ class Item:
     def to_json(self) -> dict[str, object]:
         fields = {key: value for key, value in self.view.to_json().items() if key != "id"}
         return {"event": str(self.kind), **fields}
+
+
+def may_be_news(event: pb.WatchEvent) -> bool:
+    """False for what `News.feed` would take and drop, read off the message: the update of a
+    session to running (the first of every command; its opening came before it and said all
+    `feed` keeps). A `serve` announcing its own registry then builds no view for it."""
+    return event.kind != WatchKind.UPDATED.pb or event.session.state != State.RUNNING.pb
 
 
 class News:

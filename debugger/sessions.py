@@ -27,6 +27,21 @@ from meshdbg.wire.vocabulary import EndReason, PromptKind, State, WatchKind, wir
 Writer = Callable[[pb.ServerMessage], Awaitable[None]]
 OutputListener = Callable[[str], Awaitable[None]]  # gets a running command's output chunks
 
+LISTED_FIELD = pb.ListReply.DESCRIPTOR.fields_by_name["sessions"].number
+
+
+def length_delimited(field: int, payload: bytes) -> bytes:
+    """`payload` as a length-delimited field `field` of a message (protobuf's wire format: the
+    tag, the length as a varint, the bytes); messages concatenated this way are one message."""
+    head, size = bytearray(), len(payload)
+    for value in (field << 3 | 2, size):
+        while value > 0x7F:
+            head.append(value & 0x7F | 0x80)
+            value >>= 7
+        head.append(value)
+    return bytes(head) + payload
+
+
 class Session:
     """One worker thread stopped in pdb, reached through `write`, which sends on its stream."""
 
@@ -69,11 +84,17 @@ class Session:
         return pb.SessionInfo(id=self.id, identity=self.identity, state=self.state.pb, frame=self.frame, prompt=self.prompt,
                               prompt_kind=self.prompt_kind.pb)
 
-    def info_bytes(self) -> bytes:
-        """`info()` serialized, kept until the session changes: a listing of 10,000 sessions
-        is parsed from these instead of building 10,000 messages."""
+    def _set_state(self, state: State) -> None:
+        """Change state (and with it, maybe, the frame and prompt): the cached listings go."""
+        self.state, self._info_bytes = state, None
+        self._registry.listing = None
+
+    def listed_bytes(self) -> bytes:
+        """`info()` serialized as one element of a ListReply's `sessions` (its tag, its length,
+        the message), kept until the session changes: a listing of 10,000 sessions is these
+        bytes joined, with no message built, parsed or serialized again."""
         if self._info_bytes is None:
-            self._info_bytes = self.info().SerializeToString()
+            self._info_bytes = length_delimited(LISTED_FIELD, self.info().SerializeToString())
         return self._info_bytes
 
     def replay(self, following: bool = False) -> pb.Reply:
@@ -182,7 +203,7 @@ class Session:
             if self.state is not State.STOPPED:
                 raise SessionError(f"rank {self.rank} is running, not stopped in pdb")
             self._pending = asyncio.get_running_loop().create_future()
-            self.state, self._info_bytes = State.RUNNING, None
+            self._set_state(State.RUNNING)
             self._transcript.clear()
             self._listener, self._collected = on_output, []
             self._issuer = by
@@ -220,7 +241,7 @@ class Session:
     def on_prompt(self, prompt: pb.Prompt) -> None:
         if self._pending is None and prompt.output.replace(prompt.location + "\n", "", 1).strip():
             self._unseen = prompt.output  # a stop no command asked for began with more than its position
-        self.state, self._info_bytes = State.STOPPED, None
+        self._set_state(State.STOPPED)
         self.frame = prompt.frame
         self.prompt = prompt.prompt
         self.prompt_kind = PromptKind.of(prompt.kind)
@@ -255,7 +276,7 @@ class Session:
         (`reclaim`) or its process is gone; the command and questions under way fail with `why`."""
         if self.state is State.EXITED:
             return
-        self.state, self._info_bytes = State.NOT_ANSWERING, None
+        self._set_state(State.NOT_ANSWERING)
         self.gone = why
         self._transcript.add(f"*** {why}\n")
         self._fail_waiting()
@@ -267,7 +288,7 @@ class Session:
         self._fail_waiting()
         self._write = write
         self.gone = ""
-        self.state, self._info_bytes = State.NOT_ANSWERING, None
+        self._set_state(State.NOT_ANSWERING)
         self._transcript.clear()
 
     def _fail_waiting(self) -> None:
@@ -290,7 +311,7 @@ class Session:
         """The session is over: continued, quit, or the worker went away."""
         if self.state is State.EXITED:
             return
-        self.state, self._info_bytes = State.EXITED, None
+        self._set_state(State.EXITED)
         self.end_reason = reason
         self._transcript.add(output)
         ended = pb.Reply(output=output, frame=self.frame, ended=True, reason=reason.pb)
@@ -316,6 +337,7 @@ class SessionRegistry:
     def __init__(self) -> None:
         self._sessions: dict[int, Session] = {}
         self._sorted: list[Session] | None = None  # sessions(), until one opens or closes
+        self.listing: bytes | None = None  # listed_bytes(), until a session opens, closes or changes
         self._by_process: dict[tuple[str, int], list[Session]] = {}  # (hostname, pid) → its live sessions
         self._ids = itertools.count(1)
         self._watchers: dict[asyncio.Queue[pb.WatchEvent | None], bool] = {}  # queue → wants worker exits
@@ -346,14 +368,14 @@ class SessionRegistry:
             return resumed
         session = Session(next(self._ids), identity, self, write)
         self._sessions[session.id] = session
-        self._sorted = None
+        self._sorted = self.listing = None
         self._by_process.setdefault(_process_of(session), []).append(session)
         self.publish(WatchKind.OPENED, session)
         return session
 
     def close(self, session: Session, reason: EndReason) -> None:
         if self._sessions.pop(session.id, None) is not None:
-            self._sorted = None
+            self._sorted = self.listing = None
             key = _process_of(session)
             siblings = self._by_process[key]
             siblings.remove(session)
@@ -375,6 +397,14 @@ class SessionRegistry:
         if self._sorted is None:
             self._sorted = sorted(self._sessions.values(), key=_ORDER)
         return list(self._sorted)
+
+    def listed_bytes(self) -> bytes:
+        """Every live session as a ListReply's `sessions` (serialized, in `sessions()` order),
+        kept until one opens, closes or changes: a listing polled while nothing moves costs
+        nothing but sending it."""
+        if self.listing is None:
+            self.listing = b"".join([session.listed_bytes() for session in self.sessions()])
+        return self.listing
 
     def get(self, session_id: int) -> Session:
         try:

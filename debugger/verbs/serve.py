@@ -16,7 +16,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from meshdbg.debugger.views import change_of
-from meshdbg.debugger.news import News
+from meshdbg.debugger.news import News, may_be_news
 
 from meshdbg.debugger.verbs import add_tls_arguments, server_certificate
 
@@ -66,6 +66,8 @@ async def announce(server: DebugClient) -> None:
     threading.Thread(target=_write_lines, args=(lines,), daemon=True, name="meshdbg-announce").start()
     news = News()
     async for event in server.registry.watch(exits=True):
+        if not may_be_news(event):
+            continue
         item = news.feed(*change_of(event))
         if item is not None:
             lines.put(f"meshdbg: {item.text()}")

@@ -12,8 +12,9 @@ import time
 from pathlib import Path
 from typing import IO
 
-from meshdbg.debugger.views import SessionView, WorkerView
-from meshdbg.debugger.news import News
+from meshdbg.debugger.views import SessionView, WorkerView, change_of
+from meshdbg.debugger.news import News, may_be_news
+from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind
 
 WORKER = Path(__file__).parent / "console" / "stopping_worker.py"
@@ -117,3 +118,14 @@ def test_news_tells_each_stop_once_a_post_mortem_as_a_crash_and_exits_with_their
     lost = news.feed(WatchKind.CLOSED, view(4, session_id=5), EndReason.WORKER_GONE)  # no agent stream
     assert lost is not None and lost.text() == "rank 4 (gpus=4) exited: the worker went away"
     assert news.feed(WatchKind.EXITED, WorkerView(**{**worker.to_json(), "rank": 4}), None) is None  # told once
+
+
+def test_a_running_update_is_never_news_and_serve_skips_it_unread() -> None:
+    def event(kind: WatchKind, state: State) -> pb.WatchEvent:
+        return pb.WatchEvent(kind=kind.pb, session=pb.SessionInfo(id=1, state=state.pb, identity=pb.Identity(rank=1)))
+
+    running = event(WatchKind.UPDATED, State.RUNNING)
+    assert not may_be_news(running)
+    assert News().feed(*change_of(running)) is None
+    assert all(may_be_news(event(WatchKind.UPDATED, state)) for state in State if state is not State.RUNNING)
+    assert may_be_news(event(WatchKind.OPENED, State.RUNNING))

@@ -23,9 +23,10 @@ from __future__ import annotations
 import csv
 import io
 import re
+from itertools import repeat
 
 from meshdbg.worker.pipelining.errors import ActionParseError, ScheduleError
-from meshdbg.worker.pipelining.ir import Action, ActionType, AnyAction, parse_action
+from meshdbg.worker.pipelining.ir import ACTION_TEXT, Action, ActionType, AnyAction, has_overlaps, parse_action
 
 _HEADER_RE = re.compile(r"rank (0|[1-9][0-9]*)")
 _SKIPPED_RE = re.compile(r"[0-9]+(UNSHARD|RESHARD|REDUCE_GRAD)")
@@ -33,23 +34,21 @@ _MONARCH_BATCHED_RE = re.compile(r"([0-9]+(?:SEND_F|SEND_B)[0-9]+)_([0-9]+(?:REC
 _MONARCH_FULL_RE = re.compile(r"([0-9]+)BW([0-9]+)")
 
 
-def _rows(actions: list[list[AnyAction]]) -> list[list[str]]:
-    """Cells step by step: the text form, or "" where a rank has no action at that step."""
-    steps = max((len(rank_actions) for rank_actions in actions), default=0)
-    return [
-        [str(rank_actions[step]) if step < len(rank_actions) else "" for rank_actions in actions]
-        for step in range(steps)
-    ]
-
-
 def format_table(actions: list[list[AnyAction]]) -> str:
-    """An aligned text table: a ``step`` column, then ``rank 0``, ``rank 1``, ..."""
+    """An aligned text table: a ``step`` column, then ``rank 0``, ``rank 1``, ...
+
+    Built column by column (a rank's cells, its width, its padding), so the half million
+    cells of a large schedule pass through C loops (``map``, ``str.ljust``, ``zip``), not
+    one Python expression each (issue 22: the table was half of ``meshdbg schedule``)."""
+    steps = max((len(rank_actions) for rank_actions in actions), default=0)
     header = ["step"] + [f"rank {rank}" for rank in range(len(actions))]
-    body = [[str(step)] + row for step, row in enumerate(_rows(actions))]
-    widths = [max(len(row[col]) for row in [header, *body]) for col in range(len(header))]
-    return "\n".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [header, *body]
-    )
+    text = str if has_overlaps(actions) else ACTION_TEXT.__mod__  # plain actions: no __str__ call each
+    columns = [list(map(str, range(steps)))] + [list(map(text, rank_actions)) for rank_actions in actions]
+    padded = []
+    for title, cells in zip(header, columns):
+        width = max(len(title), max(map(len, cells), default=0))
+        padded.append(list(map(str.ljust, [title, *cells, *[""] * (steps - len(cells))], repeat(width))))
+    return "\n".join("  ".join(row).rstrip() for row in zip(*padded))
 
 
 def dump_csv(rows: list[list[AnyAction | None]]) -> str:

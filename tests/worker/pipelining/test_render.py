@@ -69,6 +69,16 @@ def test_table_has_a_column_per_rank_and_a_row_per_step(actions: list[list[Actio
     assert len(lines) == 1 + max((len(a) for a in actions), default=0)
 
 
+@given(action_lists)
+def test_table_cells_are_each_action_text_in_aligned_columns(actions: list[list[Action]]) -> None:
+    lines = format_table(actions).splitlines()
+    for step, line in enumerate(lines[1:]):
+        assert line.split() == [str(step), *(str(a[step]) for a in actions if step < len(a))]
+    starts = [lines[0].index(f"rank {rank}") for rank in range(len(actions))]
+    for line in lines[1:]:  # every cell starts at its column
+        assert all(line[start - 2:start] == "  " for start in starts if start < len(line))
+
+
 def test_table_aligns_ranks_and_leaves_finished_ranks_blank() -> None:
     actions = lower(generate("gpipe", 2, 1, 1)).actions + [[]]
     assert format_table(actions).splitlines() == [

@@ -1,0 +1,417 @@
+"""Every path of issue 22 against its raw-gRPC floor, in one run, interleaved: ratios.
+
+    python bench/bench_floor.py [--big] [--strict] [--quick] [--only PATH,...]
+
+Each path is timed alternately with its floor (a block of meshdbg, a block of the floor, the
+order swapped every repetition), so whatever load the machine has hits both; the figure is
+the ratio of the medians. Floors are raw gRPC with the same shapes and none of meshdbg's logic
+(generic handlers and bytes, bench_core_echo.py):
+
+| path | meshdbg | floor | target |
+|---|---|---|---|
+| attach_p_api | `AttachedSession.send("p x")`, a real worker | two-hop echo: client → relay → sync worker | 1.1 |
+| attach_p_plain | `p x` through `meshdbg attach --plain` | attach_p_api (also shown against the two-hop echo) | 1.2 |
+| cast_N, continue_N | `cast("all", "p rank")`, `resume("all")` on N real workers | a relay fanning each message out to N sync echo workers and streaming N answers back | 1.2 |
+| cast_1024, continue_1024 (--big) | the same on 1,024 simulated sessions (bench_scale_worker.py --answer) | fan-out to 1,024 grpc.aio echo streams | 1.5 |
+| list_api | `ControlClient.list()` of 10,000 sessions | the same bytes over a raw unary call, parsed (`ListReply.FromString`) | 1.2 |
+| list_cli | `meshdbg list --json`, a fresh process | bench_floor_cli.py: a fresh process, the same bytes, the same JSON out | 1.2 |
+| schedule | `meshdbg schedule` p=64 v=4 m=1024, its table to /dev/null | building as many actions (bench_schedule.floor) | 1.5 |
+
+Prints one JSON line per path ({"path", "ours_ms", "floor_ms", "ratio", "target", ...}), a
+`FAIL <path> ratio X > target Y` line for each ratio past its target, and a summary line. The
+exit status is 0 unless --strict and a ratio failed (a loaded machine moves ratios too), or
+the system under test misbehaved (1). About 1–2 minutes on 2 cores; --big adds the 1,024-session
+paths (about a minute more). Every process it starts is ended in a `finally`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Awaitable, Callable
+
+import grpc
+
+from bench_core import BenchError, Processes, wait_stopped
+from bench_core_echo import RELAY_METHOD, round_trip
+from bench_schedule import floor as build_actions
+
+from meshdbg.debugger.control import ControlClient
+from meshdbg.wire.connection import ConnectionInfo
+from meshdbg.wire.proto import debugger_pb2 as pb
+
+HERE = Path(__file__).resolve().parent
+PAYLOAD = b"x" * 96  # about a `p x` reply: output, prompt and frame
+LIST_METHOD = "/meshdbg.v1.Debugger/List"
+TARGETS = {"attach_p_api": 1.1, "attach_p_plain": 1.2, "cast": 1.2, "continue": 1.2, "cast_big": 1.5,
+           "continue_big": 1.5, "list_api": 1.2, "list_cli": 1.2, "schedule": 1.5}
+STOP_TIMEOUT_S = 60.0  # every worker of a phase stopped again
+
+
+@dataclass(frozen=True)
+class Config:
+    """How much to measure."""
+
+    workers: int = 32  # real worker processes of the attach, cast and continue paths
+    big: int = 0  # simulated sessions of the --big paths (0: skipped)
+    sessions: int = 10_000  # simulated sessions listed
+    schedule: tuple[int, int, int] = (64, 4, 1024)  # p, v, m
+    block: int = 20  # round trips per block of an attach path
+    attach_reps: int = 15  # blocks of each attach path
+    cast_reps: int = 30
+    continue_reps: int = 8
+    big_reps: int = 10
+    list_reps: int = 15
+    cli_reps: int = 7
+    schedule_reps: int = 3
+    work_s: float = 0.2  # a worker's "work" between two breakpoints
+
+
+QUICK = dict(block=5, attach_reps=4, cast_reps=4, continue_reps=3, big_reps=2, list_reps=3, cli_reps=2,
+             schedule_reps=1)
+
+Measure = Callable[[], Awaitable[list[float]]]
+
+
+async def interleaved(measures: dict[str, Measure], reps: int) -> dict[str, list[float]]:
+    """Seconds of each measure over `reps` repetitions, their order rotated every repetition."""
+    names = list(measures)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for rep in range(reps):
+        for name in names[rep % len(names):] + names[:rep % len(names)]:
+            samples[name].extend(await measures[name]())
+    return samples
+
+
+class Report:
+    """Ratios as JSON lines, a FAIL line for each past its target."""
+
+    def __init__(self) -> None:
+        self.failed: list[str] = []
+        self.ratios: dict[str, float] = {}
+
+    def ratio(self, path: str, target_key: str, ours: list[float], floor: list[float], floor_name: str,
+              **extra: object) -> None:
+        ours_ms, floor_ms = statistics.median(ours) * 1e3, statistics.median(floor) * 1e3
+        ratio, target = ours_ms / floor_ms, TARGETS[target_key]
+        self.ratios[path] = round(ratio, 2)
+        print(json.dumps({"path": path, "ours_ms": round(ours_ms, 3), "floor_ms": round(floor_ms, 3),
+                          "floor": floor_name, "ratio": round(ratio, 2), "target": target, "n": len(ours), **extra}),
+              flush=True)
+        if ratio > target:
+            self.failed.append(path)
+            print(f"FAIL {path} ratio {ratio:.2f} > target {target}", flush=True)
+
+
+def timed(work: Callable[[], Awaitable[object]]) -> Measure:
+    """A measure of one call of `work`."""
+    async def measure() -> list[float]:
+        start = time.perf_counter()
+        await work()
+        return [time.perf_counter() - start]
+
+    return measure
+
+
+def blocks(work: Callable[[], Awaitable[object]], count: int) -> Measure:
+    """A measure of `count` calls of `work`, one sample each."""
+    async def measure() -> list[float]:
+        samples = []
+        for _ in range(count):
+            start = time.perf_counter()
+            await work()
+            samples.append(time.perf_counter() - start)
+        return samples
+
+    return measure
+
+
+class Bench:
+    """The processes of one run and the paths measured over them."""
+
+    def __init__(self, config: Config, procs: Processes, tmp: Path, report: Report) -> None:
+        self.config, self.procs, self.report = config, procs, report
+        self.token = secrets.token_urlsafe(32)
+        self.env = {**os.environ, "MESHDBG_TOKEN": self.token, "MESHDBG_CONNECTION_FILE": str(tmp / "connection.json")}
+        self.env.pop("MESHDBG_ADDR", None)
+        self.script = shutil.which("meshdbg", path=str(Path(sys.executable).parent)) or shutil.which("meshdbg")
+
+    async def serve(self) -> str:
+        server = self.procs.spawn([sys.executable, "-m", "meshdbg", "serve", "--port", "0"], self.env,
+                                  stdout=subprocess.PIPE)
+        return await self.procs.first_line(server, "meshdbg serve")
+
+    async def relay(self, workers: int, aio: bool = False) -> str:
+        """The address of a relay with `workers` echo workers connected (sync processes, or
+        grpc.aio streams of one process)."""
+        echo = str(HERE / "bench_core_echo.py")
+        relay = self.procs.spawn([sys.executable, echo, "--relay"], self.env, stdout=subprocess.PIPE)
+        addr = f"127.0.0.1:{await self.procs.first_line(relay, 'the relay')}"
+        if aio:
+            self.procs.spawn([sys.executable, echo, "--aio-workers", addr, str(workers)], self.env)
+        else:
+            for _ in range(workers):
+                self.procs.spawn([sys.executable, echo, "--worker", addr], self.env)
+        async with grpc.aio.insecure_channel(addr) as channel:
+            count = channel.unary_unary("/bench.Relay/Count")
+            deadline = time.monotonic() + STOP_TIMEOUT_S
+            while int(await count(b"")) < workers:
+                if time.monotonic() > deadline:
+                    raise BenchError(f"fewer than {workers} echo workers reached the relay")
+                await asyncio.sleep(0.05)
+        return addr
+
+    # ---- attach, cast, continue on real workers ---------------------------------------
+
+    async def real_workers(self) -> None:
+        c = self.config
+        two_hop, fan_out = await self.relay(1), await self.relay(c.workers)
+        addr = await self.serve()
+        rounds = c.continue_reps + 2
+        for rank in range(c.workers):
+            env = {**self.env, "MESHDBG_ADDR": addr, "MESHDBG_RANK": str(rank), "MESHDBG_NAME": "bench",
+                   "MESHDBG_COORDS": f"hosts={rank // 8},gpus={rank % 8}",
+                   "PYTHONBREAKPOINT": "meshdbg.worker.remote_breakpointhook"}
+            self.procs.spawn([sys.executable, str(HERE / "bench_core_worker.py"), str(rounds), str(c.work_s)], env)
+        async with ControlClient(ConnectionInfo(addr, self.token)) as client, \
+                grpc.aio.insecure_channel(two_hop) as hop_channel, grpc.aio.insecure_channel(fan_out) as fan_channel:
+            await wait_stopped(client, c.workers, STOP_TIMEOUT_S)
+            hop, fan = hop_channel.stream_stream(RELAY_METHOD)(), fan_channel.stream_stream(RELAY_METHOD)()
+            await self.attach_paths(client, addr, hop)
+            await self.cast_path("cast", f"cast_{c.workers}", client, fan, c.workers, c.cast_reps)
+            await self.continue_path("continue", f"continue_{c.workers}", client, fan, c.workers, c.continue_reps)
+            for call in (hop, fan):
+                call.cancel()
+
+    async def attach_paths(self, client: ControlClient, addr: str, hop: grpc.aio.StreamStreamCall) -> None:
+        c = self.config
+        plain = await asyncio.create_subprocess_exec(self.script, "attach", "--plain", "1", "--addr", addr,
+                                                     env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                                     stderr=subprocess.DEVNULL)
+        try:
+            await asyncio.wait_for(plain.stdout.readuntil(b"(Pdb) "), STOP_TIMEOUT_S)
+
+            async def plain_p() -> None:
+                plain.stdin.write(b"p x\n")
+                reply = await plain.stdout.readuntil(b"(Pdb) ")
+                if b"'rank': 1" not in reply:
+                    raise BenchError(f"unexpected reply to `p x` in attach --plain: {reply!r}")
+
+            async with client.attach(rank=0) as pdb:
+                async def api_p() -> None:
+                    reply = await pdb.send("p x")
+                    if "'rank': 0" not in reply.output:
+                        raise BenchError(f"unexpected reply to `p x`: {reply.output!r}")
+
+                measures = {"api": blocks(api_p, c.block), "floor": blocks(lambda: round_trip(hop, PAYLOAD), c.block),
+                            "plain": blocks(plain_p, c.block)}
+                for measure in measures.values():  # warm-up
+                    await measure()
+                samples = await interleaved(measures, c.attach_reps)
+        finally:
+            if plain.returncode is None:
+                plain.kill()
+            await plain.wait()
+        self.report.ratio("attach_p_api", "attach_p_api", samples["api"], samples["floor"], "two-hop echo")
+        floor_ms = statistics.median(samples["floor"]) * 1e3
+        self.report.ratio("attach_p_plain", "attach_p_plain", samples["plain"], samples["api"], "attach_p_api",
+                          ratio_to_two_hop=round(statistics.median(samples["plain"]) * 1e3 / floor_ms, 2))
+
+    async def cast_path(self, target: str, path: str, client: ControlClient, fan: grpc.aio.StreamStreamCall,
+                        count: int, reps: int) -> None:
+        async def cast() -> None:
+            results = await client.cast("all", "p rank", timeout_s=STOP_TIMEOUT_S)
+            if len(results) != count or not all(r.ok for r in results):
+                raise BenchError(f"cast reached {sum(r.ok for r in results)} of {count} sessions")
+
+        measures = {"ours": timed(cast), "floor": timed(lambda: round_trip(fan, PAYLOAD, count))}
+        for measure in measures.values():
+            await measure()
+        samples = await interleaved(measures, reps)
+        self.report.ratio(path, target, samples["ours"], samples["floor"], f"fan-out to {count} streams")
+
+    async def continue_path(self, target: str, path: str, client: ControlClient, fan: grpc.aio.StreamStreamCall,
+                            count: int, reps: int) -> None:
+        """Each repetition: the fan-out floor, and `resume("all")` (timed), then (untimed) every
+        session stopping again; in alternating order."""
+        async def resume() -> list[float]:
+            await wait_stopped(client, count, STOP_TIMEOUT_S)
+            start = time.perf_counter()
+            resumed = await client.resume("all", timeout_s=STOP_TIMEOUT_S)
+            elapsed = time.perf_counter() - start
+            if len(resumed) != count:
+                raise BenchError(f"continue resumed {len(resumed)} of {count} sessions")
+            return [elapsed]
+
+        samples = await interleaved({"ours": resume, "floor": timed(lambda: round_trip(fan, PAYLOAD, count))}, reps)
+        self.report.ratio(path, target, samples["ours"], samples["floor"], f"fan-out to {count} streams",
+                          work_s=self.config.work_s)
+
+    # ---- 1,024 simulated sessions ------------------------------------------------------
+
+    async def simulated_sessions(self) -> None:
+        c = self.config
+        fan_out = await self.relay(c.big, aio=True)
+        addr = await self.serve()
+        rounds = c.big_reps + 2
+        self.procs.spawn([sys.executable, str(HERE / "bench_scale_worker.py"), addr, self.token, "0", str(c.big),
+                          "--answer", str(rounds), str(c.work_s)], self.env, stdin=subprocess.PIPE)
+        async with ControlClient(ConnectionInfo(addr, self.token)) as client, \
+                grpc.aio.insecure_channel(fan_out) as fan_channel:
+            await wait_stopped(client, c.big, STOP_TIMEOUT_S)
+            fan = fan_channel.stream_stream(RELAY_METHOD)()
+            await self.cast_path("cast_big", f"cast_{c.big}", client, fan, c.big, c.big_reps)
+            await self.continue_path("continue_big", f"continue_{c.big}", client, fan, c.big, c.big_reps)
+            fan.cancel()
+
+    # ---- listings of 10,000 ------------------------------------------------------------
+
+    async def listings(self) -> None:
+        c = self.config
+        echo = self.procs.spawn([sys.executable, str(HERE / "bench_core_echo.py")], self.env, stdout=subprocess.PIPE)
+        blob_addr = f"127.0.0.1:{await self.procs.first_line(echo, 'the echo server')}"
+        addr = await self.serve()
+        processes = max(1, min(10, c.sessions // 200))
+        share = c.sessions // processes
+        for index in range(processes):
+            size = share + (c.sessions % processes if index == processes - 1 else 0)
+            self.procs.spawn([sys.executable, str(HERE / "bench_scale_worker.py"), addr, self.token,
+                              str(index * share), str(size)], self.env, stdin=subprocess.PIPE)
+        options = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)]
+        async with ControlClient(ConnectionInfo(addr, self.token)) as client, \
+                grpc.aio.insecure_channel(blob_addr, options=options) as blob_channel, \
+                grpc.aio.insecure_channel(addr, options=options) as raw_channel:
+            await wait_stopped(client, c.sessions, STOP_TIMEOUT_S * 2)
+            listing = await raw_channel.unary_unary(LIST_METHOD)(pb.ListRequest().SerializeToString(),
+                                                                 metadata=client.connection.metadata())
+            await blob_channel.unary_unary("/bench.Blob/Set")(listing)
+            get = blob_channel.unary_unary("/bench.Blob/Get")
+
+            async def raw_list() -> None:
+                pb.ListReply.FromString(await get(b""))
+
+            async def api_list() -> None:
+                if len(await client.list()) != c.sessions:
+                    raise BenchError("a listing lost sessions")
+
+            measures = {"ours": timed(api_list), "floor": timed(raw_list)}
+            for measure in measures.values():
+                await measure()
+            samples = await interleaved(measures, c.list_reps)
+            self.report.ratio("list_api", "list_api", samples["ours"], samples["floor"], "raw unary, parsed",
+                              sessions=c.sessions, megabytes=round(len(listing) / 1e6, 2))
+            await self.list_cli(addr, blob_addr)
+
+    async def list_cli(self, addr: str, blob_addr: str) -> None:
+        ours = [self.script, "list", "--json", "--addr", addr]
+        floor = [sys.executable, str(HERE / "bench_floor_cli.py"), blob_addr]
+        env = {k: v for k, v in self.env.items() if k != "PYTHONDONTWRITEBYTECODE"}  # caches on, as for a user
+        outputs = {}
+
+        def run(argv: list[str]) -> Measure:
+            async def measure() -> list[float]:
+                start = time.perf_counter()
+                proc = await asyncio.create_subprocess_exec(*argv, env=env, stdout=subprocess.PIPE, cwd=tempfile.gettempdir())
+                out, _ = await proc.communicate()
+                elapsed = time.perf_counter() - start
+                if proc.returncode:
+                    raise BenchError(f"{' '.join(argv)} exited with status {proc.returncode}")
+                outputs[argv[0]] = out
+                return [elapsed]
+
+            return measure
+
+        measures = {"ours": run(ours), "floor": run(floor)}
+        for measure in measures.values():
+            await measure()
+        if json.loads(outputs[ours[0]]) != json.loads(outputs[floor[0]]):
+            raise BenchError("bench_floor_cli.py printed another JSON than `meshdbg list --json`")
+        samples = await interleaved(measures, self.config.cli_reps)
+        self.report.ratio("list_cli", "list_cli", samples["ours"], samples["floor"],
+                          "fresh process, same bytes, same JSON", sessions=self.config.sessions)
+
+    # ---- the scheduler -------------------------------------------------------------
+
+    async def schedule(self) -> None:
+        from meshdbg.worker.pipelining.cli import main as schedule_main
+        from meshdbg.worker.pipelining.schedules import generate
+
+        p, v, m = self.config.schedule
+        actions = sum(len(rank) for rank in generate("interleaved-1f1b", p, v, m).actions)
+        argv = ["--kind", "interleaved-1f1b", "--ranks", str(p), "--stages-per-rank", str(v), "--microbatches", str(m)]
+
+        async def ours() -> None:
+            with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
+                if schedule_main(argv):
+                    raise BenchError("meshdbg schedule failed")
+
+        async def floor() -> None:
+            build_actions(actions)
+
+        samples = await interleaved({"ours": timed(ours), "floor": timed(floor)}, self.config.schedule_reps)
+        self.report.ratio("schedule", "schedule", samples["ours"], samples["floor"], "building the actions",
+                          p=p, v=v, m=m, actions=actions)
+
+
+PHASES = {"real": Bench.real_workers, "big": Bench.simulated_sessions, "list": Bench.listings,
+          "schedule": Bench.schedule}
+
+
+def parse_args(argv: list[str] | None) -> tuple[Config, list[str], bool]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--big", action="store_true", help="also cast and continue to 1,024 simulated sessions")
+    parser.add_argument("--strict", action="store_true", help="exit 2 when a ratio is past its target")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
+    parser.add_argument("--only", default="", help=f"comma-separated phases among {', '.join(PHASES)}")
+    parser.add_argument("--workers", type=int, default=Config.workers)
+    parser.add_argument("--big-sessions", type=int, default=1024)
+    parser.add_argument("--sessions", type=int, default=Config.sessions, help="sessions listed")
+    parser.add_argument("--schedule", default="64,4,1024", metavar="P,V,M")
+    args = parser.parse_args(argv)
+    p, v, m = (int(n) for n in args.schedule.split(","))
+    phases = args.only.split(",") if args.only else [name for name in PHASES if name != "big" or args.big]
+    unknown = set(phases) - set(PHASES)
+    if unknown:
+        parser.error(f"unknown phase {', '.join(sorted(unknown))}")
+    config = Config(workers=args.workers, big=args.big_sessions if "big" in phases else 0, sessions=args.sessions,
+                    schedule=(p, v, m), **(QUICK if args.quick else {}))
+    return config, phases, args.strict
+
+
+def main(argv: list[str] | None = None) -> int:
+    config, phases, strict = parse_args(argv)
+    report = Report()
+    started = time.monotonic()
+    print(json.dumps({"bench": "floor", "config": config.__dict__, "phases": phases,
+                      "load_average": os.getloadavg()}), flush=True)
+    with tempfile.TemporaryDirectory(prefix="meshdbg-floor-") as tmp, open(Path(tmp) / "stderr.log", "wb") as log:
+        for phase in phases:
+            procs = Processes(log)
+            try:
+                asyncio.run(PHASES[phase](Bench(config, procs, Path(tmp), report)))
+            except BenchError as exc:
+                log.flush()
+                tail = (Path(tmp) / "stderr.log").read_text(errors="replace")[-2000:]
+                print(f"bench_floor: {exc}\n--- subprocess stderr (tail) ---\n{tail}", file=sys.stderr)
+                return 1
+            finally:
+                procs.stop_all()
+    print(json.dumps({"summary": "floor", "ratios": report.ratios, "failed": report.failed,
+                      "seconds": round(time.monotonic() - started, 1), "load_average": os.getloadavg()}), flush=True)
+    return 2 if strict and report.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

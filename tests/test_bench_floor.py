@@ -1,0 +1,38 @@
+"""bench/bench_floor.py runs end to end at tiny sizes: a JSON line per path with its ratio,
+a FAIL line for each ratio past its target, and --strict's exit status (issue 22).
+
+The figures themselves are not checked here (a loaded machine moves them): the bench is
+the guard of the ratios, this test only that the bench works."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_floor.py"
+PATHS = {"attach_p_api", "attach_p_plain", "cast_2", "continue_2", "cast_8", "continue_8", "list_api", "list_cli",
+         "schedule"}
+
+
+@pytest.mark.timeout(150)
+def test_the_floor_bench_prints_a_ratio_per_path_and_fails_strictly() -> None:
+    done = subprocess.run([sys.executable, str(BENCH), "--quick", "--strict", "--workers", "2", "--sessions", "30",
+                           "--schedule", "4,2,8", "--big", "--big-sessions", "8"],
+                          capture_output=True, text=True, timeout=140)
+    assert done.returncode in (0, 2), done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    records = {r["path"]: r for r in (json.loads(line) for line in lines if line.startswith('{"path"'))}
+    assert set(records) == PATHS
+    for record in records.values():
+        assert record["ratio"] == pytest.approx(record["ours_ms"] / record["floor_ms"], rel=0.02)
+    failed = [line for line in lines if line.startswith("FAIL ")]
+    assert all(re.fullmatch(r"FAIL \S+ ratio [0-9.]+ > target [0-9.]+", line) for line in failed)
+    assert {line.split()[1] for line in failed} == {p for p, r in records.items() if r["ratio"] > r["target"]}
+    summary = json.loads(lines[-1])
+    assert summary["failed"] == [line.split()[1] for line in failed]
+    assert done.returncode == (2 if failed else 0)
