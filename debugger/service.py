@@ -12,8 +12,9 @@ import grpc
 from meshdbg.debugger.auth import DecodingInterceptor, TokenInterceptor
 from meshdbg.debugger.certificates import ServerCertificate
 from meshdbg.wire.tls import insecure_bind_warning
-from meshdbg.debugger.collectives import guard_collectives, pause_timeout_from_env
+from meshdbg.debugger.collectives import guard_collectives
 from meshdbg.wire.connection import ConnectionInfo, join_url, new_token, remove_connection_file, write_connection_file
+from meshdbg.wire.environment import PAUSE_TIMEOUT
 from meshdbg.wire.errors import MeshdbgError, UsageError
 from meshdbg.wire.keepalive import SERVER_KEEPALIVE
 from meshdbg.debugger.mesh_servicer import MeshServicer
@@ -64,7 +65,7 @@ class DebugClient:
         self.advertise = advertise
         self._connection: ConnectionInfo | None = None
         self.connection_file: Path | None = None
-        self.pause_timeout_s = pause_timeout_from_env()  # pause-safe collectives (meshdbg.debugger.collectives)
+        self.pause_timeout_s = PAUSE_TIMEOUT.get()  # pause-safe collectives (meshdbg.debugger.collectives)
         self._server: grpc.aio.Server | None = None
         self._guard: asyncio.Task[None] | None = None
 

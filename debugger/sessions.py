@@ -22,6 +22,7 @@ from meshdbg.debugger.peers import PeerFeed
 from meshdbg.wire.pending import PendingRequests
 from meshdbg.debugger.selection import Selection
 from meshdbg.wire.coords import identity_coords
+from meshdbg.wire.environment import RECONNECT_S
 from meshdbg.wire.vocabulary import EndReason, PromptKind, State, WatchKind, wire_value
 
 Writer = Callable[[pb.ServerMessage], Awaitable[None]]
@@ -318,6 +319,7 @@ class SessionRegistry:
         self._watchers: dict[asyncio.Queue[pb.WatchEvent | None], bool] = {}  # queue → wants worker exits
         self.closing = False  # the server shuts down on purpose: broken streams are ends, not silences
         self.tasks: set[asyncio.Task] = set()  # background watches of silent sessions (meshdbg.debugger.liveness)
+        self.reconnect_s = RECONNECT_S.get()  # how long they may stay silent (read at start: a bad value stops it)
 
     async def say_goodbye(self, reason: str, timeout: float) -> None:
         """The server shuts down on purpose: tell every session's worker (bounded by `timeout`),

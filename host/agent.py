@@ -19,7 +19,7 @@ from typing import Awaitable, Callable, Mapping, Protocol
 from meshdbg.host.output import Flow, PrefixedLines, SinkFor, Stream, line_prefix, pipe_to, to_terminal
 from meshdbg.host.plan import HostPlan, RankPlan
 from meshdbg.host.spawner import ForkServer
-from meshdbg.wire.shown_marks import MARKS_ENV
+from meshdbg.wire.environment import SHOWN_MARKS
 
 STOP_GRACE_S = 3.0
 DRAIN_TIMEOUT_S = 2.0
@@ -106,7 +106,7 @@ class HostAgent:
 
     async def _spawn(self, plan: HostPlan, rank: RankPlan) -> None:
         prefix = line_prefix(rank.label)
-        env = {**self.env, **rank.env, MARKS_ENV: "1"}
+        env = {**self.env, **rank.env, SHOWN_MARKS.name: "1"}
         out_fd, out_pump = await pipe_to(prefix, self.sinks(rank.rank, Stream.STDOUT), self.flow)
         err_fd, err_pump = await pipe_to(prefix, self.sinks(rank.rank, Stream.STDERR), self.flow)
         self._pumps += [out_pump, err_pump]

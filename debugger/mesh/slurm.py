@@ -17,6 +17,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from meshdbg.debugger.mesh.remote import JoinPlacer, end_within
+from meshdbg.wire.environment import TOKEN
 from meshdbg.wire.errors import UsageError
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ class SlurmPlacer(JoinPlacer):
     async def start_agents(self, launcher: "MeshLauncher") -> None:
         argv = ["srun", f"--nodes={self.expected}", "--ntasks-per-node=1", "--whole", "--kill-on-bad-exit=1",
                 sys.executable, "-m", "meshdbg", "host", "--join", launcher.server.connection.join]
-        env = dict(os.environ, MESHDBG_TOKEN=launcher.server.token)
+        env = {**os.environ, TOKEN.name: launcher.server.token}
         print(f"meshdbg: starting {self.expected} host agents: {' '.join(argv[:5])} meshdbg host ...", file=sys.stderr,
               flush=True)
         try:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 
 from meshdbg.wire.connection import ConnectionInfo, parse_url
+from meshdbg.wire.environment import TOKEN
 from meshdbg.wire.errors import UsageError
 
 
@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def read_token(args: argparse.Namespace) -> str:
     """The run's token: --token-file, else MESHDBG_TOKEN; UsageError when neither has one."""
     if args.token_file is None:
-        token = os.environ.get("MESHDBG_TOKEN", "")
+        token = TOKEN.get()
         if not token:
             raise UsageError("meshdbg host needs the run's token: set MESHDBG_TOKEN or give --token-file FILE")
         return token
