@@ -23,10 +23,12 @@ from meshdbg.wire.pending import PendingRequests
 from meshdbg.debugger.selection import Selection
 from meshdbg.wire.coords import identity_coords
 from meshdbg.wire.environment import RECONNECT_S
+from meshdbg.wire.logs import logger
 from meshdbg.wire.vocabulary import EndReason, PromptKind, State, WatchKind, wire_value
 
 Writer = Callable[[pb.ServerMessage], Awaitable[None]]
 OutputListener = Callable[[str], Awaitable[None]]  # gets a running command's output chunks
+log = logger(__name__)
 
 class Session:
     """One worker thread stopped in pdb, reached through `write`, which sends on its stream."""
@@ -255,6 +257,7 @@ class Session:
             return
         self.state, self._info_bytes = State.NOT_ANSWERING, None
         self.gone = why
+        log.warning("session %d (rank %d, pid %d) not answering: %s", self.id, self.rank, self.identity.pid, why)
         self._transcript.add(f"*** {why}\n")
         self._fail_waiting()
         self._registry.publish(WatchKind.UPDATED, self)
@@ -290,6 +293,8 @@ class Session:
             return
         self.state, self._info_bytes = State.EXITED, None
         self.end_reason = reason
+        log.info("session %d (rank %d, pid %d) ended: %s%s", self.id, self.rank, self.identity.pid, reason,
+                 f" ({self.gone})" if self.gone else "")
         self._transcript.add(output)
         ended = pb.Reply(output=output, frame=self.frame, ended=True, reason=reason.pb)
         self._share(peers.reply, ended)

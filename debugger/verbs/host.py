@@ -17,6 +17,7 @@ from pathlib import Path
 from meshdbg.wire.connection import ConnectionInfo, parse_url
 from meshdbg.wire.environment import TOKEN
 from meshdbg.wire.errors import UsageError
+from meshdbg.wire.logs import add_log_argument, logged
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token-file", type=Path, metavar="FILE",
                         help="read the run's token from FILE (the token alone, or a connection file) "
                              "instead of MESHDBG_TOKEN")
+    add_log_argument(parser)
 
 
 def read_token(args: argparse.Namespace) -> str:
@@ -50,6 +52,7 @@ def read_token(args: argparse.Namespace) -> str:
     return text
 
 
+@logged("host")
 async def main(args: argparse.Namespace) -> int:
     from meshdbg.host.identity import index_hint
     from meshdbg.host.remote import serve
