@@ -63,15 +63,16 @@ async def opening_hello(request_iterator: AsyncIterator[Any], context: grpc.aio.
     """
     first = await first_message(request_iterator, context, stream)
     if first is None or not first.HasField("hello"):
-        await refuse(context, grpc.StatusCode.INVALID_ARGUMENT, f"{stream} must open with hello")
+        await refuse(context, grpc.StatusCode.INVALID_ARGUMENT, f"{stream} must open with hello", stream)
     size = first.ByteSize()
     if size > HELLO_LIMIT:
         await refuse(context, grpc.StatusCode.INVALID_ARGUMENT, f"the hello of {stream} is {size:,} bytes, over the "
-                     f"limit of {HELLO_LIMIT:,}: shorten MESHDBG_NAME or the context labels")
+                     f"limit of {HELLO_LIMIT:,}: shorten MESHDBG_NAME or the context labels", stream)
     identity = identity_of(first.hello)
     problem = version_problem(identity.protocol_version)
     if problem:
-        await refuse(context, grpc.StatusCode.FAILED_PRECONDITION, f"{stream} of pid {identity.pid}: {problem}")
+        await refuse(context, grpc.StatusCode.FAILED_PRECONDITION, problem,
+                     f"{stream} of rank {identity.rank} pid {identity.pid}")
     sanitize_identity(identity)
     return first.hello
 
@@ -83,12 +84,13 @@ async def first_message(request_iterator: AsyncIterator[_M], context: grpc.aio.S
     try:
         return await asyncio.wait_for(anext(aiter(request_iterator), None), HELLO_TIMEOUT_S)
     except TimeoutError:
-        await refuse(context, grpc.StatusCode.DEADLINE_EXCEEDED, f"{stream} sent nothing in {HELLO_TIMEOUT_S:g} s; closed")
+        await refuse(context, grpc.StatusCode.DEADLINE_EXCEEDED, f"{stream} sent nothing in {HELLO_TIMEOUT_S:g} s; closed",
+                     stream)
 
 
-async def refuse(context: grpc.aio.ServicerContext, code: grpc.StatusCode, why: str) -> NoReturn:
-    """End the call with `code` and `why`, recording in the log whom it refused."""
-    log.warning("refused %s: %s", context.peer(), why)
+async def refuse(context: grpc.aio.ServicerContext, code: grpc.StatusCode, why: str, who: str) -> NoReturn:
+    """End the call with `code` and `why`, recording in the log `who` was refused, from where, and why."""
+    log.warning("refused %s from %s: %s", who, context.peer(), why)
     await context.abort(code, why)
 
 
@@ -196,7 +198,7 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
     async def Handshake(self, request: pb.HandshakeRequest, context: grpc.aio.ServicerContext) -> pb.HandshakeReply:
         problem = version_problem(request.protocol_version)
         if problem:
-            await refuse(context, grpc.StatusCode.FAILED_PRECONDITION, f"a control client: {problem}")
+            await refuse(context, grpc.StatusCode.FAILED_PRECONDITION, problem, "a control client")
         log.debug("control client from %s", context.peer())
         return pb.HandshakeReply(protocol_version=PROTOCOL_VERSION, server_version=SERVER_VERSION)
 

@@ -29,7 +29,7 @@ from typing import Awaitable, Callable
 
 from meshdbg.wire.connection import private_dir, runtime_dir
 from meshdbg.wire.environment import LOG, LOG_LEVELS
-from meshdbg.wire.errors import MeshdbgError
+from meshdbg.wire.errors import MeshdbgError, UntrustedFile
 
 logging.getLogger("meshdbg").addHandler(logging.NullHandler())  # no stderr fallback for our records
 
@@ -54,14 +54,19 @@ def add_log_argument(parser: argparse.ArgumentParser) -> None:
                              f"(default: {LOG.name}, else info)")
 
 
-def start_log(what: str, level: str | None = None) -> Path:
+def start_log(what: str, level: str | None = None) -> Path | None:
     """Send meshdbg's records (at `level`, else MESHDBG_LOG's) and other libraries' warnings
     to a new private file named after `what` and this process; its path. UsageError for a
-    malformed MESHDBG_LOG, before anything is created."""
+    malformed MESHDBG_LOG, before anything is created. A process whose log cannot be created
+    (a read-only home, a runtime folder that is not ours) says so in one line and runs without."""
     level = level or LOG.get()
-    folder = private_dir(runtime_dir() / LOGS_FOLDER)
-    path = folder / f"{what}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}.log"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_APPEND, 0o600)
+    try:
+        folder = private_dir(runtime_dir() / LOGS_FOLDER)
+        path = folder / f"{what}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}.log"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_APPEND, 0o600)
+    except (OSError, UntrustedFile) as exc:
+        print(f"meshdbg: running without a log file ({exc})", file=sys.stderr, flush=True)
+        return None
     stream = os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace", buffering=1)  # a line at a time
     handler = logging.StreamHandler(stream)
     formatter = logging.Formatter(FORMAT, "%Y-%m-%dT%H:%M:%S")

@@ -48,7 +48,7 @@ def test_a_refused_client_is_in_the_servers_private_log_with_the_reason(server: 
         with pytest.raises(grpc.RpcError):
             pb_grpc.DebuggerStub(channel).Handshake(pb.HandshakeRequest(protocol_version=1), metadata=metadata, timeout=5)
     assert logged(path, "refused /meshdbg.v1.Debugger/List").endswith(": no token")
-    assert "a control client: protocol version 1 is not supported" in logged(path, "protocol version 1")
+    assert "WARNING meshdbg.debugger.servicer: refused a control client from ipv4:127.0.0.1:" in logged(path, "version 1")
     assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert "Bearer" not in path.read_text() and "not-the-token" not in path.read_text()
 
@@ -124,3 +124,20 @@ def test_a_run_and_its_host_agent_log_forks_exits_and_the_first_failure(tmp_path
     assert "WARNING meshdbg.debugger.mesh.launcher: rank 1 failed first (exit status 3)\n" in run_log
     assert run_log.rstrip().endswith("meshdbg run ends: exit status 3")
     assert host_log.rstrip().endswith("meshdbg host ends: exit status 0") and "joining the run at 127.0.0.1:" in host_log
+
+
+def test_a_server_whose_log_cannot_be_created_says_so_once_and_serves(tmp_path: Path) -> None:
+    (tmp_path / "not-a-folder").write_text("")
+    env = dict(os.environ, MESHDBG_RUNTIME_DIR=str(tmp_path / "not-a-folder"), MESHDBG_CONNECTION_FILE=str(tmp_path / "c.json"))
+    server = subprocess.Popen([sys.executable, "-m", "meshdbg", "serve"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    try:
+        assert server.stdout is not None and server.stdout.readline().startswith("127.0.0.1:")
+        listed = subprocess.run([sys.executable, "-m", "meshdbg", "list"], env=env, capture_output=True, text=True,
+                                timeout=30)
+        assert (listed.returncode, listed.stdout) == (0, "no sessions\n"), listed.stderr
+    finally:
+        server.send_signal(signal.SIGINT)
+        _, err = server.communicate(timeout=20)
+    assert server.returncode == 0 and "Traceback" not in err
+    assert err.splitlines()[0].startswith("meshdbg: running without a log file ([Errno 20] Not a directory")
