@@ -156,8 +156,8 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         write = serialized_writer(context, EndReason.WORKER_GONE)
         resumes = hello.resumes_session
         session = self.registry.open(hello, write)
-        log.info("session %d %s: rank %d (%s) pid %d thread %r on %s, from %s", session.id,
-                 "re-registered" if session.id == resumes else "opened", hello.rank, format_coords(session.coords),
+        log.info("session %d%s: rank %d (%s) pid %d thread %r on %s, from %s", session.id,
+                 " re-registered" if session.id == resumes else "", hello.rank, format_coords(session.coords),
                  hello.pid, hello.thread_name, hello.hostname, context.peer())
         output, reason = "", EndReason.WORKER_GONE
         try:

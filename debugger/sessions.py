@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import operator
 from typing import AsyncIterator, Awaitable, Callable
 
@@ -293,8 +294,9 @@ class Session:
             return
         self.state, self._info_bytes = State.EXITED, None
         self.end_reason = reason
-        log.info("session %d (rank %d, pid %d) ended: %s%s", self.id, self.rank, self.identity.pid, reason,
-                 f" ({self.gone})" if self.gone else "")
+        log.log(logging.DEBUG if reason is EndReason.CONTINUED else logging.INFO,  # a stop is news, a continue is not
+                "session %d (rank %d, pid %d) ended: %s%s", self.id, self.rank, self.identity.pid, reason,
+                f" ({self.gone})" if self.gone else "")
         self._transcript.add(output)
         ended = pb.Reply(output=output, frame=self.frame, ended=True, reason=reason.pb)
         self._share(peers.reply, ended)

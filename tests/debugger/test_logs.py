@@ -57,10 +57,11 @@ def test_who_stopped_and_how_the_server_ended_are_logged(server: Server, private
     path = log_of(private_runtime_dir, "serve", server.process.pid)
     worker = server.worker("hold.py", 3, "hosts=1,gpus=1")
     server.wait_sessions(1)
-    opened = logged(path, "session 1 opened")
+    opened = logged(path, "session 1: ")
     assert f"rank 3 (hosts=1,gpus=1) pid {worker.pid} thread 'MainThread'" in opened and "from ipv4:127.0.0.1:" in opened
-    assert server.cli("continue").returncode == 0
-    assert logged(path, "session 1 (rank 3").endswith("ended: continued")
+    worker.kill()
+    assert logged(path, "session 1 (rank 3").endswith(f"ended: the worker went away (rank 3 (pid {worker.pid}) "
+                                                      "exited or was killed)")
     stopped(server)
     assert path.read_text().splitlines()[-1].endswith("INFO meshdbg.wire.logs: meshdbg serve ends: exit status 0")
 
