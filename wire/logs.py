@@ -7,7 +7,8 @@ as the connection files are: it names peers and paths. It records who connected 
 rank, pid), what was refused and why (a wrong token, another protocol version), stops, ends,
 exits, lost workers and hosts, and how the process ended (a crash with its traceback), at the
 level of `--log-level`, else MESHDBG_LOG, else `info`; `debug` adds every control client and
-call. Other libraries' warnings (asyncio's, gRPC's) land in the same file.
+call. Other libraries' warnings (asyncio's, gRPC's) land in the same file. The newest LOGS_KEPT
+of each verb are kept.
 
 Modules log through `logger(__name__)`. Only those three verbs open a file
 (`logged`): a program using meshdbg as a library (`meshdbg.proc_mesh`) keeps its own logging,
@@ -43,6 +44,7 @@ def logger(name: str) -> logging.Logger:
 log = logger(__name__)
 
 LOGS_FOLDER = "logs"
+LOGS_KEPT = 100  # of each verb, the newest: older ones are removed when a new one starts
 FORMAT = "%(asctime)s.%(msecs)03dZ %(levelname)s %(name)s: %(message)s"
 Main = Callable[[argparse.Namespace], Awaitable[int]]
 
@@ -67,6 +69,7 @@ def start_log(what: str, level: str | None = None) -> Path | None:
     except (OSError, UntrustedFile) as exc:
         print(f"meshdbg: running without a log file ({exc})", file=sys.stderr, flush=True)
         return None
+    _forget_old(folder, what)
     stream = os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace", buffering=1)  # a line at a time
     handler = logging.StreamHandler(stream)
     formatter = logging.Formatter(FORMAT, "%Y-%m-%dT%H:%M:%S")
@@ -83,6 +86,15 @@ def said(log: logging.Logger, line: str, level: int = logging.INFO) -> None:
     copy in the log (`log`: the saying module's logger)."""
     print(line, file=sys.stderr, flush=True)
     log.log(level, "said: %s", line)
+
+
+def _forget_old(folder: Path, what: str) -> None:
+    """Remove all but the newest LOGS_KEPT logs of `what` (their names sort by the time they started)."""
+    for old in sorted(folder.glob(f"{what}-*.log"))[:-LOGS_KEPT]:
+        try:
+            old.unlink()
+        except OSError:
+            pass  # another process removed it first
 
 
 def logged(what: str) -> Callable[[Main], Main]:

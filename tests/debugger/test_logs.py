@@ -16,6 +16,7 @@ import pytest
 
 from e2e import Server, start_server, wait_for
 from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.wire.logs import LOGS_KEPT
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 
 
@@ -142,3 +143,20 @@ def test_a_server_whose_log_cannot_be_created_says_so_once_and_serves(tmp_path: 
         _, err = server.communicate(timeout=20)
     assert server.returncode == 0 and "Traceback" not in err
     assert err.splitlines()[0].startswith("meshdbg: running without a log file ([Errno 20] Not a directory")
+
+
+def test_only_the_newest_logs_of_a_verb_are_kept(server: Server, private_runtime_dir: Path, tmp_path: Path) -> None:
+    logs = log_of(private_runtime_dir, "serve", server.process.pid).parent
+    old = [logs / f"serve-20200101T0000{second:02d}Z-1.log" for second in range(LOGS_KEPT)]
+    for path in old:
+        path.write_text("old\n")
+    (logs / "run-20200101T000000Z-1.log").write_text("another verb's\n")
+    (tmp_path / "newest").mkdir()
+    newest = start_server(tmp_path / "newest")
+    try:
+        log_of(private_runtime_dir, "serve", newest.process.pid)
+    finally:
+        newest.close()
+    assert sorted(logs.glob("serve-*.log")) == sorted([*old[2:], *logs.glob(f"serve-*-{server.process.pid}.log"),
+                                                       *logs.glob(f"serve-*-{newest.process.pid}.log")])
+    assert (logs / "run-20200101T000000Z-1.log").exists()
