@@ -116,7 +116,7 @@ def read_server_file(path: Path) -> ServerFile:
 # ---- where files live -------------------------------------------------------------------
 
 def runtime_dir() -> Path:
-    """The private directory of per-server connection files."""
+    """The private directory of per-server connection files (and, in `logs/`, of their log files)."""
     return RUNTIME_DIR.get() or Path.home() / ".meshdbg" / "servers"
 
 
