@@ -11,8 +11,10 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from meshdbg.wire.connection import AUTH_HEADER
+from meshdbg.wire.logs import logger
 
 _Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
+log = logger(__name__)
 
 
 class TokenInterceptor(grpc.aio.ServerInterceptor):
@@ -21,27 +23,41 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):
     def __init__(self, token: str) -> None:
         self._expected = f"Bearer {token}".encode()
 
-    def _authorized(self, details: grpc.HandlerCallDetails) -> bool:
+    def _refused(self, details: grpc.HandlerCallDetails) -> str | None:
+        """Why the call may not run (for the log), None when its token is the server's."""
         presented = dict(details.invocation_metadata or ()).get(AUTH_HEADER, "")
-        return isinstance(presented, str) and hmac.compare_digest(presented.encode(), self._expected)
+        if not presented:
+            return "no token"
+        if isinstance(presented, str) and hmac.compare_digest(presented.encode(), self._expected):
+            return None
+        return "wrong token"
 
     async def intercept_service(self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[_Handler | None]],
                                 details: grpc.HandlerCallDetails) -> _Handler | None:
         handler = await continuation(details)
-        if handler is None or self._authorized(details):
+        if handler is None:
+            return None
+        refused = self._refused(details)
+        if refused is None:
+            log.debug("call %s", details.method)
             return handler
-        return _refusal(handler)
+        return _refusal(handler, details.method, refused)
 
 
-def _refusal(handler: _Handler) -> _Handler:
-    """A handler of the same shape as `handler` that fails with UNAUTHENTICATED."""
+def _refusal(handler: _Handler, method: str, why: str) -> _Handler:
+    """A handler of the same shape as `handler` that fails with UNAUTHENTICATED (and logs who
+    was refused, and `why`)."""
     message = "missing or wrong token (set MESHDBG_TOKEN or use the server's connection file)"
 
-    async def unary(request: object, context: grpc.aio.ServicerContext) -> None:
+    async def refuse(context: grpc.aio.ServicerContext) -> None:
+        log.warning("refused %s from %s: %s", method, context.peer(), why)
         await context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
 
+    async def unary(request: object, context: grpc.aio.ServicerContext) -> None:
+        await refuse(context)
+
     async def streaming(request: object, context: grpc.aio.ServicerContext) -> AsyncIterator[None]:
-        await context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
+        await refuse(context)
         yield  # pragma: no cover - makes this an async generator
 
     return _reshaped(handler, streaming if handler.response_streaming else unary, handler.request_deserializer)

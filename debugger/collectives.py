@@ -11,26 +11,9 @@ MESHDBG_PAUSE_TIMEOUT seconds on the server (default 3600, as torch.distributed.
 
 from __future__ import annotations
 
-import os
-
 from meshdbg.debugger.sessions import SessionRegistry
 from meshdbg.debugger.workers import WorkerRegistry
-from meshdbg.wire.coords import SECONDS_LIMIT, bounded_float, shown
-from meshdbg.wire.errors import UsageError
 from meshdbg.wire.vocabulary import WatchKind
-
-PAUSE_TIMEOUT_ENV = "MESHDBG_PAUSE_TIMEOUT"
-DEFAULT_PAUSE_TIMEOUT_S = 3600.0
-
-
-def pause_timeout_from_env() -> float:
-    """MESHDBG_PAUSE_TIMEOUT in seconds (default 3600; 0: leave the timeouts alone)."""
-    text = os.environ.get(PAUSE_TIMEOUT_ENV, "")
-    seconds = bounded_float(text.strip(), SECONDS_LIMIT) if text else DEFAULT_PAUSE_TIMEOUT_S
-    if seconds is None:
-        raise UsageError(f"{PAUSE_TIMEOUT_ENV}={shown(text)} is not a number of seconds from 0 (off) "
-                         f"to {SECONDS_LIMIT:.0f}")
-    return seconds
 
 
 async def guard_collectives(sessions: SessionRegistry, workers: WorkerRegistry, timeout_s: float) -> None:

@@ -17,7 +17,6 @@ from typing import NamedTuple
 
 from meshdbg.debugger.sessions import Session
 from meshdbg.wire.connection import process_state
-from meshdbg.wire.keepalive import reconnect_window_s
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import EndReason, State
 
@@ -75,7 +74,7 @@ async def _watch_silent(session: Session, stream: object) -> None:
     identity = session.identity
     local = identity.hostname == _HOSTNAME and identity.pid > 0
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + reconnect_window_s() + GRACE_S
+    deadline = loop.time() + session.registry.reconnect_s + GRACE_S
     while session.state is State.NOT_ANSWERING and session.writer is stream:
         state = process_state(identity.pid) if local else None
         if local and (state is None or state in "ZX"):

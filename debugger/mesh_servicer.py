@@ -17,6 +17,10 @@ from meshdbg.wire.proto import mesh_pb2 as mesh_pb
 from meshdbg.wire.proto import mesh_pb2_grpc as mesh_grpc
 from meshdbg.debugger.servicer import opening_hello
 from meshdbg.debugger.workers import Worker, WorkerRegistry
+from meshdbg.wire.coords import format_coords
+from meshdbg.wire.logs import logger
+
+log = logger(__name__)
 
 
 class MeshServicer(mesh_grpc.MeshServicer):
@@ -30,6 +34,8 @@ class MeshServicer(mesh_grpc.MeshServicer):
         hello: mesh_pb.AgentHello = await opening_hello(request_iterator, context, "an agent stream",
                                                          lambda hello: hello.identity)
         worker = self.workers.connect(hello)
+        log.info("worker %d joined: rank %d (%s) pid %d on %s, started by %s, from %s", worker.id, worker.rank,
+                 format_coords(worker.coords), worker.pid, hello.identity.hostname, worker.launcher, context.peer())
         outbox = worker.outbox  # this stream's, even if the worker connects again
         assert outbox is not None  # connect() opened it
         pump = asyncio.create_task(self._pump_worker(request_iterator, worker, outbox))
@@ -41,6 +47,7 @@ class MeshServicer(mesh_grpc.MeshServicer):
         finally:
             pump.cancel()
             if worker.outbox is outbox:
+                log.info("worker %d (rank %d, pid %d): its agent stream ended", worker.id, worker.rank, worker.pid)
                 self.workers.disconnected(worker)
 
     @staticmethod

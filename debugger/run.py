@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import importlib.machinery
 import importlib.util
+import logging
 import os
 import sys
 from typing import Awaitable, Collection, TypeVar
@@ -30,6 +31,7 @@ from meshdbg.debugger.views import SessionView
 from meshdbg.debugger.news import News
 from meshdbg.wire.connection import ConnectionInfo
 from meshdbg.wire.errors import MeshdbgError, UsageError
+from meshdbg.wire.logs import add_log_argument, logged, logger, said
 from meshdbg.wire.racing import first_of
 from meshdbg.wire.coords import format_coords
 from meshdbg.wire.vocabulary import HOST_LOST, State, WatchKind
@@ -38,6 +40,7 @@ from meshdbg.debugger.mesh import placing
 from meshdbg.debugger.mesh.shape import DEFAULT_SHAPE, MeshShape
 from meshdbg.debugger.verbs import add_tls_arguments
 
+log = logger(__name__)
 INTERRUPTED = 130
 CONSOLE_CLOSE_S = 2.0  # how long the console may take to close itself when the job ends
 T = TypeVar("T")
@@ -54,6 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "127.0.0.1:PORT, 0 for a free one, as `meshdbg dap` does")
     add_tls_arguments(parser)
     placing.add_arguments(parser)
+    add_log_argument(parser)
     parser.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE [ARGS]",
                         help="run a module, like python -m")
     parser.add_argument("script", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS]",
@@ -90,6 +94,7 @@ def check_module(name: str) -> None:
         raise UsageError(f"no module named {top}")
 
 
+@logged("run")
 async def main(args: argparse.Namespace) -> int:
     argv = target_argv(args)
     shape = MeshShape.parse(args.mesh) if args.mesh else MeshShape.of(DEFAULT_SHAPE)
@@ -104,8 +109,8 @@ async def main(args: argparse.Namespace) -> int:
     try:
         try:
             ready = await unless_interrupted(start_mesh(launcher), job.stopping)
-            print(f"meshdbg: {launcher.size} ranks ready in {ready:.2f} s (mesh {shape}, server "
-                  f"{launcher.server.connection.addr})", file=sys.stderr, flush=True)
+            said(log, f"meshdbg: {launcher.size} ranks ready in {ready:.2f} s (mesh {shape}, server "
+                      f"{launcher.server.connection.addr})")
             if args.dap is not None:
                 dap = await serve_ides(launcher, args.dap)
             interactive = sys.stdin.isatty() and sys.stdout.isatty()
@@ -113,7 +118,7 @@ async def main(args: argparse.Namespace) -> int:
             status = await unless_interrupted(launcher.wait(), job.stopping)
         except Interrupted:
             await close_console(job, watcher)
-            print(f"meshdbg: {job.why}; stopping the mesh", file=sys.stderr, flush=True)
+            said(log, f"meshdbg: {job.why}; stopping the mesh")
             await launcher.stop()
             return INTERRUPTED
         await close_console(job, watcher)
@@ -122,8 +127,8 @@ async def main(args: argparse.Namespace) -> int:
             consequence = "the other ranks ran on" if args.keep_going else "the mesh was stopped"
             others = how_ranks_ended({r: s for r, s in launcher.exits.items() if r != rank}, launcher.lost_ranks)
             lost = f"{HOST_LOST}, " if rank in launcher.lost_ranks else ""
-            print(f"meshdbg: rank {rank} failed first ({lost}exit status {first_status}); {consequence}"
-                  f"{': ' + others if others else ''}", file=sys.stderr, flush=True)
+            said(log, f"meshdbg: rank {rank} failed first ({lost}exit status {first_status}); {consequence}"
+                      f"{': ' + others if others else ''}", logging.WARNING)
         return status
     finally:
         collector.cancel()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import sys
+import logging
+import os
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -12,10 +13,12 @@ import grpc
 from meshdbg.debugger.auth import DecodingInterceptor, TokenInterceptor
 from meshdbg.debugger.certificates import ServerCertificate
 from meshdbg.wire.tls import insecure_bind_warning
-from meshdbg.debugger.collectives import guard_collectives, pause_timeout_from_env
+from meshdbg.debugger.collectives import guard_collectives
 from meshdbg.wire.connection import ConnectionInfo, join_url, new_token, remove_connection_file, write_connection_file
+from meshdbg.wire.environment import PAUSE_TIMEOUT
 from meshdbg.wire.errors import MeshdbgError, UsageError
 from meshdbg.wire.keepalive import SERVER_KEEPALIVE
+from meshdbg.wire.logs import logger, said
 from meshdbg.debugger.mesh_servicer import MeshServicer
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 from meshdbg.wire.proto import mesh_pb2_grpc as mesh_grpc
@@ -28,6 +31,7 @@ from meshdbg.debugger.workers import WorkerRegistry
 # by default). And take a burst of thousands of breakpoints at once: gRPC queues calls that
 # arrive faster than the asyncio server picks them up, and past 3,000 queued (its hard limit)
 # fails them with INTERNAL, which is what refused a burst of ~3,200 simultaneous breakpoints.
+log = logger(__name__)
 BURST_LIMIT = 1 << 20
 GOODBYE_S = 1.0  # how long a stopping server waits for its goodbyes to be taken
 SERVER_OPTIONS = [("grpc.so_reuseport", 0), *SERVER_KEEPALIVE, ("grpc.server.max_pending_requests", BURST_LIMIT),
@@ -64,7 +68,7 @@ class DebugClient:
         self.advertise = advertise
         self._connection: ConnectionInfo | None = None
         self.connection_file: Path | None = None
-        self.pause_timeout_s = pause_timeout_from_env()  # pause-safe collectives (meshdbg.debugger.collectives)
+        self.pause_timeout_s = PAUSE_TIMEOUT.get()  # pause-safe collectives (meshdbg.debugger.collectives)
         self._server: grpc.aio.Server | None = None
         self._guard: asyncio.Task[None] | None = None
 
@@ -87,7 +91,7 @@ class DebugClient:
                              f"or the port is taken") from exc
         warning = insecure_bind_warning(self.host, self.tls is not None)
         if warning:  # once bound: a failed bind says only why it failed
-            print(warning, file=sys.stderr, flush=True)
+            said(log, warning, logging.WARNING)
         await server.start()
         self._server = server
         self._guard = asyncio.create_task(guard_collectives(self.registry, self.workers, self.pause_timeout_s))
@@ -100,6 +104,9 @@ class DebugClient:
             except BaseException:
                 await self.stop(0)
                 raise
+        log.info("`meshdbg %s` serving on %s%s (pid %d), connection file %s, join URL %s", self.what,
+                 self._connection.addr, " with TLS" if self.tls else "", os.getpid(), self.connection_file,
+                 join or "none")
         return self.connection
 
     @property
@@ -125,6 +132,7 @@ class DebugClient:
             remove_connection_file(self.connection_file, self.connection)
             self.connection_file = None
         server, self._server = self._server, None
+        log.info("stopping: %d sessions, %d workers", len(self.registry), len(self.workers.workers()))
         if self._guard is not None:
             self._guard.cancel()
         await self.registry.say_goodbye(f"`meshdbg {self.what}` stopped", GOODBYE_S)  # its workers continue at once

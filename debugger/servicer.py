@@ -7,7 +7,7 @@ meshdbg errors into gRPC status codes. The logic lives in meshdbg.debugger.sessi
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Callable, NoReturn, TypeVar
 
 from google.protobuf.message import Message
 
@@ -15,7 +15,9 @@ import grpc
 
 from meshdbg.wire.connection import PROTOCOL_VERSION
 from meshdbg.wire.chunks import check_line
+from meshdbg.wire.coords import format_coords
 from meshdbg.wire.errors import MeshdbgError, SessionError, UsageError
+from meshdbg.wire.logs import logger
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 from meshdbg.debugger.deadlines import (CAST_S, CLIENT_STALL_S, COMPARE_S, CONTINUE_S, INTERRUPT_S, STACKS_S, NoAnswer,
@@ -33,6 +35,7 @@ from meshdbg.debugger.workers import WorkerRegistry
 from meshdbg.wire.status import status_code_of
 from meshdbg.wire.vocabulary import EndReason, State, wire_value
 
+log = logger(__name__)
 SERVER_VERSION = "0.1.0"
 HELLO_TIMEOUT_S = 10.0  # a stream that says nothing for this long is closed
 HELLO_LIMIT = 64 * 1024  # bytes: identities stay small, so listings of thousands stay fast
@@ -60,15 +63,16 @@ async def opening_hello(request_iterator: AsyncIterator[Any], context: grpc.aio.
     """
     first = await first_message(request_iterator, context, stream)
     if first is None or not first.HasField("hello"):
-        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{stream} must open with hello")
+        await refuse(context, grpc.StatusCode.INVALID_ARGUMENT, f"{stream} must open with hello", stream)
     size = first.ByteSize()
     if size > HELLO_LIMIT:
-        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the hello of {stream} is {size:,} bytes, over the "
-                            f"limit of {HELLO_LIMIT:,}: shorten MESHDBG_NAME or the context labels")
+        await refuse(context, grpc.StatusCode.INVALID_ARGUMENT, f"the hello of {stream} is {size:,} bytes, over the "
+                     f"limit of {HELLO_LIMIT:,}: shorten MESHDBG_NAME or the context labels", stream)
     identity = identity_of(first.hello)
     problem = version_problem(identity.protocol_version)
     if problem:
-        await context.abort(grpc.StatusCode.FAILED_PRECONDITION, problem)
+        await refuse(context, grpc.StatusCode.FAILED_PRECONDITION, problem,
+                     f"{stream} of rank {identity.rank} pid {identity.pid}")
     sanitize_identity(identity)
     return first.hello
 
@@ -80,8 +84,14 @@ async def first_message(request_iterator: AsyncIterator[_M], context: grpc.aio.S
     try:
         return await asyncio.wait_for(anext(aiter(request_iterator), None), HELLO_TIMEOUT_S)
     except TimeoutError:
-        await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
-                            f"{stream} sent nothing in {HELLO_TIMEOUT_S:g} s; closed")
+        await refuse(context, grpc.StatusCode.DEADLINE_EXCEEDED, f"{stream} sent nothing in {HELLO_TIMEOUT_S:g} s; closed",
+                     stream)
+
+
+async def refuse(context: grpc.aio.ServicerContext, code: grpc.StatusCode, why: str, who: str) -> NoReturn:
+    """End the call with `code` and `why`, recording in the log `who` was refused, from where, and why."""
+    log.warning("refused %s from %s: %s", who, context.peer(), why)
+    await context.abort(code, why)
 
 
 def serialized_writer(context: grpc.aio.ServicerContext, gone: str) -> Callable[[Message], Awaitable[None]]:
@@ -145,7 +155,11 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
                       ) -> None:
         hello: pb.Identity = await opening_hello(request_iterator, context, "a session")
         write = serialized_writer(context, EndReason.WORKER_GONE)
+        resumes = hello.resumes_session
         session = self.registry.open(hello, write)
+        log.info("session %d%s: rank %d (%s) pid %d thread %r on %s, from %s", session.id,
+                 " re-registered" if session.id == resumes else "", hello.rank, format_coords(session.coords),
+                 hello.pid, hello.thread_name, hello.hostname, context.peer())
         output, reason = "", EndReason.WORKER_GONE
         try:
             await write(pb.ServerMessage(welcome=pb.Welcome(session_id=session.id)))
@@ -185,7 +199,8 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
     async def Handshake(self, request: pb.HandshakeRequest, context: grpc.aio.ServicerContext) -> pb.HandshakeReply:
         problem = version_problem(request.protocol_version)
         if problem:
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, problem)
+            await refuse(context, grpc.StatusCode.FAILED_PRECONDITION, problem, "a control client")
+        log.debug("control client from %s", context.peer())
         return pb.HandshakeReply(protocol_version=PROTOCOL_VERSION, server_version=SERVER_VERSION)
 
     async def List(self, request: pb.ListRequest, context: grpc.aio.ServicerContext) -> bytes:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import operator
 from typing import AsyncIterator, Awaitable, Callable
 
@@ -22,10 +23,13 @@ from meshdbg.debugger.peers import PeerFeed
 from meshdbg.wire.pending import PendingRequests
 from meshdbg.debugger.selection import Selection
 from meshdbg.wire.coords import identity_coords
+from meshdbg.wire.environment import RECONNECT_S
+from meshdbg.wire.logs import logger
 from meshdbg.wire.vocabulary import EndReason, PromptKind, State, WatchKind, wire_value
 
 Writer = Callable[[pb.ServerMessage], Awaitable[None]]
 OutputListener = Callable[[str], Awaitable[None]]  # gets a running command's output chunks
+log = logger(__name__)
 
 LISTED_FIELD = pb.ListReply.DESCRIPTOR.fields_by_name["sessions"].number
 
@@ -278,6 +282,7 @@ class Session:
             return
         self._set_state(State.NOT_ANSWERING)
         self.gone = why
+        log.warning("session %d (rank %d, pid %d) not answering: %s", self.id, self.rank, self.identity.pid, why)
         self._transcript.add(f"*** {why}\n")
         self._fail_waiting()
         self._registry.publish(WatchKind.UPDATED, self)
@@ -313,6 +318,9 @@ class Session:
             return
         self._set_state(State.EXITED)
         self.end_reason = reason
+        log.log(logging.DEBUG if reason is EndReason.CONTINUED else logging.INFO,  # a stop is news, a continue is not
+                "session %d (rank %d, pid %d) ended: %s%s", self.id, self.rank, self.identity.pid, reason,
+                f" ({self.gone})" if self.gone else "")
         self._transcript.add(output)
         ended = pb.Reply(output=output, frame=self.frame, ended=True, reason=reason.pb)
         self._share(peers.reply, ended)
@@ -343,6 +351,7 @@ class SessionRegistry:
         self._watchers: dict[asyncio.Queue[pb.WatchEvent | None], bool] = {}  # queue → wants worker exits
         self.closing = False  # the server shuts down on purpose: broken streams are ends, not silences
         self.tasks: set[asyncio.Task] = set()  # background watches of silent sessions (meshdbg.debugger.liveness)
+        self.reconnect_s = RECONNECT_S.get()  # how long they may stay silent (read at start: a bad value stops it)
 
     async def say_goodbye(self, reason: str, timeout: float) -> None:
         """The server shuts down on purpose: tell every session's worker (bounded by `timeout`),

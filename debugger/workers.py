@@ -17,13 +17,17 @@ from typing import Awaitable, Callable
 from meshdbg.wire.errors import MeshError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import mesh_pb2 as mesh_pb
+from meshdbg.debugger.format import exit_note
 from meshdbg.debugger.liveness import alive_here, wait_gone
 from meshdbg.wire.pending import PendingRequests
 from meshdbg.debugger.selection import Selection
 from meshdbg.debugger.sessions import Session, SessionRegistry
+from meshdbg.debugger.views import WorkerView
 from meshdbg.wire.coords import identity_coords
+from meshdbg.wire.logs import logger
 from meshdbg.wire.vocabulary import State, WatchKind
 
+log = logger(__name__)
 OutsideSampler = Callable[["Worker", bool, float], Awaitable[list[pb.ThreadStack]]]  # (worker, all threads, timeout)
 
 
@@ -201,7 +205,9 @@ class WorkerRegistry:
         """Announce a worker's end to watchers, once."""
         if not worker.end_announced:
             worker.end_announced = True
-            self.sessions.publish_worker(WatchKind.EXITED, self.info(worker))
+            info = self.info(worker)
+            log.info("worker %d (pid %d): %s", worker.id, worker.pid, exit_note(WorkerView.from_pb(info)))
+            self.sessions.publish_worker(WatchKind.EXITED, info)
 
     def workers(self) -> list[Worker]:
         """Every worker by rank, then name, then pid."""

@@ -11,6 +11,7 @@ run, the gRPC stream to the central `run` under `meshdbg host`. It never outlive
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import socket
@@ -19,9 +20,11 @@ from typing import Awaitable, Callable, Mapping, Protocol
 from meshdbg.host.output import Flow, PrefixedLines, SinkFor, Stream, line_prefix, pipe_to, to_terminal
 from meshdbg.host.plan import HostPlan, RankPlan
 from meshdbg.host.spawner import ForkServer
+from meshdbg.wire.environment import SHOWN_MARKS
+from meshdbg.wire.logs import logger
 from meshdbg.wire.racing import within
-from meshdbg.wire.shown_marks import MARKS_ENV
 
+log = logger(__name__)
 STOP_GRACE_S = 3.0
 DRAIN_TIMEOUT_S = 2.0
 
@@ -98,7 +101,7 @@ class HostAgent:
 
     async def _spawn(self, plan: HostPlan, rank: RankPlan) -> None:
         prefix = line_prefix(rank.label)
-        env = {**self.env, **rank.env, MARKS_ENV: "1"}
+        env = {**self.env, **rank.env, SHOWN_MARKS.name: "1"}
         out_fd, out_pump = await pipe_to(prefix, self.sinks(rank.rank, Stream.STDOUT), self.flow)
         err_fd, err_pump = await pipe_to(prefix, self.sinks(rank.rank, Stream.STDERR), self.flow)
         self._pumps += [out_pump, err_pump]
@@ -106,6 +109,7 @@ class HostAgent:
         pid = await self._forks.spawn(env, plan.argv, plan.cwd, out_fd, err_fd, plan.sys_path)
         self._pids[pid] = rank.rank
         self._none_running.clear()
+        log.info("rank %d forked: pid %d", rank.rank, pid)
         self.events.spawned(rank.rank, pid)
         if pid in self._early_exits:  # it exited before this coroutine resumed
             self._on_exit(pid, self._early_exits.pop(pid))
@@ -117,6 +121,8 @@ class HostAgent:
             return
         if not self._pids:
             self._none_running.set()
+        log.log(logging.INFO if code == 0 else logging.WARNING, "rank %d (pid %d) exited: %s", rank, pid,
+                f"signal {-code}" if code < 0 else f"status {code}")
         self.events.exited(rank, code)
 
     def signal(self, signum: int) -> None:
@@ -135,6 +141,8 @@ class HostAgent:
         the fork server, which kills what is left.
         """
         for signum in (signal.SIGTERM, signal.SIGKILL):
+            if self._pids:
+                log.info("sending %s to ranks %s", signal.Signals(signum).name, sorted(self._pids.values()))
             self.signal(signum)
             if await self.none_running_within(grace):
                 return

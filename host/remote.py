@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import os
 import signal
-import sys
 from typing import AsyncIterator, Mapping
 
 import grpc
@@ -29,11 +29,13 @@ from meshdbg.host.plan import HostPlan
 from meshdbg.host.pyspy import PySpyError, py_spy_stacks
 from meshdbg.wire.connection import ConnectionInfo
 from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
+from meshdbg.wire.logs import logger, said
 from meshdbg.wire.proto import host_pb2 as host_pb
 from meshdbg.wire.proto import host_pb2_grpc as host_grpc
 from meshdbg.wire.status import error_from_rpc
 from meshdbg.wire.tls import channel_credentials
 
+log = logger(__name__)
 CHUNK = 32 * 1024
 OUTPUT_BACKLOG = 1 << 20
 LOST_GRACE_S = 1.5  # the run is gone: SIGTERM, then SIGKILL after this, well within 5 s
@@ -113,6 +115,7 @@ class RemoteAgent:
         """SIGINT or SIGTERM to the agent: leave the run if not placed yet, else end our ranks
         (the run then sees them exit, and the stream end, as for any job that stops)."""
         self.interrupted = True
+        log.info("interrupted: %s", "leaving the run" if self.plan is None else "stopping this host's ranks")
         if self.plan is None:
             self.uplink.close()
         else:
@@ -137,6 +140,7 @@ class RemoteAgent:
         self.agent.prepare()
         try:
             self.uplink.send(host_pb.HostMessage(hello=hello(addr, self.index, port.getsockname()[1])))
+            log.info("joining the run at %s (index hint %s)", addr, self.index)
             call = host_grpc.HostsStub(channel).Join(self.uplink.messages(), metadata=self.connection.metadata())
             finishing = asyncio.create_task(self._finish_when_done())
             try:
@@ -145,7 +149,8 @@ class RemoteAgent:
             except grpc.RpcError as exc:
                 if self.plan is None and not self.interrupted:  # refused, or never reached
                     raise error_from_rpc(exc, addr) from None
-                print(f"meshdbg host: lost the run at {addr}; stopping this host's ranks", file=sys.stderr, flush=True)
+                log.warning("the run's stream broke: %s", error_from_rpc(exc, addr))
+                said(log, f"meshdbg host: lost the run at {addr}; stopping this host's ranks", logging.WARNING)
                 return 1
             finally:
                 finishing.cancel()
@@ -167,11 +172,12 @@ class RemoteAgent:
             self._ranks = len(self.plan.ranks)
             ranks = [r.rank for r in self.plan.ranks]
             which = "no ranks" if not ranks else f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {ranks[0]}-{ranks[-1]}"
-            print(f"meshdbg host: host {self.plan.index}, {which}", file=sys.stderr, flush=True)
+            said(log, f"meshdbg host: host {self.plan.index}, {which}")
             if not self.plan.ranks:
                 self.finished.set()
             await self.agent.start(self.plan)
         elif kind == "stop":
+            log.info("the run stops this host's ranks (grace %g s)", command.stop.grace_s)
             asyncio.get_running_loop().create_task(self.agent.stop(command.stop.grace_s))
         elif kind == "sample":
             asyncio.get_running_loop().create_task(self._sample(command.sample))

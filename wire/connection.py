@@ -26,13 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from meshdbg.wire.coords import bounded_float, bounded_int
+from meshdbg.wire.environment import ADDR, CONNECTION_FILE, RUNTIME_DIR, TLS_FINGERPRINT, TOKEN
 from meshdbg.wire.errors import ConnectionFailed, UntrustedFile, UsageError
 
 PROTOCOL_VERSION = 5  # 2: states, reasons and watch kinds are enums; 3: output in chunks; 4: worker joins watched;
 # 5: reconnecting stops, goodbyes and deadlines, shared attach, the program's output, structured queries
 AUTH_HEADER = "authorization"
-CONNECTION_FILE_ENV = "MESHDBG_CONNECTION_FILE"
-RUNTIME_DIR_ENV = "MESHDBG_RUNTIME_DIR"
 SERVER_FILE_GLOB = "server-*.json"
 PID_LIMIT = 2**22  # Linux's pid_max ceiling
 URL_SCHEME = "meshdbg://"
@@ -117,9 +116,8 @@ def read_server_file(path: Path) -> ServerFile:
 # ---- where files live -------------------------------------------------------------------
 
 def runtime_dir() -> Path:
-    """The private directory of per-server connection files."""
-    named = os.environ.get(RUNTIME_DIR_ENV)
-    return Path(named) if named else Path.home() / ".meshdbg" / "servers"
+    """The private directory of per-server connection files (and, in `logs/`, of their log files)."""
+    return RUNTIME_DIR.get() or Path.home() / ".meshdbg" / "servers"
 
 
 def refuse_untrusted(path: Path, info: os.stat_result, what: str) -> None:
@@ -206,9 +204,8 @@ def write_connection_file(info: ConnectionInfo, what: str = "serve") -> Path:
     With MESHDBG_CONNECTION_FILE set, that file: replaced when stale, refused (UsageError)
     while another live server owns it. Otherwise a new file in the runtime directory."""
     text = json.dumps(_record(info, what))
-    named = os.environ.get(CONNECTION_FILE_ENV)
-    if named:
-        path = Path(named)
+    path = CONNECTION_FILE.get()
+    if path is not None:
         if not path.parent.exists():
             private_dir(path.parent)
         try:
@@ -216,7 +213,7 @@ def write_connection_file(info: ConnectionInfo, what: str = "serve") -> Path:
         except (FileNotFoundError, ConnectionFailed):
             owner = None
         if owner is not None and owner.pid != os.getpid() and owner.live:
-            raise UsageError(f"{CONNECTION_FILE_ENV}={path} belongs to the live server {owner.info.addr} "
+            raise UsageError(f"{CONNECTION_FILE.name}={path} belongs to the live server {owner.info.addr} "
                              f"(pid {owner.pid}); stop it or name another file")
         tmp = _write_private(path, text)
         try:
@@ -273,31 +270,31 @@ class ServerChoice(UsageError):
         self.servers = servers
         listed = "; ".join(f"{s.info.addr} ({s.what}, pid {s.pid})" for s in servers)
         super().__init__(f"{len(servers)} meshdbg servers are running: {listed}. Choose one with --addr ADDR "
-                         f"(or MESHDBG_ADDR, or {CONNECTION_FILE_ENV}=FILE; meshdbg servers lists them)")
+                         f"(or {ADDR.name}, or {CONNECTION_FILE.name}=FILE; meshdbg servers lists them)")
 
 
 def new_token() -> str:
     """The token a server uses: `MESHDBG_TOKEN` when set, else a fresh random one."""
     import secrets  # servers only: clients, which start often, never pay for it
 
-    return os.environ.get("MESHDBG_TOKEN") or secrets.token_urlsafe(32)
+    return TOKEN.get() or secrets.token_urlsafe(32)
 
 
 def resolve_connection(addr: str | None = None) -> ConnectionInfo:
     """Find the server and its token, or raise ConnectionFailed (none) / ServerChoice (several)."""
-    addr, pinned = parse_url(addr or os.environ.get("MESHDBG_ADDR") or "")
-    token = os.environ.get("MESHDBG_TOKEN")
+    addr, pinned = parse_url(addr or ADDR.get())
+    token = TOKEN.get()
     if addr and token:
-        return ConnectionInfo(addr, token, pinned or os.environ.get("MESHDBG_TLS_FINGERPRINT", ""))
-    named = os.environ.get(CONNECTION_FILE_ENV)
-    if named:
+        return ConnectionInfo(addr, token, pinned or TLS_FINGERPRINT.get())
+    named = CONNECTION_FILE.get()
+    if named is not None:
         try:
-            server = read_server_file(Path(named))
+            server = read_server_file(named)
         except FileNotFoundError:
             if addr:
                 raise ConnectionFailed(f"no token for {addr}: set MESHDBG_TOKEN (no connection file at {named})"
                                        ) from None
-            raise ConnectionFailed(f"no meshdbg server found: {CONNECTION_FILE_ENV}={named} does not exist "
+            raise ConnectionFailed(f"no meshdbg server found: {CONNECTION_FILE.name}={named} does not exist "
                                    f"(start one with `meshdbg serve`)") from None
         if addr and addr != server.info.addr:
             raise ConnectionFailed(f"no token for {addr}: set MESHDBG_TOKEN (the connection file {named} "

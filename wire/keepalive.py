@@ -8,16 +8,11 @@ merely busy (a long `n`, a `p` that sleeps) still answers. Plain option lists, n
 
 A broken stream is not a lost rank: a paused worker whose server went silent (hung, killed and
 restarted on the same connection file) keeps trying to reach it again for the reconnect window
-(MESHDBG_RECONNECT_S, default 60 s) and re-registers the same stop; the server keeps a silent
+(meshdbg.wire.environment.RECONNECT_S, default 60 s) and re-registers the same stop; the server keeps a silent
 rank listed "not answering" for as long. Only a server that says goodbye lets workers go at once.
 """
 
 from __future__ import annotations
-
-import os
-
-RECONNECT_ENV = "MESHDBG_RECONNECT_S"
-DEFAULT_RECONNECT_S = 60.0
 
 PING_INTERVAL_MS = 2_000
 PING_TIMEOUT_MS = 2_000
@@ -43,13 +38,3 @@ SERVER_KEEPALIVE = [
     ("grpc.http2.max_ping_strikes", 0),
 ]
 
-
-def reconnect_window_s() -> float:
-    """MESHDBG_RECONNECT_S in seconds (default 60): how long a worker keeps trying to reach a
-    silent server before it continues, and how long a server keeps a silent remote rank. A value
-    that is not a non-negative number reads as the default (a worker never fails on it)."""
-    try:
-        seconds = float(os.environ.get(RECONNECT_ENV, "") or DEFAULT_RECONNECT_S)
-    except ValueError:
-        return DEFAULT_RECONNECT_S
-    return seconds if 0 <= seconds < float("inf") else DEFAULT_RECONNECT_S

@@ -3,14 +3,13 @@
 Under `meshdbg run` a console attached to a rank shows that rank's output in its session, in
 order with pdb's (meshdbg.worker.fd_capture), and the launcher also prints every rank's output
 as prefixed log lines on the same terminal. So that a line is not printed twice there, a worker
-whose launcher asks for it (MARKS_ENV=1, set by `run` only) wraps what it passes on to its old
+whose launcher asks for it (MESHDBG_SHOWN_MARKS=1, set by `run` only) wraps what it passes on to its old
 stdout/stderr while a session is open in these marks (an OSC sequence no program writes), and
 the launcher's reader (`split_marked`) knows which bytes were also sent to a session.
 """
 
 from __future__ import annotations
 
-MARKS_ENV = "MESHDBG_SHOWN_MARKS"
 START = b"\x1b]7417;shown\x07"
 END = b"\x1b]7417;end\x07"
 

@@ -33,7 +33,9 @@ import sys
 import threading
 from typing import Callable, Protocol, cast
 
-from meshdbg.wire.shown_marks import MARKS_ENV, mark
+from meshdbg.wire.environment import SHOWN_MARKS
+from meshdbg.wire.shown_marks import mark
+from meshdbg.worker.notices import setting
 
 STREAMS = (1, 2)
 READ_BYTES = 64 * 1024
@@ -114,7 +116,7 @@ class _Epoch:
         self.reads: dict[int, int] = {}  # pipe read end → the stream it captures
         self._decoders = {fd: codecs.getincrementaldecoder("utf-8")(errors="replace") for fd in STREAMS}
         self._alive = dict.fromkeys(STREAMS, True)  # still able to tee to the old destination
-        marks = os.environ.get(MARKS_ENV) == "1"  # the launcher's pipes (not a file a child was sent to)
+        marks = setting(SHOWN_MARKS)  # the launcher's pipes (not a file a child was sent to)
         self._marked = {fd: marks and stat.S_ISFIFO(os.fstat(saved).st_mode) for fd, saved in self.saved.items()}
         self._wake_read, self._wake_write = os.pipe()
         self.restored = False

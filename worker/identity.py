@@ -15,7 +15,8 @@ from typing import Mapping
 
 from meshdbg.wire.connection import PROTOCOL_VERSION
 from meshdbg.wire.text import wire_text
-from meshdbg.wire.coords import RANK_LIMIT, bounded_int, parse_coords, pb_coords, shown
+from meshdbg.wire.coords import RANK_LIMIT, bounded_int, pb_coords, shown
+from meshdbg.wire.environment import COORDS, NAME, RANK
 from meshdbg.wire.errors import UsageError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import StopReason, wire_value
@@ -50,9 +51,10 @@ def _mesh(rank: int, node: int, local: int) -> tuple[int, dict[str, int]]:
 def detect_identity(env: Mapping[str, str] | None = None) -> WorkerIdentity:
     """This process's identity from its environment; rank 0 with no coordinates if none."""
     env = os.environ if env is None else env
-    name = wire_text(env.get("MESHDBG_NAME", "worker")[:NAME_LIMIT]) or "worker"
-    if "MESHDBG_RANK" in env:
-        return WorkerIdentity(name, _int(env, "MESHDBG_RANK"), parse_coords(env.get("MESHDBG_COORDS", "")), "meshdbg")
+    name = wire_text(NAME.get(env)[:NAME_LIMIT]) or NAME.default
+    rank = RANK.get(env)
+    if rank is not None:
+        return WorkerIdentity(name, rank, dict(COORDS.get(env)), "meshdbg")  # never the shared default
     if "TORCHELASTIC_RUN_ID" in env and "RANK" in env:
         rank, coords = _mesh(_int(env, "RANK"), _int(env, "GROUP_RANK"), _int(env, "LOCAL_RANK"))
         return WorkerIdentity(name, rank, coords, "torchrun")

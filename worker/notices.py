@@ -1,13 +1,19 @@
 """What a worker says about itself on its stderr: each problem once per process.
 
 A problem that every thread meets (no server reachable, a burst of stops that cannot open a
-session) would otherwise print once per thread: thousands of the same line.
+session, a malformed setting) would otherwise print once per thread: thousands of the same line.
 """
 
 from __future__ import annotations
 
 import sys
 import threading
+from typing import TypeVar
+
+from meshdbg.wire.environment import Variable
+from meshdbg.wire.errors import UsageError
+
+T = TypeVar("T")
 
 _said: set[str] = set()  # what this process has said
 _said_lock = threading.Lock()
@@ -20,3 +26,13 @@ def say_once(text: str) -> None:
             return
         _said.add(text)
     sys.stderr.write(text)
+
+
+def setting(variable: Variable[T]) -> T:
+    """A worker's setting from its environment (meshdbg.wire.environment). A malformed value is
+    said once, in one line, and the default used instead: a worker never fails on its settings."""
+    try:
+        return variable.get()
+    except UsageError as exc:
+        say_once(f"meshdbg: {exc}; using {variable.shown_default.strip('`')}\n")
+        return variable.default

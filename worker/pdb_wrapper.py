@@ -26,13 +26,14 @@ import threading
 from types import FrameType, TracebackType
 from typing import IO, Any, Callable, MutableMapping, cast
 
+from meshdbg.wire.environment import READRC
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.text import fit_reply, wire_text
 from meshdbg.wire.vocabulary import EndReason
 from meshdbg.worker.frames import (FrameWithLocals, innermost_user_frame, is_internal, is_meshdbg_call,
                                    is_outermost_user_frame)
 from meshdbg.worker.interact import interact
-from meshdbg.worker.notices import say_once
+from meshdbg.worker.notices import say_once, setting
 from meshdbg.worker.output import StreamedOutput
 from meshdbg.worker.queries import answer, forget_stop, prompt_kind, standing
 from meshdbg.worker.remote import RemoteSession
@@ -109,14 +110,6 @@ class _RemoteStdin:
         """(`exit()` in `interact` closes sys.stdin, which is this then: nothing to close.)"""
 
 
-READRC_ENV = "MESHDBG_READRC"  # "0": remote pdb reads no .pdbrc
-
-
-def reads_pdbrc() -> bool:
-    """Whether a remote pdb reads ~/.pdbrc and ./.pdbrc as local pdb does (readrc=True)."""
-    return os.environ.get(READRC_ENV, "1").strip() != "0"
-
-
 class PdbWrapper(pdb.Pdb):
     """A pdb.Pdb whose console is a remote client of the DebugClient."""
 
@@ -124,7 +117,7 @@ class PdbWrapper(pdb.Pdb):
         self._output = StreamedOutput(lambda: getattr(self, "remote", None))
         # pdb reads and writes through these two file-likes (readline, write, flush) only.
         super().__init__(stdin=cast(IO[str], _RemoteStdin(self)), stdout=cast(IO[str], self._output), nosigint=True,
-                         readrc=reads_pdbrc())
+                         readrc=setting(READRC))  # ~/.pdbrc and ./.pdbrc, as local pdb
         self.use_rawinput = False
         self._open_session = open_session
         self._leaving: EndReason | None = None  # set when pdb is about to let the worker run

@@ -20,12 +20,14 @@ from google.protobuf.message import Message
 
 from meshdbg.wire.chunks import chunks, tail_start
 from meshdbg.wire.connection import ConnectionInfo
-from meshdbg.wire.keepalive import CLIENT_KEEPALIVE, RECONNECT_ENV, reconnect_window_s
+from meshdbg.wire.environment import RECONNECT_S
+from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
 from meshdbg.wire.tls import channel_credentials
 from meshdbg.wire.errors import ConnectionFailed, MeshdbgError
 from meshdbg.wire.status import error_from_rpc
 from meshdbg.wire.vocabulary import EndReason
 from meshdbg.worker.forking import ForkGuard
+from meshdbg.worker.notices import setting
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 
@@ -140,13 +142,13 @@ def open_stream(connection: ConnectionInfo, method: StreamMethod, first_message:
     (the two typed Any: the generated stubs of the services are untyped). A server too busy or too slow to take the
     stream (a burst of thousands of breakpoints on a loaded machine) is asked again with
     jittered exponential back-off, so no breakpoint is skipped: until no connection could be
-    made for the reconnect window (`window_s`, default meshdbg.wire.keepalive's), counted
+    made for the reconnect window (`window_s`, default MESHDBG_RECONNECT_S), counted
     from the last time the server accepted one, and for LIVE_WAIT_FACTOR windows at most.
     Raises ConnectionFailed (or a subclass) when the server is unreachable (refused) or
     refuses the stream.
     """
     started = time.monotonic()
-    deadline = started + (reconnect_window_s() if window_s is None else window_s)
+    deadline = started + (setting(RECONNECT_S) if window_s is None else window_s)
     pause = RETRY_PAUSE_S
     while True:
         outgoing: queue.SimpleQueue = queue.SimpleQueue()
@@ -154,7 +156,7 @@ def open_stream(connection: ConnectionInfo, method: StreamMethod, first_message:
         channel = ready_channel(connection, deadline)
         # Connected: the server is alive, so a refusal now is load, not absence. The window
         # counts again from here (bounded by LIVE_WAIT_FACTOR windows in all).
-        window = reconnect_window_s()
+        window = setting(RECONNECT_S)
         deadline = max(deadline, min(time.monotonic() + window, started + LIVE_WAIT_FACTOR * window))
         responses = method(channel)(iter(outgoing.get, None), metadata=connection.metadata())
         _fork_guard.opened(channel, cast(grpc.Future, responses))  # a stream's replies are a grpc.Future too
@@ -172,7 +174,7 @@ def within_window(attempt: Callable[[float], object]) -> bool:
     """Call `attempt(seconds_left)` until it returns without a MeshdbgError (the server is not
     there yet: no connection file, refused, silent), with jittered back-off, for up to the
     reconnect window; whether it succeeded."""
-    deadline = time.monotonic() + reconnect_window_s()
+    deadline = time.monotonic() + setting(RECONNECT_S)
     pause = RETRY_PAUSE_S
     while True:
         remaining = deadline - time.monotonic()
@@ -294,7 +296,7 @@ class RemoteSession:
         """Reach the server again within the reconnect window and re-register this stop;
         False (with `farewell` set) when no server answered in time."""
         if not reopen(self._outgoing, lambda window_s: self._open(self._connect(), window_s)):
-            self.farewell = f"no debugger reachable at {self.addr} for {reconnect_window_s():g} s ({RECONNECT_ENV})"
+            self.farewell = f"no debugger reachable at {self.addr} for {setting(RECONNECT_S):g} s ({RECONNECT_S.name})"
             return False
         if self._last_prompt is not None:
             self._outgoing.put(self._last_prompt)

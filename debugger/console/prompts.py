@@ -8,7 +8,6 @@ share the completer, the toolbar and the key bindings; the validator runs at `me
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Callable
 
@@ -20,15 +19,14 @@ from prompt_toolkit.validation import Validator
 from meshdbg.debugger.console.bindings import load_console_bindings
 from meshdbg.debugger.console.highlight import STYLE
 from meshdbg.wire.connection import private_dir, private_file
+from meshdbg.wire.environment import HISTORY
 
-HISTORY_ENV = "MESHDBG_HISTORY"
 PDB_HISTORY_SUFFIX = "-pdb"
 
 
 def history_path(suffix: str = "") -> Path:
     """`MESHDBG_HISTORY`, else ~/.meshdbg/history, plus `suffix`: a private file in a private folder."""
-    named = os.environ.get(HISTORY_ENV)
-    path = Path(named) if named else private_dir(Path.home() / ".meshdbg") / "history"
+    path = HISTORY.get() or private_dir(Path.home() / ".meshdbg") / "history"
     if not path.parent.exists():
         private_dir(path.parent)
     return private_file(path.with_name(path.name + suffix))

@@ -36,10 +36,12 @@ from meshdbg.wire.coords import pb_coords
 from meshdbg.debugger.mesh.hosts import Host, LocalHost
 from meshdbg.debugger.mesh.placement import Target, plan_host
 from meshdbg.debugger.mesh.shape import MeshShape
+from meshdbg.wire.logs import logger
 
 if TYPE_CHECKING:
     import grpc
 
+log = logger(__name__)
 HOST_LOST_STATUS = 255
 
 
@@ -135,6 +137,8 @@ class MeshLauncher:
                         self.post_mortem, self.sys_path)
         plans = [plan_host(self.shape, len(self.hosts), host.index, target, master.master_addr, master.master_port)
                  for host in self.hosts]
+        log.info("mesh %s: %d ranks on %d host(s) (%s), running %s in %s", self.shape, self.size, len(self.hosts),
+                 ", ".join(host.hostname for host in self.hosts), self.argv, self.cwd)
         await asyncio.gather(*(host.start(plan) for host, plan in zip(self.hosts, plans)))
 
     def spawned(self, host: Host, rank: int, pid: int) -> None:
@@ -162,6 +166,8 @@ class MeshLauncher:
             self.server.workers.record_exit(worker, code if code >= 0 else None, -code if code < 0 else None, host_lost)
         if status != 0 and self.first_failure is None and not self._stopping:
             self.first_failure = (rank, status)
+            log.warning("rank %d failed first (exit status %d)%s", rank, status,
+                        "; stopping the mesh" if self.stop_on_failure else "")
             if self.stop_on_failure:
                 asyncio.get_running_loop().create_task(self.stop())
         if len(self.exits) == self.size:
@@ -190,6 +196,7 @@ class MeshLauncher:
     async def stop(self, grace: float = STOP_GRACE_S) -> None:
         """Stop every rank still running, on every host: SIGTERM, then SIGKILL after `grace` seconds."""
         self._stopping = True
+        log.info("stopping every rank: SIGTERM, then SIGKILL after %g s", grace)
         await asyncio.gather(*(host.stop(grace) for host in self.hosts))
 
     async def release(self, grace: float = STOP_GRACE_S) -> None:

@@ -11,6 +11,7 @@ from typing import Protocol, TypeVar
 
 from meshdbg.host.plan import HostPlan, RankPlan
 from meshdbg.wire.coords import format_coords
+from meshdbg.wire.environment import POST_MORTEM
 from meshdbg.wire.errors import UsageError
 from meshdbg.debugger.mesh.shape import MeshShape, rank_env
 
@@ -46,7 +47,7 @@ def plan_host(shape: MeshShape, hosts: int, index: int, target: Target, master_a
     ranks = tuple(RankPlan(rank, f"r{rank} {format_coords(shape.coords(rank))}", dict(
         rank_env(shape, rank, name=target.name, addr=target.addr, token=target.token, master_addr=master_addr,
                  master_port=master_port, fingerprint=target.fingerprint),
-        MESHDBG_POST_MORTEM="1" if target.post_mortem else "0")) for rank in host_ranks(shape, hosts, index))
+        **{POST_MORTEM.name: "1" if target.post_mortem else "0"})) for rank in host_ranks(shape, hosts, index))
     return HostPlan(index, target.argv, target.cwd, ranks, target.sys_path)
 
 

@@ -11,7 +11,7 @@ its ranks are marked exited with reason `host lost`.
 from __future__ import annotations
 
 import asyncio
-import sys
+import logging
 from typing import TYPE_CHECKING, AsyncIterator
 
 import grpc
@@ -22,6 +22,7 @@ from meshdbg.wire.pending import PendingRequests
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.connection import PROTOCOL_VERSION
 from meshdbg.wire.errors import UsageError
+from meshdbg.wire.logs import logger, said
 from meshdbg.wire.proto import host_pb2 as host_pb
 from meshdbg.wire.racing import within
 from meshdbg.wire.vocabulary import HostState
@@ -35,6 +36,7 @@ from meshdbg.host.output import Stream, to_terminal
 if TYPE_CHECKING:
     from meshdbg.debugger.mesh.launcher import MeshLauncher
 
+log = logger(__name__)
 JOIN = "a host agent's stream"
 SAMPLE_TRIP_S = 0.5  # what a py-spy request to another host may take beyond py-spy itself
 
@@ -159,7 +161,7 @@ class RemoteHost:
             return
         self.state = HostState.LOST
         lost = ranks_text(sorted(set(self.ranks) - self._exited))
-        print(f"meshdbg: host {self.index} {self} lost: {lost} marked exited (host lost)", file=sys.stderr, flush=True)
+        said(log, f"meshdbg: host {self.index} {self} lost: {lost} marked exited (host lost)", logging.WARNING)
         self.launcher.host_lost(self)
 
 
@@ -186,8 +188,8 @@ class JoinPlacer:
         """Print the join line; placers that start the agents themselves override this."""
         connection = launcher.server.connection
         where = f" (or --token-file {launcher.server.connection_file})" if launcher.server.connection_file else ""
-        print(f"meshdbg: waiting {self.wait_s:g} s for {self.expected} host(s); on each host, with this run's "
-              f"MESHDBG_TOKEN{where}, run:\n  meshdbg host --join {connection.join}", file=sys.stderr, flush=True)
+        said(log, f"meshdbg: waiting {self.wait_s:g} s for {self.expected} host(s); on each host, with this run's "
+                  f"MESHDBG_TOKEN{where}, run:\n  meshdbg host --join {connection.join}")
 
     async def close(self) -> None:
         """Release what start_agents started."""
@@ -219,11 +221,11 @@ class JoinPlacer:
         hosts = order_hosts(self.joined)
         for index, host in enumerate(hosts):
             host.index = index
-        print("meshdbg: hosts by index: " + ", ".join(f"{h.index} {h}" for h in hosts), file=sys.stderr, flush=True)
+        said(log, "meshdbg: hosts by index: " + ", ".join(f"{h.index} {h}" for h in hosts))
         digests = {h.digest for h in hosts}
         if len(digests) > 1:
             differ = ", ".join(f"host {h.index} {h}: {h.digest[:19] or 'no script'}" for h in hosts)
-            print(f"meshdbg: warning: the script differs between hosts ({differ})", file=sys.stderr, flush=True)
+            said(log, f"meshdbg: warning: the script differs between hosts ({differ})", logging.WARNING)
         return hosts
 
     def _refusal(self, hello: host_pb.HostHello, address: str) -> str | None:
@@ -250,8 +252,7 @@ class JoinPlacer:
         address = peer_ip(context.peer())
         refusal = self._refusal(first.hello, address)
         if refusal is not None:
-            print(f"meshdbg: refused host {printable(first.hello.hostname)} ({address}): {refusal}", file=sys.stderr,
-                  flush=True)
+            said(log, f"meshdbg: refused host {printable(first.hello.hostname)} ({address}): {refusal}", logging.WARNING)
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"refused by the run: {refusal}")
         launcher = self._launcher
         assert launcher is not None  # the join service is served only once prepare() ran
@@ -263,9 +264,10 @@ class JoinPlacer:
         host.digest = printable(digest.digest.script_digest)
         refusal = self._refusal(first.hello, address)  # another may have come in meanwhile
         if refusal is not None:
+            log.warning("refused host %s (%s) after its welcome: %s", host, address, refusal)
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"refused by the run: {refusal}")
         self.joined.append(host)
-        print(f"meshdbg: host {host} joined ({len(self.joined)}/{self.expected})", file=sys.stderr, flush=True)
+        said(log, f"meshdbg: host {host} joined ({len(self.joined)}/{self.expected})")
         if len(self.joined) == self.expected:
             self._full.set()
         pump = asyncio.create_task(host.pump(request_iterator))

@@ -11,6 +11,7 @@ from typing import Iterable, Mapping
 
 from meshdbg.wire.errors import UsageError
 from meshdbg.wire.coords import format_coords, parse_coords
+from meshdbg.wire.environment import ADDR, COORDS, NAME, RANK, TLS_FINGERPRINT, TOKEN
 
 DEFAULT_SHAPE = {"procs": 1}
 CoordSpec = int | slice | range | Iterable[int]
@@ -87,11 +88,10 @@ def rank_env(shape: MeshShape, rank: int, *, name: str, addr: str, token: str, m
     coords = shape.coords(rank)
     local_size = shape.dims[-1][1]
     return {
-        "MESHDBG_ADDR": addr, "MESHDBG_TOKEN": token, "MESHDBG_RANK": str(rank),
-        "MESHDBG_COORDS": format_coords(coords), "MESHDBG_NAME": name,
+        ADDR.name: addr, TOKEN.name: token, RANK.name: str(rank), COORDS.name: format_coords(coords), NAME.name: name,
         "RANK": str(rank), "WORLD_SIZE": str(shape.size), "LOCAL_RANK": str(rank % local_size),
         "LOCAL_WORLD_SIZE": str(local_size), "GROUP_RANK": str(rank // local_size),
         "MASTER_ADDR": master_addr, "MASTER_PORT": str(master_port),
         "PYTHONBREAKPOINT": "meshdbg.worker.remote_breakpointhook",
-        **({"MESHDBG_TLS_FINGERPRINT": fingerprint} if fingerprint else {}),
+        **({TLS_FINGERPRINT.name: fingerprint} if fingerprint else {}),
     }

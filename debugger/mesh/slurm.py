@@ -17,11 +17,14 @@ import sys
 from typing import TYPE_CHECKING
 
 from meshdbg.debugger.mesh.remote import JoinPlacer, end_within
+from meshdbg.wire.environment import TOKEN
 from meshdbg.wire.errors import UsageError
+from meshdbg.wire.logs import logger, said
 
 if TYPE_CHECKING:
     from meshdbg.debugger.mesh.launcher import MeshLauncher
 
+log = logger(__name__)
 STEP_END_S = 5.0
 
 
@@ -53,9 +56,8 @@ class SlurmPlacer(JoinPlacer):
     async def start_agents(self, launcher: "MeshLauncher") -> None:
         argv = ["srun", f"--nodes={self.expected}", "--ntasks-per-node=1", "--whole", "--kill-on-bad-exit=1",
                 sys.executable, "-m", "meshdbg", "host", "--join", launcher.server.connection.join]
-        env = dict(os.environ, MESHDBG_TOKEN=launcher.server.token)
-        print(f"meshdbg: starting {self.expected} host agents: {' '.join(argv[:5])} meshdbg host ...", file=sys.stderr,
-              flush=True)
+        env = {**os.environ, TOKEN.name: launcher.server.token}
+        said(log, f"meshdbg: starting {self.expected} host agents: {' '.join(argv[:5])} meshdbg host ...")
         try:
             self._step = await asyncio.create_subprocess_exec(*argv, env=env, stdin=subprocess.DEVNULL,
                                                               stdout=sys.stderr.fileno(), stderr=sys.stderr.fileno())

@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING
 
 from meshdbg.debugger.mesh.remote import JoinPlacer, end_within
 from meshdbg.wire.errors import UsageError
+from meshdbg.wire.logs import logger, said
 
 if TYPE_CHECKING:
     from meshdbg.debugger.mesh.launcher import MeshLauncher
 
+log = logger(__name__)
 SESSION_END_S = 5.0
 
 
@@ -39,8 +41,7 @@ class SshPlacer(JoinPlacer):
         self._sessions: list[asyncio.subprocess.Process] = []
 
     async def start_agents(self, launcher: "MeshLauncher") -> None:
-        print(f"meshdbg: starting a host agent on each of {', '.join(self.nodes)} over ssh", file=sys.stderr,
-              flush=True)
+        said(log, f"meshdbg: starting a host agent on each of {', '.join(self.nodes)} over ssh")
         for index, node in enumerate(self.nodes):
             agent = shlex.join([sys.executable, "-m", "meshdbg", "host", "--join", launcher.server.connection.join,
                                 "--index", str(index), "--token-file", "/dev/stdin"])

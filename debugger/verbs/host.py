@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 
 from meshdbg.wire.connection import ConnectionInfo, parse_url
+from meshdbg.wire.environment import TOKEN
 from meshdbg.wire.errors import UsageError
+from meshdbg.wire.logs import add_log_argument, logged
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,12 +28,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token-file", type=Path, metavar="FILE",
                         help="read the run's token from FILE (the token alone, or a connection file) "
                              "instead of MESHDBG_TOKEN")
+    add_log_argument(parser)
 
 
 def read_token(args: argparse.Namespace) -> str:
     """The run's token: --token-file, else MESHDBG_TOKEN; UsageError when neither has one."""
     if args.token_file is None:
-        token = os.environ.get("MESHDBG_TOKEN", "")
+        token = TOKEN.get()
         if not token:
             raise UsageError("meshdbg host needs the run's token: set MESHDBG_TOKEN or give --token-file FILE")
         return token
@@ -50,6 +52,7 @@ def read_token(args: argparse.Namespace) -> str:
     return text
 
 
+@logged("host")
 async def main(args: argparse.Namespace) -> int:
     from meshdbg.host.identity import index_hint
     from meshdbg.host.remote import serve

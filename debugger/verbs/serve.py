@@ -19,9 +19,12 @@ from meshdbg.debugger.views import change_of
 from meshdbg.debugger.news import News, may_be_news
 
 from meshdbg.debugger.verbs import add_tls_arguments, server_certificate
+from meshdbg.wire.logs import add_log_argument, logged, logger, said
 
 if TYPE_CHECKING:
     from meshdbg.debugger.service import DebugClient
+
+log = logger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,8 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=0, help="port to bind (default 0: a free one, printed)")
     parser.add_argument("--quiet", action="store_true", help="do not announce stops, crashes and exits")
     add_tls_arguments(parser)
+    add_log_argument(parser)
 
 
+@logged("serve")
 async def main(args: argparse.Namespace) -> int:
     from meshdbg.debugger.gc_pauses import keep_gc_pauses_short
     from meshdbg.debugger.service import DebugClient
@@ -39,10 +44,9 @@ async def main(args: argparse.Namespace) -> int:
     connection = await server.start()
     print(connection.addr, flush=True)
     if connection.fingerprint:
-        print(f"meshdbg: TLS; workers elsewhere need MESHDBG_TLS_FINGERPRINT={connection.fingerprint}",
-              file=sys.stderr, flush=True)
-    print(f"meshdbg: serving on {connection.addr}; clients find it through its connection file "
-          f"{server.connection_file} or MESHDBG_ADDR + MESHDBG_TOKEN. Ctrl-C stops.", file=sys.stderr, flush=True)
+        said(log, f"meshdbg: TLS; workers elsewhere need MESHDBG_TLS_FINGERPRINT={connection.fingerprint}")
+    said(log, f"meshdbg: serving on {connection.addr}; clients find it through its connection file "
+              f"{server.connection_file} or MESHDBG_ADDR + MESHDBG_TOKEN. Ctrl-C stops.")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):

@@ -22,7 +22,8 @@ from meshdbg.debugger.auth import TokenInterceptor
 from meshdbg.debugger.servicer import DebuggerServicer
 from meshdbg.debugger.sessions import SessionRegistry
 from meshdbg.wire.connection import ConnectionInfo, PROTOCOL_VERSION
-from meshdbg.wire.keepalive import RECONNECT_ENV, SERVER_KEEPALIVE
+from meshdbg.wire.environment import RECONNECT_S
+from meshdbg.wire.keepalive import SERVER_KEEPALIVE
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 from meshdbg.wire.vocabulary import EndReason
@@ -73,7 +74,7 @@ def request_readers() -> int:
 @pytest.mark.parametrize("held_s", [0.5, 3.0], ids=["within-the-window", "past-the-window"])
 def test_a_refused_session_retries_until_the_server_has_room(one_rpc_at_a_time: ConnectionInfo, held_s: float,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(RECONNECT_ENV, "1")
+    monkeypatch.setenv(RECONNECT_S.name, "1")
     connection = one_rpc_at_a_time
     first = RemoteSession(lambda: connection, pb.Identity(rank=0, protocol_version=PROTOCOL_VERSION))
     readers = request_readers()
@@ -113,7 +114,7 @@ class RefusesAfterHello(DebuggerServicer):
 
 
 def test_streams_dropped_after_their_hello_are_retried_without_leaking_threads(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(RECONNECT_ENV, "1")
+    monkeypatch.setenv(RECONNECT_S.name, "1")
     servicer = RefusesAfterHello(SessionRegistry())
     servicer.busy_until = time.monotonic() + 3
     with serving(servicer) as connection:

@@ -21,20 +21,18 @@ import threading
 import traceback
 
 from meshdbg.wire.connection import resolve_connection
+from meshdbg.wire.environment import POST_MORTEM
 from meshdbg.wire.errors import MeshdbgError
 from meshdbg.worker.context import context_of
 from meshdbg.worker.hook import install, post_mortem
 from meshdbg.worker.identity import detect_identity
 from meshdbg.worker.mesh.actor import ActorHost, without_leading_frames
 from meshdbg.worker.mesh.agent import Agent, install_interrupt_handler
+from meshdbg.worker.notices import setting
 
 ACTORS = "--actors"
 USAGE = "usage: python -m meshdbg.worker.mesh.bootstrap (SCRIPT | -m MODULE | --actors) [ARGS...]"
 OWN_FILES = (__file__, runpy.run_path.__code__.co_filename)  # the frames before the user's (runpy may be frozen)
-
-
-def post_mortem_enabled() -> bool:
-    return os.environ.get("MESHDBG_POST_MORTEM", "1") != "0"
 
 
 def exit_status(code: object) -> int:
@@ -107,7 +105,7 @@ def main(argv: list[str]) -> int:
     agent = connect_agent()
     install_interrupt_handler()
     install()
-    with_post_mortem = post_mortem_enabled()
+    with_post_mortem = setting(POST_MORTEM)
     if argv[0] == ACTORS:
         status = serve_actors(agent, with_post_mortem)
     else:
