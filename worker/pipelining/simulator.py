@@ -27,7 +27,7 @@ from collections import deque
 from dataclasses import dataclass, fields
 from itertools import accumulate
 from operator import sub
-from typing import NamedTuple, cast
+from typing import NamedTuple
 
 from meshdbg.worker.pipelining.bulk import paused_gc, type_of
 from meshdbg.worker.pipelining.errors import ConstraintError, DeadlockError
@@ -189,33 +189,30 @@ class _Run:
         # Filled in place (a rank's k-th action sets entry k); a deadlock raises before use.
         starts = [[0.0] * len(rank_actions) for rank_actions in actions]
         ends = [[0.0] * len(rank_actions) for rank_actions in actions]
+        # The ranks parked under each missing event key; what is left at the end is deadlocked.
         waiting_on: dict[int, list[int]] = {}
-        blocked_at: dict[int, int] = {}
         ready = deque(range(ranks))
         overlapped = T.OVERLAP_F_B
         while ready:
             rank = ready.popleft()
             # Read as plain actions: the rare Overlap is told by its type and handed on whole.
-            rank_actions, step, now = cast(list[Action], actions[rank]), position[rank], clock[rank]
+            rank_actions: list[Action] = actions[rank]  # type: ignore[assignment]
+            now = clock[rank]
             rank_starts, rank_ends = starts[rank], ends[rank]
             count = len(rank_actions)
-            while step < count:
+            for step in range(position[rank], count):
                 stage, action_type, microbatch = rank_actions[step]
                 if action_type is overlapped:  # rare: two halves' dependencies and two ends
                     start, missing, duration, keys = self._overlap(rank_actions[step], now, end)  # type: ignore[arg-type]
                     if missing >= 0:
                         waiting_on.setdefault(missing, []).append(rank)
-                        blocked_at[rank] = missing
                         break
                     now = start + duration
                     rank_starts[step] = start
                     rank_ends[step] = now
-                    step += 1
                     for key in keys:
                         end[key] = now
-                        for waiter in waiting_on.pop(key, ()):
-                            del blocked_at[waiter]
-                            ready.append(waiter)
+                        ready.extend(waiting_on.pop(key, ()))
                     continue
                 waits_for, duration, key = steps[action_type][stage]
                 start = now
@@ -224,29 +221,27 @@ class _Run:
                     if finished > start:
                         start = finished
                     elif finished < 0:  # not done yet: park the rank until it is
-                        missing = needed + microbatch
-                        waiting_on.setdefault(missing, []).append(rank)
-                        blocked_at[rank] = missing
+                        waiting_on.setdefault(needed + microbatch, []).append(rank)
                         break
                 else:
                     now = start + duration
                     rank_starts[step] = start
                     rank_ends[step] = now
-                    step += 1
                     key += microbatch
                     end[key] = now
                     if key in waiting_on:
-                        for waiter in waiting_on.pop(key):
-                            del blocked_at[waiter]
-                            ready.append(waiter)
+                        ready.extend(waiting_on.pop(key))
                     continue
                 break
+            else:
+                step = count
             position[rank], clock[rank] = step, now
-        if blocked_at:
+        if waiting_on:
             raise DeadlockError(
                 {
                     rank: (position[rank], str(actions[rank][position[rank]]), self.describe(key))
-                    for rank, key in blocked_at.items()
+                    for key, parked in waiting_on.items()
+                    for rank in parked
                 }
             )
         return self._summary(clock, starts, ends)
