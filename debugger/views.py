@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar, Iterable, TypedDict, TypeVar
 
 from meshdbg.debugger.sanitize import printable
-from meshdbg.wire.coords import format_coords, identity_coords
+from meshdbg.wire.coords import format_coords
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import host_pb2 as host_pb
 from meshdbg.wire.vocabulary import HOST_LOST, EndReason, HostState, PromptKind, StackSource, State, StopReason, WatchKind

@@ -19,7 +19,6 @@ from __future__ import annotations
 import bdb
 import ctypes
 import enum
-import os
 import pdb
 import sys
 import threading

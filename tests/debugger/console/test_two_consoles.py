@@ -5,17 +5,25 @@ from __future__ import annotations
 
 import re
 
+import pexpect
+
 from console_harness import Mesh
 
 PDB = re.escape("(Pdb r0 hosts=0,gpus=0)")
 
 
-def test_a_second_console_sees_the_first_ones_commands_and_their_output(mesh: Mesh) -> None:
+def _two_consoles_on_rank_0(mesh: Mesh) -> tuple[pexpect.spawn, pexpect.spawn]:
+    """A stopped rank 0 and two consoles attached to it, each at its pdb prompt."""
     mesh.start_worker(0)
     mesh.wait_sessions(stopped={0})
     first, second = mesh.console("0"), mesh.console("0")
     for console in (first, second):
         console.expect(PDB)
+    return first, second
+
+
+def test_a_second_console_sees_the_first_ones_commands_and_their_output(mesh: Mesh) -> None:
+    first, second = _two_consoles_on_rank_0(mesh)
     first.sendline("p loss_scale")
     first.expect(r"0\.5")
     second.expect(re.escape("(Pdb) p loss_scale   [sent by another client]"))
@@ -35,11 +43,7 @@ def test_a_second_console_sees_the_first_ones_commands_and_their_output(mesh: Me
 def test_a_prompt_another_console_brought_keeps_its_kind(mesh: Mesh) -> None:
     """The first console's `interact` is the second's too: its Ctrl-D ends `interact` (the
     prompt's kind came with the shared reply), it does not detach."""
-    mesh.start_worker(0)
-    mesh.wait_sessions(stopped={0})
-    first, second = mesh.console("0"), mesh.console("0")
-    for console in (first, second):
-        console.expect(PDB)
+    first, second = _two_consoles_on_rank_0(mesh)
     first.sendline("interact")
     first.expect(">>>")
     second.expect(re.escape("(Pdb) interact   [sent by another client]"))
