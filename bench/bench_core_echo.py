@@ -35,7 +35,7 @@ async def _echo(requests: AsyncIterator[bytes], context: grpc.aio.ServicerContex
         yield request
 
 
-class _Relay:
+class Relay:
     """Forwards each client message to every connected worker and their answers back."""
 
     def __init__(self) -> None:
@@ -60,6 +60,15 @@ class _Relay:
     async def count(self, request: bytes, context: grpc.aio.ServicerContext) -> bytes:
         """How many workers are connected (as decimal text)."""
         return str(len(self.workers)).encode()
+
+
+def relay_handler(hops: Relay) -> grpc.GenericRpcHandler:
+    """`/bench.Relay/*` served by `hops` (bench_floor.py also serves it in its own process:
+    the one-hop floor of a console that shares the server's process)."""
+    return grpc.method_handlers_generic_handler("bench.Relay", {
+        "Client": grpc.stream_stream_rpc_method_handler(hops.from_client),
+        "Worker": grpc.stream_stream_rpc_method_handler(hops.from_worker),
+        "Count": grpc.unary_unary_rpc_method_handler(hops.count)})
 
 
 class _Blob:
@@ -99,13 +108,13 @@ async def echo_as_aio_workers(addr: str, count: int, per_channel: int = 200) -> 
 
 async def serve(relay: bool = False) -> None:
     """Serve the echo (or the relay), and the blob, until terminated."""
-    server = grpc.aio.server(options=[("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)])
+    # As meshdbg's server (debugger/service.py), a burst of streams past gRPC's default of 1,000
+    # waiting for the server to take them is queued, not cancelled.
+    server = grpc.aio.server(options=[("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1),
+                                      ("grpc.server.max_pending_requests", 3000),
+                                      ("grpc.server.max_pending_requests_hard_limit", 3000)])
     if relay:
-        hops = _Relay()
-        handlers = {"Client": grpc.stream_stream_rpc_method_handler(hops.from_client),
-                    "Worker": grpc.stream_stream_rpc_method_handler(hops.from_worker),
-                    "Count": grpc.unary_unary_rpc_method_handler(hops.count)}
-        server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("bench.Relay", handlers)])
+        server.add_generic_rpc_handlers([relay_handler(Relay())])
     else:
         handler = grpc.stream_stream_rpc_method_handler(_echo)
         server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("bench.Echo", {"Echo": handler})])

@@ -11,10 +11,13 @@ the ratio of the medians. Floors are raw gRPC with the same shapes and none of m
 |---|---|---|---|
 | attach_p_api | `AttachedSession.send("p x")`, a real worker | two-hop echo: client → relay → sync worker | 1.1 |
 | attach_p_plain | `p x` through `meshdbg attach --plain` | attach_p_api (also shown against the two-hop echo) | 1.2 |
+| run_p | `p x` from a client in the server's own process and loop, as `meshdbg run`'s console | one hop: that process's grpc.aio server writing to a sync echo worker | 1.3 |
 | cast_N, continue_N | `cast("all", "p rank")`, `resume("all")` on N real workers | a relay fanning each message out to N sync echo workers and streaming N answers back | 1.2 |
 | cast_1024, continue_1024 (--big) | the same on 1,024 simulated sessions (bench_scale_worker.py --answer) | fan-out to 1,024 grpc.aio echo streams | 1.5 |
 | list_api | `ControlClient.list()` of 10,000 sessions | the same bytes over a raw unary call, parsed (`ListReply.FromString`) | 1.2 |
 | list_cli | `meshdbg list --json`, a fresh process | bench_floor_cli.py: a fresh process, the same bytes, the same JSON out | 1.2 |
+| memory | `meshdbg serve`'s resident KiB per live stopped session (2,000 after 200) | a grpc.aio server's per idle echo stream | 1.1 |
+| cli_start | `meshdbg list --json`, a fresh process, no session | `python -c "import grpc"` | 1.3 |
 | schedule | `meshdbg schedule` p=64 v=4 m=1024, its table to /dev/null | building as many actions (bench_schedule.floor) | 1.5 |
 
 Prints one JSON line per path ({"path", "ours_ms", "floor_ms", "ratio", "target", ...}), a
@@ -40,12 +43,13 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Awaitable, Callable
 
 import grpc
 
 from bench_core import BenchError, Processes, wait_stopped
 from bench_core_echo import RELAY_METHOD, round_trip
+from bench_floor_measure import STOP_TIMEOUT_S, Report, blocks, interleaved, timed
+from bench_floor_process import cli_start, inside_run, memory
 from bench_schedule import floor as build_actions
 
 from meshdbg.debugger.control import ControlClient
@@ -55,9 +59,6 @@ from meshdbg.wire.proto import debugger_pb2 as pb
 HERE = Path(__file__).resolve().parent
 PAYLOAD = b"x" * 96  # about a `p x` reply: output, prompt and frame
 LIST_METHOD = "/meshdbg.v1.Debugger/List"
-TARGETS = {"attach_p_api": 1.1, "attach_p_plain": 1.2, "cast": 1.2, "continue": 1.2, "cast_big": 1.5,
-           "continue_big": 1.5, "list_api": 1.2, "list_cli": 1.2, "schedule": 1.5}
-STOP_TIMEOUT_S = 60.0  # every worker of a phase stopped again
 
 
 @dataclass(frozen=True)
@@ -76,67 +77,13 @@ class Config:
     list_reps: int = 15
     cli_reps: int = 7
     schedule_reps: int = 3
+    memory_sessions: int = 2000  # live sessions (and raw streams) whose memory is counted
+    start_reps: int = 15  # fresh `meshdbg list --json` processes
     work_s: float = 0.2  # a worker's "work" between two breakpoints
 
 
 QUICK = dict(block=5, attach_reps=4, cast_reps=4, continue_reps=3, big_reps=2, list_reps=3, cli_reps=2,
-             schedule_reps=1)
-
-Measure = Callable[[], Awaitable[list[float]]]
-
-
-async def interleaved(measures: dict[str, Measure], reps: int) -> dict[str, list[float]]:
-    """Seconds of each measure over `reps` repetitions, their order rotated every repetition."""
-    names = list(measures)
-    samples: dict[str, list[float]] = {name: [] for name in names}
-    for rep in range(reps):
-        for name in names[rep % len(names):] + names[:rep % len(names)]:
-            samples[name].extend(await measures[name]())
-    return samples
-
-
-class Report:
-    """Ratios as JSON lines, a FAIL line for each past its target."""
-
-    def __init__(self) -> None:
-        self.failed: list[str] = []
-        self.ratios: dict[str, float] = {}
-
-    def ratio(self, path: str, target_key: str, ours: list[float], floor: list[float], floor_name: str,
-              **extra: object) -> None:
-        ours_ms, floor_ms = statistics.median(ours) * 1e3, statistics.median(floor) * 1e3
-        ratio, target = ours_ms / floor_ms, TARGETS[target_key]
-        self.ratios[path] = round(ratio, 2)
-        print(json.dumps({"path": path, "ours_ms": round(ours_ms, 3), "floor_ms": round(floor_ms, 3),
-                          "floor": floor_name, "ratio": round(ratio, 2), "target": target, "n": len(ours), **extra}),
-              flush=True)
-        if ratio > target:
-            self.failed.append(path)
-            print(f"FAIL {path} ratio {ratio:.2f} > target {target}", flush=True)
-
-
-def timed(work: Callable[[], Awaitable[object]]) -> Measure:
-    """A measure of one call of `work`."""
-    async def measure() -> list[float]:
-        start = time.perf_counter()
-        await work()
-        return [time.perf_counter() - start]
-
-    return measure
-
-
-def blocks(work: Callable[[], Awaitable[object]], count: int) -> Measure:
-    """A measure of `count` calls of `work`, one sample each."""
-    async def measure() -> list[float]:
-        samples = []
-        for _ in range(count):
-            start = time.perf_counter()
-            await work()
-            samples.append(time.perf_counter() - start)
-        return samples
-
-    return measure
-
+             schedule_reps=1, memory_sessions=200, start_reps=3)
 
 class Bench:
     """The processes of one run and the paths measured over them."""
@@ -146,12 +93,28 @@ class Bench:
         self.token = secrets.token_urlsafe(32)
         self.env = {**os.environ, "MESHDBG_TOKEN": self.token, "MESHDBG_CONNECTION_FILE": str(tmp / "connection.json")}
         self.env.pop("MESHDBG_ADDR", None)
+        self.pids: dict[str, int] = {}
         self.script = shutil.which("meshdbg", path=str(Path(sys.executable).parent)) or shutil.which("meshdbg")
 
     async def serve(self) -> str:
+        """The address of a new `meshdbg serve`."""
         server = self.procs.spawn([sys.executable, "-m", "meshdbg", "serve", "--port", "0"], self.env,
                                   stdout=subprocess.PIPE)
-        return await self.procs.first_line(server, "meshdbg serve")
+        addr = await self.procs.first_line(server, "meshdbg serve")
+        self.pids[addr] = server.pid
+        return addr
+
+    def pid_of(self, addr: str) -> int:
+        """The process of the server (`serve` or relay) this bench started at `addr`."""
+        return self.pids[addr]
+
+    def spawn_worker(self, addr: str, rank: int, rounds: int) -> None:
+        """A real worker (bench_core_worker.py) stopping `rounds` times at a breakpoint."""
+        env = {**self.env, "MESHDBG_ADDR": addr, "MESHDBG_RANK": str(rank), "MESHDBG_NAME": "bench",
+               "MESHDBG_COORDS": f"hosts={rank // 8},gpus={rank % 8}",
+               "PYTHONBREAKPOINT": "meshdbg.worker.remote_breakpointhook"}
+        self.procs.spawn([sys.executable, str(HERE / "bench_core_worker.py"), str(rounds), str(self.config.work_s)],
+                         env)
 
     async def relay(self, workers: int, aio: bool = False) -> str:
         """The address of a relay with `workers` echo workers connected (sync processes, or
@@ -159,11 +122,17 @@ class Bench:
         echo = str(HERE / "bench_core_echo.py")
         relay = self.procs.spawn([sys.executable, echo, "--relay"], self.env, stdout=subprocess.PIPE)
         addr = f"127.0.0.1:{await self.procs.first_line(relay, 'the relay')}"
-        if aio:
+        self.pids[addr] = relay.pid
+        if aio and workers:
             self.procs.spawn([sys.executable, echo, "--aio-workers", addr, str(workers)], self.env)
         else:
             for _ in range(workers):
                 self.procs.spawn([sys.executable, echo, "--worker", addr], self.env)
+        await self.relayed(addr, workers)
+        return addr
+
+    async def relayed(self, addr: str, workers: int) -> None:
+        """Wait until the relay at `addr` has `workers` echo streams connected."""
         async with grpc.aio.insecure_channel(addr) as channel:
             count = channel.unary_unary("/bench.Relay/Count")
             deadline = time.monotonic() + STOP_TIMEOUT_S
@@ -171,7 +140,6 @@ class Bench:
                 if time.monotonic() > deadline:
                     raise BenchError(f"fewer than {workers} echo workers reached the relay")
                 await asyncio.sleep(0.05)
-        return addr
 
     # ---- attach, cast, continue on real workers ---------------------------------------
 
@@ -181,10 +149,7 @@ class Bench:
         addr = await self.serve()
         rounds = c.continue_reps + 2
         for rank in range(c.workers):
-            env = {**self.env, "MESHDBG_ADDR": addr, "MESHDBG_RANK": str(rank), "MESHDBG_NAME": "bench",
-                   "MESHDBG_COORDS": f"hosts={rank // 8},gpus={rank % 8}",
-                   "PYTHONBREAKPOINT": "meshdbg.worker.remote_breakpointhook"}
-            self.procs.spawn([sys.executable, str(HERE / "bench_core_worker.py"), str(rounds), str(c.work_s)], env)
+            self.spawn_worker(addr, rank, rounds)
         async with ControlClient(ConnectionInfo(addr, self.token)) as client, \
                 grpc.aio.insecure_channel(two_hop) as hop_channel, grpc.aio.insecure_channel(fan_out) as fan_channel:
             await wait_stopped(client, c.workers, STOP_TIMEOUT_S)
@@ -365,8 +330,8 @@ class Bench:
                           p=p, v=v, m=m, actions=actions)
 
 
-PHASES = {"real": Bench.real_workers, "big": Bench.simulated_sessions, "list": Bench.listings,
-          "schedule": Bench.schedule}
+PHASES = {"real": Bench.real_workers, "run": inside_run, "big": Bench.simulated_sessions, "list": Bench.listings,
+          "memory": memory, "start": cli_start, "schedule": Bench.schedule}
 
 
 def parse_args(argv: list[str] | None) -> tuple[Config, list[str], bool]:

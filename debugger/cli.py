@@ -3,7 +3,7 @@
 Exit status (DESIGN §2): 0 success, 1 a command failed on some rank or nothing matched,
 2 usage error, 3 no server reachable. Errors are one line on stderr, never a traceback.
 Only the chosen verb's module is imported, so `meshdbg list --json` in a script costs little
-more than starting Python with grpc (bench/bench_cli_start.py).
+more than starting Python with grpc (bench/bench_floor.py --only start).
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
 def run() -> int:
     """The `meshdbg` console script and `python -m meshdbg`: `main()`, then `gc.freeze()`, so
     that the interpreter's last collection at exit does not walk every object gRPC and
-    protobuf made (18 ms of a 110 ms `meshdbg list --json`: bench/bench_cli_start.py).
+    protobuf made (18 ms of a 110 ms `meshdbg list --json`: bench/bench_floor.py --only start).
     Everything a verb opens it closes itself, so nothing waits on that collection."""
     status = main()
     gc.freeze()

@@ -1,0 +1,146 @@
+"""bench_floor.py's paths about one process: `p` inside `meshdbg run`, server memory per
+session, and the start of a scripted CLI call.
+
+- run_p: `meshdbg run` hosts the server and the console in one process and one event loop;
+  its `p x` is timed the same way here (a `DebugClient` started in this process, the client
+  `meshdbg run`'s console uses, a real worker) against one hop: this process writing to a
+  synchronous echo worker straight from its own grpc.aio server and reading the answer.
+- memory: the server's resident memory per live stopped session (`meshdbg serve`, simulated
+  sessions of bench_scale_worker.py) against a raw grpc.aio server's per idle echo stream
+  (the relay of bench_core_echo.py); both counted from after a warm-up, over as many streams
+  in as many connections.
+- cli_start: a scripted `meshdbg list --json` (the installed script, a fresh process, a
+  server with no session, bytecode caches on as for a user) against `python -c "import grpc"`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Awaitable, Callable
+
+import grpc
+
+from bench_core import BenchError, wait_stopped
+from bench_core_echo import Relay, relay_handler
+from bench_floor_measure import STOP_TIMEOUT_S, blocks, interleaved, timed
+
+from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.service import DebugClient
+from meshdbg.wire.connection import ConnectionInfo
+
+if TYPE_CHECKING:
+    from bench_floor import Bench
+
+HERE = Path(__file__).resolve().parent
+PAYLOAD = b"x" * 96  # about a `p x` reply: output, prompt and frame
+WARM_SESSIONS = 200  # streams opened before the first memory reading (allocator arenas, gRPC's pools)
+
+
+async def inside_run(bench: Bench) -> None:
+    """run_p: `p x` from a client sharing the server's process and loop, against one hop."""
+    c = bench.config
+    hops = Relay()
+    relay = grpc.aio.server()
+    relay.add_generic_rpc_handlers([relay_handler(hops)])
+    relay_port = relay.add_insecure_port("127.0.0.1:0")
+    await relay.start()
+    server = DebugClient(token=bench.token, publish=False, what="bench_floor run_p")
+    connection = await server.start()
+    try:
+        bench.procs.spawn([sys.executable, str(HERE / "bench_core_echo.py"), "--worker", f"127.0.0.1:{relay_port}"],
+                          bench.env)
+        bench.spawn_worker(connection.addr, rank=0, rounds=1)
+        async with ControlClient(connection) as client:
+            await wait_stopped(client, 1, STOP_TIMEOUT_S)
+            await asyncio.wait_for(hops.worker_ready.wait(), STOP_TIMEOUT_S)
+
+            async def one_hop() -> None:
+                await hops.workers[0].write(PAYLOAD)
+                await hops.answers.get()
+
+            async with client.attach(rank=0) as pdb:
+                async def run_p() -> None:
+                    reply = await pdb.send("p x")
+                    if "'rank': 0" not in reply.output:
+                        raise BenchError(f"unexpected reply to `p x`: {reply.output!r}")
+
+                measures = {"ours": blocks(run_p, c.block), "floor": blocks(one_hop, c.block)}
+                for measure in measures.values():  # warm-up
+                    await measure()
+                samples = await interleaved(measures, c.attach_reps)
+            await client.resume("all", timeout_s=STOP_TIMEOUT_S)
+    finally:
+        await server.stop(0)
+        await relay.stop(0)
+    bench.report.ratio("run_p", "run_p", samples["ours"], samples["floor"], "one hop from the same process")
+
+
+def resident_kib(pid: int) -> int:
+    """VmRSS of process `pid`, in KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise BenchError(f"no VmRSS for process {pid}")
+
+
+async def kib_per_stream(pid: int, open_streams: Callable[[int, int], None],
+                         opened: Callable[[int], Awaitable[None]], count: int) -> float:
+    """Resident KiB that process `pid` grows by per stream, for `count` streams opened after
+    WARM_SESSIONS (`open_streams(first, count)` starts them, `opened(total)` waits for them)."""
+    open_streams(0, WARM_SESSIONS)
+    await opened(WARM_SESSIONS)
+    before = resident_kib(pid)
+    open_streams(WARM_SESSIONS, count)
+    await opened(WARM_SESSIONS + count)
+    return (resident_kib(pid) - before) / count
+
+
+async def memory(bench: Bench) -> None:
+    """memory: resident KiB per live session of `meshdbg serve` against a raw stream's."""
+    c = bench.config
+    addr = await bench.serve()
+    relay_addr = await bench.relay(0, aio=True)
+    echo = str(HERE / "bench_core_echo.py")
+    async with ControlClient(ConnectionInfo(addr, bench.token)) as client:
+        def sessions(first: int, count: int) -> None:
+            bench.procs.spawn([sys.executable, str(HERE / "bench_scale_worker.py"), addr, bench.token, str(first),
+                               str(count)], bench.env, stdin=subprocess.PIPE)
+
+        def streams(first: int, count: int) -> None:
+            bench.procs.spawn([sys.executable, echo, "--aio-workers", relay_addr, str(count)], bench.env)
+
+        ours = await kib_per_stream(bench.pid_of(addr), sessions,
+                                    lambda total: wait_stopped(client, total, STOP_TIMEOUT_S), c.memory_sessions)
+        floor = await kib_per_stream(bench.pid_of(relay_addr), streams,
+                                     lambda total: bench.relayed(relay_addr, total), c.memory_sessions)
+    if floor <= 0:
+        raise BenchError(f"the raw server did not grow with {c.memory_sessions} more streams")
+    bench.report.record("memory", "memory", {"ours_kib": round(ours, 2), "floor_kib": round(floor, 2)}, ours / floor,
+                        "a raw grpc.aio stream", sessions=c.memory_sessions)
+
+
+async def cli_start(bench: Bench) -> None:
+    """cli_start: `meshdbg list --json` against `python -c "import grpc"`, fresh processes."""
+    addr = await bench.serve()
+    env = {k: v for k, v in bench.env.items() if k != "PYTHONDONTWRITEBYTECODE"}  # caches on, as for a user
+    env["MESHDBG_ADDR"] = addr
+
+    def run(argv: list[str]) -> Callable[[], Awaitable[None]]:
+        async def once() -> None:
+            proc = await asyncio.create_subprocess_exec(*argv, env=env, stdout=subprocess.DEVNULL,
+                                                        cwd=tempfile.gettempdir())
+            if await proc.wait():
+                raise BenchError(f"{' '.join(argv)} exited with status {proc.returncode}")
+        return once
+
+    measures = {"ours": timed(run([bench.script, "list", "--json"])),
+                "floor": timed(run([sys.executable, "-c", "import grpc"]))}
+    for measure in measures.values():  # writes the bytecode caches, warms the page cache
+        await measure()
+    samples = await interleaved(measures, bench.config.start_reps)
+    bench.report.ratio("cli_start", "cli_start", samples["ours"], samples["floor"], "python -c 'import grpc'")
