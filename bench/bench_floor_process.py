@@ -3,7 +3,7 @@ session, and the start of a scripted CLI call.
 
 - run_p: `meshdbg run` hosts the server and the console in one process and one event loop;
   its `p x` is timed the same way here (a `DebugClient` started in this process, the client
-  `meshdbg run`'s console uses, a real worker) against one hop: this process writing to a
+  `meshdbg run`'s console uses, `ControlClient.beside`, a real worker) against one hop: this process writing to a
   synchronous echo worker straight from its own grpc.aio server and reading the answer.
 - memory: the server's resident memory per live stopped session (`meshdbg serve`, simulated
   sessions of bench_scale_worker.py) against a raw grpc.aio server's per idle echo stream
@@ -50,12 +50,12 @@ async def inside_run(bench: Bench) -> None:
     relay_port = relay.add_insecure_port("127.0.0.1:0")
     await relay.start()
     server = DebugClient(token=bench.token, publish=False, what="bench_floor run_p")
-    connection = await server.start()
+    await server.start()
     try:
         bench.procs.spawn([sys.executable, str(HERE / "bench_core_echo.py"), "--worker", f"127.0.0.1:{relay_port}"],
                           bench.env)
-        bench.spawn_worker(connection.addr, rank=0, rounds=1)
-        async with ControlClient(connection) as client:
+        bench.spawn_worker(server.connection.addr, rank=0, rounds=1)
+        async with ControlClient.beside(server) as client:
             await wait_stopped(client, 1, STOP_TIMEOUT_S)
             await asyncio.wait_for(hops.worker_ready.wait(), STOP_TIMEOUT_S)
 

@@ -117,10 +117,10 @@ def _reshaped(handler: _Handler, behaviour: Callable[..., Any],
     }
     shape = (handler.request_streaming, handler.response_streaming)
     return factories[shape](behaviour, request_deserializer=deserializer,
-                            response_serializer=_passing_bytes(handler.response_serializer))
+                            response_serializer=passing_bytes(handler.response_serializer))
 
 
-def _passing_bytes(serialize: Callable[[Any], bytes] | None) -> Callable[[Any], bytes] | None:
+def passing_bytes(serialize: Callable[[Any], bytes] | None) -> Callable[[Any], bytes] | None:
     """`serialize`, which also takes a reply already serialized (bytes) as it is: a listing
     joins the cached bytes of its sessions instead of building a message to serialize again."""
     if serialize is None:

@@ -24,12 +24,11 @@ from typing import Awaitable, Collection, TypeVar
 from meshdbg.debugger.console.job import Job
 from meshdbg.debugger.format import status_text
 from meshdbg.debugger.gc_pauses import keep_gc_pauses_short
-from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.control import ControlClient, InProcessServer
 from meshdbg.debugger.dap.server import DapServer
 from meshdbg.debugger.selection import ranks_text
 from meshdbg.debugger.views import SessionView
 from meshdbg.debugger.news import News
-from meshdbg.wire.connection import ConnectionInfo
 from meshdbg.wire.errors import MeshdbgError, UsageError
 from meshdbg.wire.logs import add_log_argument, logged, logger, said
 from meshdbg.wire.racing import first_of
@@ -114,7 +113,7 @@ async def main(args: argparse.Namespace) -> int:
             if args.dap is not None:
                 dap = await serve_ides(launcher, args.dap)
             interactive = sys.stdin.isatty() and sys.stdout.isatty()
-            watcher = asyncio.create_task(watch_stops(launcher.server.connection, interactive, job))
+            watcher = asyncio.create_task(watch_stops(launcher.server, interactive, job))
             status = await unless_interrupted(launcher.wait(), job.stopping)
         except Interrupted:
             await close_console(job, watcher)
@@ -187,7 +186,7 @@ async def start_mesh(launcher: MeshLauncher) -> float:
     return await launcher.wait_ready()
 
 
-async def watch_stops(connection: ConnectionInfo, interactive: bool, job: Job) -> None:
+async def watch_stops(server: InProcessServer, interactive: bool, job: Job) -> None:
     """Open the console at a rank's stop (terminal), else say how to attach.
 
     A console closed with quit or Ctrl-D leaves the sessions it saw paused; it opens again at
@@ -195,7 +194,7 @@ async def watch_stops(connection: ConnectionInfo, interactive: bool, job: Job) -
     sessions only through the control API (a client of our own server), and so does the
     job's Ctrl-C that interrupts the rank the console let run.
     """
-    async with ControlClient(connection) as client:
+    async with ControlClient.beside(server) as client:
         live: set[int] = set()  # the open sessions, as the server's watch says now
         stops: asyncio.Queue[SessionView | None] = asyncio.Queue()
         follower = asyncio.create_task(_follow(client, live, stops))
@@ -209,7 +208,7 @@ async def watch_stops(connection: ConnectionInfo, interactive: bool, job: Job) -
                     continue  # over already (a stop queued while a console was open): not a stop to open for
                 if interactive:
                     job.closed_by_user = False
-                    await open_console(connection, session.rank, job)  # gives SIGINT back to the job
+                    await open_console(server, session.rank, job)  # gives SIGINT back to the job
                     if job.closed_by_user:  # what it left paused stays so; a stop since it went idle opens it again
                         seen.update(live)
                     if job.ended.is_set():
@@ -242,14 +241,14 @@ async def _follow(client: ControlClient, live: set[int], stops: asyncio.Queue[Se
         stops.put_nowait(None)
 
 
-async def open_console(connection: ConnectionInfo, rank: int, job: Job) -> None:
+async def open_console(server: InProcessServer, rank: int, job: Job) -> None:
     """The console over our own server, in the pdb of the rank that stopped, until every rank
     runs again, the console is closed, or the job ends."""
     from meshdbg.debugger.console import run_console
 
     job.console_open = True
     try:
-        async with ControlClient(connection) as client:
+        async with ControlClient.beside(server) as client:
             await run_console(client, attach_rank=rank, exit_when_idle=True, job=job)
     finally:
         job.console_open = False

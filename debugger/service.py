@@ -14,6 +14,7 @@ from meshdbg.debugger.auth import DecodingInterceptor, TokenInterceptor
 from meshdbg.debugger.certificates import ServerCertificate
 from meshdbg.wire.tls import insecure_bind_warning
 from meshdbg.debugger.collectives import guard_collectives
+from meshdbg.debugger.local_channel import LocalChannel, MethodTable
 from meshdbg.wire.connection import ConnectionInfo, join_url, new_token, remove_connection_file, write_connection_file
 from meshdbg.wire.environment import PAUSE_TIMEOUT
 from meshdbg.wire.errors import MeshdbgError, UsageError
@@ -69,12 +70,13 @@ class DebugClient:
         self._connection: ConnectionInfo | None = None
         self.connection_file: Path | None = None
         self.pause_timeout_s = PAUSE_TIMEOUT.get()  # pause-safe collectives (meshdbg.debugger.collectives)
-        self._server: grpc.aio.Server | None = None
+        self._server: MethodTable | None = None
         self._guard: asyncio.Task[None] | None = None
 
     async def start(self) -> ConnectionInfo:
         """Start serving; returns the address and token clients need."""
-        server = grpc.aio.server(interceptors=[TokenInterceptor(self.token), DecodingInterceptor()], options=SERVER_OPTIONS)
+        server = MethodTable(grpc.aio.server(interceptors=[TokenInterceptor(self.token), DecodingInterceptor()],
+                                             options=SERVER_OPTIONS))
         pb_grpc.add_DebuggerServicer_to_server(DebuggerServicer(self.registry, self.workers), server)
         mesh_grpc.add_MeshServicer_to_server(MeshServicer(self.workers), server)
         for add_service in self.services:
@@ -115,6 +117,13 @@ class DebugClient:
         if self._connection is None:
             raise MeshdbgError(f"`meshdbg {self.what}` has not started")
         return self._connection
+
+    def local_channel(self) -> LocalChannel:
+        """A channel to this server for a client in its own process and loop (`meshdbg run`'s
+        console): no socket, no token, the same handlers (meshdbg.debugger.local_channel)."""
+        if self._server is None:
+            raise MeshdbgError(f"`meshdbg {self.what}` has not started")
+        return LocalChannel(self._server)
 
     def idle(self) -> bool:
         """No session is open: a garbage-collection pause costs no one anything now."""
