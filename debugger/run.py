@@ -140,7 +140,7 @@ async def main(args: argparse.Namespace) -> int:
 async def serve_ides(launcher: MeshLauncher, port: int) -> DapServer:
     """`--dap`: a DAP server over the job's own server, announced on stderr; it follows the
     mesh until closed."""
-    dap = await DapServer.beside(launcher.server.connection, port, launcher.output)
+    dap = await DapServer.beside(launcher.server, port, launcher.output)
     dap.announce(sys.stderr)
     dap.mesh.spawn(dap.follow())
     return dap

@@ -8,13 +8,12 @@ import json
 import os
 from typing import Callable, TextIO
 
-from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.control import ControlClient, InProcessServer
 from meshdbg.debugger.dap.clients import IdeClient
 from meshdbg.debugger.dap.mesh import Mesh
 from meshdbg.debugger.dap.output import RankOutput
 from meshdbg.host.output import RankLines
 from meshdbg.debugger.dap.vocabulary import Event
-from meshdbg.wire.connection import ConnectionInfo
 from meshdbg.wire.errors import UsageError
 
 HOST = "127.0.0.1"  # loopback only: the token in `attach` is checked too, as every local user can connect
@@ -34,10 +33,11 @@ class DapServer:
         self._unlisten: Callable[[], None] = lambda: None
 
     @classmethod
-    async def beside(cls, connection: ConnectionInfo, port: int, lines: RankLines) -> "DapServer":
-        """A started DAP server over a client of its own to the server at `connection`, sending
-        the ranks' output `lines` to the IDE (`run --dap`, meshdbg.debugger.dap.output)."""
-        dap = cls(ControlClient(connection), port, owns_client=True)
+    async def beside(cls, server: InProcessServer, port: int, lines: RankLines) -> "DapServer":
+        """A started DAP server over a client of its own to `server`, in the server's process
+        (ControlClient.beside), sending the ranks' output `lines` to the IDE (`run --dap`,
+        meshdbg.debugger.dap.output)."""
+        dap = cls(ControlClient.beside(server), port, owns_client=True)
         try:
             await dap.start()
         except BaseException:
