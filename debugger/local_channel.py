@@ -27,6 +27,7 @@ import grpc
 
 from meshdbg.debugger.auth import passing_bytes
 from meshdbg.wire.logs import logger
+from meshdbg.wire.vocabulary import EndReason
 
 log = logger(__name__)
 RESPONSE_WINDOW = 64  # unread messages a handler may write before its write waits (HTTP/2's window)
@@ -73,14 +74,14 @@ class MethodTable(grpc.aio.Server):
         if grace and running:
             await asyncio.wait(running, timeout=grace)
         for context in list(self._calls):
-            context.end(_Status(grpc.StatusCode.UNAVAILABLE, "the server stopped"))
+            context.end(_Status(grpc.StatusCode.UNAVAILABLE, EndReason.SERVER_STOPPED.value))
 
     def call(self, method: str, serialize: Callable[[Any], bytes] | None, deserialize: Callable[[bytes], Any] | None,
              request: Any, timeout: float | None) -> "LocalCall":
         """Start `method`'s handler in this process (see LocalChannel)."""
         handler = self.handlers.get(method)
         if handler is None or self._stopped:
-            why = (grpc.StatusCode.UNAVAILABLE, "the server stopped") if self._stopped else (
+            why = (grpc.StatusCode.UNAVAILABLE, EndReason.SERVER_STOPPED.value) if self._stopped else (
                 grpc.StatusCode.UNIMPLEMENTED, f"Method not found: {method}")
 
             async def refuse(request: Any, context: _Context) -> None:
