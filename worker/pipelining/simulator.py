@@ -95,7 +95,6 @@ _SLOT_NAME = ("F", "I/B", "SEND_F", "SEND_B", "RECV_F", "RECV_B", "W")
 _SLOT_OF = {T.F: 0, T.I: 1, T.B: 1, T.SEND_F: 2, T.SEND_B: 3, T.RECV_F: 4, T.RECV_B: 5, T.W: 6}
 _ACTIVATION_CHANGE = {action_type: 0 for action_type in ActionType} | {T.F: 1, T.W: -1, T.B: -1}
 _NOT_DONE = -1.0
-VECTORISED_FROM = 20_000  # actions; below, the loop is about as fast and numpy is not loaded
 
 
 def bubble_ratios(makespan: float, busy: Iterable[float]) -> tuple[float, ...]:
@@ -115,7 +114,7 @@ def simulate(schedule: Schedule, costs: Costs | None = None) -> SimResult:
     (``vectorised``: the same result); the event loop runs the rest, and says what is wrong."""
     costs = costs or Costs()
     with paused_gc():
-        if sum(map(len, schedule.actions)) >= VECTORISED_FROM:
+        if schedule.large:
             from meshdbg.worker.pipelining import vectorised  # numpy: loaded for large schedules only
 
             result = vectorised.simulate(schedule, costs)

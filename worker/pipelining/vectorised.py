@@ -29,26 +29,21 @@ could differ from that loop's or the loop says more:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import chain
-from operator import itemgetter
 from typing import overload
 
 import numpy as np
 import numpy.typing as npt
 
-from meshdbg.worker.pipelining.bulk import type_of
+from meshdbg.worker.pipelining.columns import CODE, Columns
 from meshdbg.worker.pipelining.ir import ActionType, Schedule
 from meshdbg.worker.pipelining.simulator import Costs, Run, SimResult, activation_change, bubble_ratios
 
 T = ActionType
 ROUNDS = 50  # rounds before the event loop takes over (a generated schedule needs 3-5)
 _UNIT = 2.0**-20  # every duration a multiple of it, and their total below 2**52 of it: exact sums
-_CODE = {action_type: code for code, action_type in enumerate(ActionType)}
 _FORWARD_PLACE = np.array([{T.RECV_F: 0, T.F: 1, T.SEND_F: 2}.get(t, -1) for t in ActionType])
 _BACKWARD_PLACE = np.array([{T.RECV_B: 0, T.I: 1, T.B: 1, T.SEND_B: 2}.get(t, -1) for t in ActionType])
 _CHANGE = np.array([activation_change(t) for t in ActionType])
-_COMM = np.array([t.is_comm for t in ActionType])
-_PEER_OFFSET = np.array([{T.SEND_F: 1, T.RECV_F: -1, T.SEND_B: -1, T.RECV_B: 1}.get(t, 0) for t in ActionType])
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
@@ -58,7 +53,7 @@ Steps = Mapping[ActionType, Sequence[tuple[tuple[int, ...], float, int]]]  # the
 def simulate(schedule: Schedule, costs: Costs) -> SimResult | None:
     """``simulator.simulate``'s result for ``schedule``, or None where the event loop must run
     (module docstring) or ``schedule`` is not valid (``validate`` then says why)."""
-    columns = _Columns.of(schedule)
+    columns = schedule.columns
     if columns is None or not columns.valid():
         return None
     run = Run(schedule, costs, lowered=columns.lowered)
@@ -77,54 +72,6 @@ def simulate(schedule: Schedule, costs: Costs) -> SimResult | None:
     makespan = float(ends.max(initial=0.0))  # a rank's ends never decrease: its last is its clock
     return SimResult(makespan, bubble_ratios(makespan, _per_rank_sums(duration, bounds).tolist()),
                      tuple(_peaks(_CHANGE[columns.code], bounds)), Rows(ends - duration, bounds), Rows(ends, bounds))
-
-
-class _Columns:
-    """A schedule's actions as flat arrays, rank after rank: ``stage``, type ``code`` (its
-    position in ``ActionType``) and ``microbatch``; rank r's are ``bounds[r]:bounds[r + 1]``."""
-
-    def __init__(self, schedule: Schedule, code: Ints, stage: Ints, microbatch: Ints) -> None:
-        self.schedule, self.code, self.stage, self.microbatch = schedule, code, stage, microbatch
-        self.count = len(code)
-        self.lengths = [len(rank_actions) for rank_actions in schedule.actions]
-        self.bounds: list[int] = [0, *np.cumsum(self.lengths).tolist()]
-        self.lowered = bool(_COMM[code].any())
-
-    @classmethod
-    def of(cls, schedule: Schedule) -> _Columns | None:
-        """The columns of ``schedule``; None when it holds an ``Overlap``."""
-        flat = list(chain.from_iterable(schedule.actions))
-        count = len(flat)
-        code = np.fromiter(map(_CODE.__getitem__, map(type_of, flat)), np.int64, count)
-        if (code == _CODE[T.OVERLAP_F_B]).any():
-            return None
-        return cls(schedule, code, np.fromiter(map(itemgetter(0), flat), np.int64, count),
-                   np.fromiter(map(itemgetter(2), flat), np.int64, count))
-
-    def valid(self) -> bool:
-        """Whether ``validation.validate`` finds nothing wrong (False: it tells what)."""
-        schedule, stage, code, microbatch = self.schedule, self.stage, self.code, self.microbatch
-        num_stages, microbatches = schedule.num_stages, schedule.microbatches
-        if not ((stage >= 0) & (stage < num_stages) & (microbatch >= 0) & (microbatch < microbatches)).all():
-            return False
-        owner = np.array(schedule.stage_to_rank, np.int64)
-        peer = stage + _PEER_OFFSET[code]  # a SEND/RECV's neighbour stage (its own for the rest)
-        inside = (peer >= 0) & (peer < num_stages)
-        has_peer = inside & (owner[np.where(inside, peer, 0)] != owner[stage])
-        rank = np.repeat(np.arange(len(self.lengths)), self.lengths)
-        if not ((owner[stage] == rank) & (has_peer | ~_COMM[code])).all():
-            return False
-        block = num_stages * microbatches
-        counts = np.bincount((code * num_stages + stage) * microbatches + microbatch,
-                             minlength=len(ActionType) * block).reshape(len(ActionType), num_stages, microbatches)
-        forwards, fulls, inputs, weights = (counts[_CODE[t]] for t in (T.F, T.B, T.I, T.W))
-        if not ((forwards == 1).all() and np.array_equal(inputs, weights) and (fulls + inputs == 1).all()):
-            return False
-        if not self.lowered:
-            return True
-        crossing = np.nonzero(owner[:-1] != owner[1:])[0]  # stage s to s + 1 joins two ranks
-        return all((counts[_CODE[kind], stages] == 1).all() for kind, stages in (
-            (T.SEND_F, crossing), (T.RECV_F, crossing + 1), (T.SEND_B, crossing + 1), (T.RECV_B, crossing)))
 
 
 def _per_rank_sums(values: Floats, bounds: list[int]) -> Floats:
@@ -184,7 +131,7 @@ class _Graph:
     """Who waits for whom: each action's dependencies (flat indexes, ``count`` for none), and
     where it sits in its rank's row and its microbatch's chain."""
 
-    def __init__(self, columns: _Columns, steps: Steps, block: int) -> None:
+    def __init__(self, columns: Columns, steps: Steps, block: int) -> None:
         stage, code, microbatch = columns.stage, columns.code, columns.microbatch
         self.count = count = columns.count
         lengths, schedule = columns.lengths, columns.schedule
@@ -194,13 +141,13 @@ class _Graph:
         own_table = np.zeros((len(ActionType), num_stages), np.int64)
         for action_type, per_stage in steps.items():
             for s, (waits_for, _, own) in enumerate(per_stage):
-                wait_table[_CODE[action_type], s, :len(waits_for)] = waits_for
-                own_table[_CODE[action_type], s] = own
+                wait_table[CODE[action_type], s, :len(waits_for)] = waits_for
+                own_table[CODE[action_type], s] = own
+        wait_table = wait_table[:, :, (wait_table >= 0).any(axis=(0, 1))]  # no column nobody uses
         index_of = np.full(7 * block, -1, np.int64)  # event key -> the action recording it
         row = code * num_stages + stage
         index_of[own_table.ravel()[row] + microbatch] = np.arange(count)
-        waits = wait_table.reshape(-1, 3)[row]
-        waits = waits[:, (waits >= 0).any(axis=0)]  # no column nobody uses
+        waits = wait_table.reshape(-1, wait_table.shape[2])[row]
         deps = np.where(waits >= 0, index_of[np.maximum(waits, 0) + microbatch[:, None]], count)
         self.missing = bool((deps < 0).any())
         self.deps = [np.ascontiguousarray(column) for column in deps.T]

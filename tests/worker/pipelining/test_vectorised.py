@@ -1,7 +1,8 @@
-"""The simulator's numpy run against its event loop: the same result, to the bit, on every
-schedule kind over torch's test grid, lowered or not, under several cost models; None (the
-loop runs) exactly where it must not answer; and its validity check agreeing with
-``validate`` on broken schedules."""
+"""The numpy passes of a large schedule against the Python ones they stand in for: the
+simulator's run against its event loop (the same result, to the bit, on every schedule kind
+over torch's test grid, lowered or not, under several cost models; None, so the loop runs,
+exactly where it must not answer), the columns' validity check against ``validate`` on
+broken schedules, and their table against ``format_table``."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ import dataclasses
 
 import pytest
 
-from meshdbg.worker.pipelining import simulator, vectorised
+from meshdbg.worker.pipelining import vectorised
+from meshdbg.worker.pipelining.columns import Columns
 from meshdbg.worker.pipelining.errors import ConstraintError, DeadlockError, ScheduleValidationError
 from meshdbg.worker.pipelining.ir import Action, ActionType, Schedule, parse_action
 from meshdbg.worker.pipelining.lowering import lower
+from meshdbg.worker.pipelining.render import format_table, schedule_table
 from meshdbg.worker.pipelining.schedules import SCHEDULES, generate
 from meshdbg.worker.pipelining.simulator import STEP_COSTS, Costs, Run, simulate
 from meshdbg.worker.pipelining.validation import validate
@@ -52,7 +55,7 @@ def test_the_numpy_run_is_the_event_loop_on_every_kind(kind: str) -> None:
 
 def test_a_large_schedule_goes_the_numpy_way_with_the_same_times() -> None:
     schedule = generate("interleaved-1f1b", 16, 4, 256)  # 32,768 actions
-    assert sum(map(len, schedule.actions)) >= simulator.VECTORISED_FROM
+    assert schedule.large
     result = simulate(schedule)
     assert isinstance(result.starts, vectorised.Rows)  # the numpy run answered
     assert result == Run(schedule, Costs()).loop()
@@ -104,15 +107,34 @@ def broken(kind: str) -> list[Schedule]:
 
 @pytest.mark.parametrize("kind", ["interleaved-1f1b", "zb1p"])
 def test_its_validity_check_agrees_with_validate(kind: str) -> None:
-    assert vectorised._Columns.of(lower(generate(kind, 2, 2, 4))).valid()  # type: ignore[union-attr]
+    assert Columns.of(lower(generate(kind, 2, 2, 4))).valid()  # type: ignore[union-attr]
     invalid = 0
     for schedule in broken(kind):
         try:
             validate(schedule)
         except ScheduleValidationError:
             invalid += 1
-            assert not vectorised._Columns.of(schedule).valid()  # type: ignore[union-attr]
+            assert not Columns.of(schedule).valid()  # type: ignore[union-attr]
             assert vectorised.simulate(schedule, Costs()) is None
         else:  # interleaved 1F1B has no W to make a B
-            assert vectorised._Columns.of(schedule).valid()  # type: ignore[union-attr]
+            assert Columns.of(schedule).valid()  # type: ignore[union-attr]
     assert invalid >= len(broken(kind)) - 1
+
+
+@pytest.mark.parametrize("kind", SCHEDULES)
+def test_the_columns_table_is_format_table(kind: str) -> None:
+    for schedule in grid(kind):
+        for variant in (schedule, lower(schedule)):
+            columns = variant.columns
+            assert (columns is None) == (kind == "dualpipev")  # an Overlap: the lists' own table
+            assert columns is None or columns.table() == format_table(variant.actions), (kind, variant.ranks)
+
+
+def test_a_large_schedules_table_comes_from_its_columns() -> None:
+    schedule = generate("interleaved-1f1b", 16, 4, 256)
+    assert schedule.columns is schedule.columns  # made once
+    assert schedule_table(schedule) == format_table(schedule.actions)
+    ragged = dataclasses.replace(schedule, actions=[[], schedule.actions[1][:5], *schedule.actions[2:]])
+    assert ragged.columns.table() == format_table(ragged.actions)  # type: ignore[union-attr]
+    empty = dataclasses.replace(schedule, actions=[[], []])
+    assert empty.columns.table() == format_table([[], []]) == "step  rank 0  rank 1"  # type: ignore[union-attr]
