@@ -15,10 +15,8 @@ import os
 os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
 import argparse
-import asyncio
 import gc
 import importlib
-import inspect
 import sys
 from dataclasses import dataclass
 
@@ -32,21 +30,22 @@ class Verb:
     module: str
     help: str
     function: str = "main"
+    lasts: bool = False  # runs until stopped (a server, the console, a stream): see `run`
 
 
 VERBS: dict[str, Verb] = {
-    "serve": Verb("meshdbg.debugger.verbs.serve", "run a DebugClient for workers started by another launcher"),
-    "run": Verb("meshdbg.debugger.run", "start a DebugClient and a mesh of workers running SCRIPT (or -m MODULE)"),
+    "serve": Verb("meshdbg.debugger.verbs.serve", "run a DebugClient for workers started by another launcher", lasts=True),
+    "run": Verb("meshdbg.debugger.run", "start a DebugClient and a mesh of workers running SCRIPT (or -m MODULE)", lasts=True),
     "list": Verb("meshdbg.debugger.verbs.listing", "the sessions and their state"),
     "cast": Verb("meshdbg.debugger.verbs.cast", "run a pdb command on a set of ranks"),
     "continue": Verb("meshdbg.debugger.verbs.resume", "resume the selected (default: all) stopped ranks"),
     "stacks": Verb("meshdbg.debugger.verbs.stacks", "every selected rank's Python stack, running or stopped, as a merged tree"),
     "compare": Verb("meshdbg.debugger.verbs.compare", "evaluate EXPR on stopped ranks, grouped by equal value"),
     "interrupt": Verb("meshdbg.debugger.verbs.interrupt", "break the selected ranks into pdb (a running command: at its next line)"),
-    "attach": Verb("meshdbg.debugger.verbs.attach", "open the interactive console (optionally in one rank's pdb)"),
-    "watch": Verb("meshdbg.debugger.verbs.watch", "stream stops, crashes and exits as they happen"),
-    "dap": Verb("meshdbg.debugger.verbs.dap", "a Debug Adapter Protocol server for IDEs over the whole mesh"),
-    "host": Verb("meshdbg.debugger.verbs.host", "this node's agent for a multi-host run: meshdbg host --join URL"),
+    "attach": Verb("meshdbg.debugger.verbs.attach", "open the interactive console (optionally in one rank's pdb)", lasts=True),
+    "watch": Verb("meshdbg.debugger.verbs.watch", "stream stops, crashes and exits as they happen", lasts=True),
+    "dap": Verb("meshdbg.debugger.verbs.dap", "a Debug Adapter Protocol server for IDEs over the whole mesh", lasts=True),
+    "host": Verb("meshdbg.debugger.verbs.host", "this node's agent for a multi-host run: meshdbg host --join URL", lasts=True),
     "hosts": Verb("meshdbg.debugger.verbs.hosts", "the hosts of a run and their state"),
     "servers": Verb("meshdbg.debugger.verbs.servers", "the live servers this user can reach"),
     "break": Verb("meshdbg.debugger.verbs.brk", "stop pipeline ranks right before an action (3B5, 3F*, *B5, W); --list, --clear"),
@@ -72,12 +71,23 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """`argv` (default `sys.argv[1:]`) parsed, the chosen verb's module imported."""
     argv = sys.argv[1:] if argv is None else argv
-    args = build_parser(argv[0] if argv else None).parse_args(argv)
+    return build_parser(argv[0] if argv else None).parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return execute(parse(argv))
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run the verb `args` chose; its exit status (module docstring)."""
+    import asyncio  # here, once `run` has turned the collector off: its import is most of this module's
+
     try:
         outcome = args.handler(args)
-        return asyncio.run(outcome) if inspect.iscoroutine(outcome) else outcome
+        return asyncio.run(outcome) if asyncio.iscoroutine(outcome) else outcome
     except MeshdbgError as exc:
         print(f"meshdbg: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -90,11 +100,23 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> int:
-    """The `meshdbg` console script and `python -m meshdbg`: `main()`, then `gc.freeze()`, so
-    that the interpreter's last collection at exit does not walk every object gRPC and
-    protobuf made (18 ms of a 110 ms `meshdbg list --json`: bench/bench_floor.py --only start).
-    Everything a verb opens it closes itself, so nothing waits on that collection."""
-    status = main()
+    """The `meshdbg` console script and `python -m meshdbg`: `main()`, with the cyclic garbage
+    collector kept out of the way (issue 22, bench/bench_floor.py --only start):
+
+    * off while the verb runs, when it returns in a moment (`list`, `cast`, ...): loading gRPC,
+      protobuf and our modules makes ~100,000 objects and no garbage, yet set off ~40
+      collections (about 9 ms of a `meshdbg list --json`, 3 more than `import grpc` alone);
+      a verb that `lasts` (a server, the console, a stream) gets it back once loaded, with
+      what it loaded frozen (`gc.freeze`: no later collection walks it);
+    * frozen once `main()` returns, so the interpreter's last collection at exit does not
+      walk every object the verb made (18 ms of a 110 ms `meshdbg list --json`).
+      Everything a verb opens it closes itself, so nothing waits on that collection.
+    """
+    gc.disable()
+    args = parse()
+    if VERBS[args.verb].lasts:
+        gc.freeze()
+        gc.enable()
+    status = execute(args)
     gc.freeze()
     return status
-

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, AsyncGenerator, AsyncIterator, Callable, Itera
 import grpc
 
 from meshdbg.wire.pending import PendingRequests
-from meshdbg.debugger.views import (CastResult, Change, CompareView, HostView, PdbReply, RankStacksView, SessionView,
-                                    Shared, Waited, WorkerView, change_of)
+from meshdbg.debugger.views import (CastResult, Change, CompareView, HostView, PdbReply, RankStacksView, Sessions,
+                                    SessionView, Shared, Waited, WorkerView, change_of)
 from meshdbg.wire.chunks import check_line
 from meshdbg.wire.connection import PROTOCOL_VERSION, ConnectionInfo, resolve_connection
 from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
@@ -236,10 +236,11 @@ class ControlClient:
                 raise lost from None  # the server is gone
             raise SessionError(cut_off_text()) from lost
 
-    async def list(self) -> list[SessionView]:
+    async def list(self) -> Sessions:
+        """The sessions the server holds, as a read-only list (a view made per session read)."""
         with self.translating():
             reply = await self.stub.List(pb.ListRequest(), metadata=self.connection.metadata())
-        return list(map(SessionView.from_pb, reply.sessions))
+        return Sessions(reply.sessions)
 
     async def hosts(self) -> builtins.list[HostView]:
         """The hosts of the server's `run` ([] for a `serve`, which places no ranks)."""

@@ -5,15 +5,16 @@ or the rank is gone; useful from scripts and dumb terminals. As local pdb does, 
 the rank across `c`: while stdin has another line, it waits for the rank's next stop,
 attaches there and goes on. However the session ends while a line is being read (its worker
 dies, another client continues it, the server stops), it ends at once with one line and an
-exit status. The read runs in a daemon thread, so nothing waits for it at exit; off a terminal
-it reads file descriptor 0 itself, never through sys.stdin's buffer, whose lock that thread
-would hold while the interpreter shuts down ("Fatal Python error: _enter_buffered_busy").
+exit status. Off a terminal the event loop reads file descriptor 0 itself, never through
+sys.stdin's buffer; on one, `input()` runs in a daemon thread, so nothing waits for it at exit.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import queue
 import socket
 import sys
 import threading
@@ -31,57 +32,105 @@ DETACH_WORDS = ("detach",)
 PID_CHECK_S = 0.2  # how often a local worker without an agent stream is checked for life
 
 
-def _show(reply: PdbReply) -> None:
-    if reply.output:
-        sys.stdout.write(reply.output if reply.output.endswith("\n") else reply.output + "\n")
+def _shown(reply: PdbReply) -> str:
+    """What a reply shows: its output, and why the session ended unless it was continued."""
+    text = reply.output if reply.output.endswith("\n") or not reply.output else reply.output + "\n"
     if reply.ended and reply.reason is not EndReason.CONTINUED:
-        sys.stdout.write(f"meshdbg: session ended ({reply.reason})\n")
-    sys.stdout.flush()
+        text += f"meshdbg: session ended ({reply.reason})\n"
+    return text
 
 
 class _Stdin:
     """Lines of stdin for the event loop, one read at a time: a read still under way when its
-    session ended is the one the next caller gets, so no line is lost to a second reader."""
+    session ended is the one the next caller gets, so no line is lost to a second reader.
+
+    Off a terminal the loop reads file descriptor 0 itself once it is readable (a regular file
+    cannot be polled and never makes a read wait: it is read at once); on a terminal a daemon
+    thread runs `input()` for each line asked for. Before (issue 22), a thread started per line
+    put a thread hand-off and `Thread.start`'s wait (0.1–0.8 ms) into every `p x`."""
 
     def __init__(self) -> None:
         self._unread = b""  # bytes read past the last line (off a terminal)
         self._in_flight: asyncio.Future[str | None] | None = None
+        self._asked: queue.SimpleQueue[tuple[asyncio.AbstractEventLoop, asyncio.Future[str | None], str]] = (
+            queue.SimpleQueue())
+        self._reader: threading.Thread | None = None
 
-    def line(self, prompt: str) -> asyncio.Future[str | None]:
+    def line(self, prompt: str, before: str = "") -> asyncio.Future[str | None]:
+        """The next line; `before` (a reply's output) is written first, with the prompt off a terminal."""
         if self._in_flight is not None and not self._in_flight.done():
+            if before:
+                _show_text(before)
             return self._in_flight
         loop = asyncio.get_running_loop()
         future: asyncio.Future[str | None] = loop.create_future()
-        on_terminal = sys.stdin.isatty() and sys.stdout.isatty()  # input() edits lines without sys.stdin's buffer
-        if not on_terminal:
-            sys.stdout.write(prompt)
-            sys.stdout.flush()
-
-        def read() -> None:
-            try:
-                line = input(prompt) if on_terminal else self._read_fd()
-            except (EOFError, OSError, ValueError, KeyboardInterrupt):
-                line = None
-            def settle() -> None:
-                if not future.done():
-                    future.set_result(line)
-
-            loop.call_soon_threadsafe(settle)
-
-        threading.Thread(target=read, daemon=True, name="meshdbg-stdin").start()
         self._in_flight = future
+        if sys.stdin.isatty() and sys.stdout.isatty():  # input() edits lines without sys.stdin's buffer
+            if before:
+                _show_text(before)
+            if self._reader is None:
+                self._reader = threading.Thread(target=self._input_when_asked, daemon=True, name="meshdbg-stdin")
+                self._reader.start()
+            self._asked.put((loop, future, prompt))
+            return future
+        _show_text(before + prompt)
+        if b"\n" in self._unread:
+            _settle(future, self._take())
+            return future
+        try:
+            loop.add_reader(0, self._readable, loop, future)
+        except OSError:  # a regular file or /dev/null (always readable, not pollable), or no stdin at all
+            _settle(future, self._read_fd())
         return future
 
-    def _read_fd(self) -> str | None:
-        """The next line of file descriptor 0 without its newline; None at EOF."""
-        while b"\n" not in self._unread:
+    def _input_when_asked(self) -> None:
+        """The terminal's reader thread: for each request, a line (None at EOF) handed to the asking loop."""
+        while True:
+            loop, future, prompt = self._asked.get()
+            try:
+                line: str | None = input(prompt)
+            except (EOFError, OSError, ValueError, KeyboardInterrupt):
+                line = None
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits for the line
+                loop.call_soon_threadsafe(_settle, future, line)
+
+    def _readable(self, loop: asyncio.AbstractEventLoop, future: asyncio.Future[str | None]) -> None:
+        """File descriptor 0 has bytes (or its end): settle `future` once a whole line is in."""
+        try:
             chunk = os.read(0, 65536)
-            if not chunk:
-                rest, self._unread = self._unread, b""
-                return rest.decode(errors="replace") if rest else None
-            self._unread += chunk
-        line, _, self._unread = self._unread.partition(b"\n")
-        return line.removesuffix(b"\r").decode(errors="replace")
+        except OSError:
+            chunk = b""
+        self._unread += chunk
+        if chunk and b"\n" not in self._unread:
+            return  # the rest of the line is still to come
+        loop.remove_reader(0)
+        _settle(future, self._take())
+
+    def _read_fd(self) -> str | None:
+        """The next line of file descriptor 0, read at once; None at EOF or without one."""
+        try:
+            while b"\n" not in self._unread:
+                chunk = os.read(0, 65536)
+                if not chunk:
+                    break
+                self._unread += chunk
+        except OSError:
+            pass
+        return self._take()
+
+    def _take(self) -> str | None:
+        """The first line read, without its newline; what is left when no newline is (the end of
+        the input), or None when nothing is."""
+        if b"\n" in self._unread:
+            line, _, self._unread = self._unread.partition(b"\n")
+            return line.removesuffix(b"\r").decode(errors="replace")
+        rest, self._unread = self._unread, b""
+        return rest.decode(errors="replace") if rest else None
+
+
+def _settle(future: asyncio.Future[str | None], line: str | None) -> None:
+    if not future.done():
+        future.set_result(line)
 
 
 _stdin = _Stdin()
@@ -90,9 +139,10 @@ def _show_text(text: str) -> None:
     sys.stdout.flush()
 
 
-def read_line(prompt: str) -> asyncio.Future[str | None]:
-    """The next line of stdin (None at EOF), read by a daemon thread."""
-    return _stdin.line(prompt)
+def read_line(prompt: str, before: str = "") -> asyncio.Future[str | None]:
+    """The next line of stdin (None at EOF), read by a daemon thread; `before` (a reply's
+    output) is written with the prompt, in one write."""
+    return _stdin.line(prompt, before)
 
 
 async def attach_lines(client: ControlClient, rank: int | None = None, session_id: int | None = None) -> int:
@@ -103,23 +153,25 @@ async def attach_lines(client: ControlClient, rank: int | None = None, session_i
             session = attached.session
             print(f"meshdbg: attached to rank {session.rank} ({session.coords_text or 'no coords'}, "
                   f"{session.thread}); `detach` or Ctrl-D leaves it paused", flush=True)
-            _show(attached.replay)
             reply = attached.replay
+            shown = _shown(reply)  # written with the next prompt: one write a command (issue 22)
             while not reply.ended:
                 if pending is None:
-                    line = await _line_unless_ended(reply.prompt or "(Pdb) ", attached.wait_ended())
+                    line = await _line_unless_ended(reply.prompt or "(Pdb) ", attached.wait_ended(), shown)
                     if isinstance(line, PdbReply):
                         return _ended_elsewhere(session, line)
                 else:
                     line, pending = pending, None
-                    print(f"{reply.prompt or '(Pdb) '}{line}", flush=True)
+                    _show_text(f"{shown}{reply.prompt or '(Pdb) '}{line}\n")
+                shown = ""
                 if line is None:
                     print()
                     return 0
                 if line.strip() in DETACH_WORDS:
                     return 0
                 reply = await attached.send(line)
-                _show(reply)
+                shown = _shown(reply)
+            _show_text(shown)
         if reply.reason is not EndReason.CONTINUED or session_id is not None:
             return 0
         pending = await read_line(reply.prompt or "(Pdb) ")
@@ -135,7 +187,7 @@ async def attach_lines(client: ControlClient, rank: int | None = None, session_i
 def _ended_elsewhere(session: SessionView, reply: PdbReply) -> int:
     """Say in one line why the session ended while we waited for input; the exit status:
     0 when its rank runs on (another client continued it), 1 when it or the server is gone."""
-    _show(reply)  # its output, and `session ended (why)` unless it was continued
+    _show_text(_shown(reply))  # its output, and `session ended (why)` unless it was continued
     if reply.reason is EndReason.CONTINUED:
         print(f"meshdbg: {rank_label(session)} was continued by another client; detached", flush=True)
         return 0
@@ -143,9 +195,10 @@ def _ended_elsewhere(session: SessionView, reply: PdbReply) -> int:
     return 0 if isinstance(reply.reason, EndReason) and reply.reason.rank_runs_on and not server_gone else 1
 
 
-async def _line_unless_ended(prompt: str, ended: Awaitable[PdbReply]) -> str | None | PdbReply:
-    """The next stdin line, or the session's final reply if it ends first (its worker died)."""
-    line = asyncio.shield(read_line(prompt))  # a read still under way is the next caller's
+async def _line_unless_ended(prompt: str, ended: Awaitable[PdbReply], before: str = "") -> str | None | PdbReply:
+    """The next stdin line (`before` written with its prompt), or the session's final reply if
+    it ends first (its worker died)."""
+    line = asyncio.shield(read_line(prompt, before))  # a read still under way is the next caller's
     end = asyncio.ensure_future(ended)
     if line in await first_of(line, end):
         return line.result()

@@ -11,7 +11,8 @@ stack tree, announcement or cast header shows a terminal an escape sequence a ra
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
-from typing import Any, ClassVar, Iterable, TypedDict, TypeVar
+from collections.abc import Sequence
+from typing import Any, ClassVar, Iterable, TypedDict, TypeVar, overload
 
 from meshdbg.debugger.sanitize import printable
 from meshdbg.wire.coords import format_coords
@@ -164,6 +165,44 @@ class SessionView(_MeshView):
 
 
 _PDB_PROMPT = PromptKind.PDB.pb
+
+
+class Sessions(Sequence[SessionView]):
+    """A listing's sessions, as a read-only list whose view of each session is made the first
+    time it is read (issue 22: `list()` of 10,000 spent as long making views as receiving and
+    parsing them; a caller that counts, or reads one session, makes no other view). It equals
+    any sequence of the same views (`== []` holds for an empty listing)."""
+
+    __slots__ = ("_infos", "_views")
+
+    def __init__(self, infos: Sequence[pb.SessionInfo]) -> None:
+        self._infos = infos
+        self._views: list[SessionView | None] = [None] * len(infos)
+
+    def __len__(self) -> int:
+        return len(self._infos)
+
+    @overload
+    def __getitem__(self, index: int) -> SessionView: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[SessionView]: ...
+
+    def __getitem__(self, index: int | slice) -> SessionView | list[SessionView]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        view = self._views[index]
+        if view is None:
+            view = self._views[index] = SessionView.from_pb(self._infos[index])
+        return view
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and not isinstance(other, str) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # equal to lists, so unhashable like them
+
+    def __repr__(self) -> str:
+        return repr(list(self))
 
 
 @dataclass(frozen=True)

@@ -39,3 +39,21 @@ def test_the_command_leaves_nothing_for_the_last_collection_at_exit(tmp_path: Pa
             "print(status, before, gc.get_freeze_count() > 0, file=sys.stderr)\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=30)
     assert done.stderr.split() == ["0", "0", "True"], done.stderr
+
+
+@pytest.mark.parametrize(("argv", "collector_on"), [(["list", "--json"], False), (["watch"], True)])
+def test_a_brief_verb_runs_without_the_collector_a_lasting_one_with_it(argv: list[str], collector_on: bool,
+                                                                       tmp_path: Path) -> None:
+    """Loading gRPC and protobuf set off ~40 collections that found nothing (issue 22): a verb
+    that returns in a moment runs with the cyclic collector off; one that lasts (a server, the
+    console, `watch`) gets it back once its modules are loaded."""
+    code = ("import gc, sys\nfrom meshdbg.debugger import cli\n"
+            "collections = []\ngc.callbacks.append(lambda phase, info: collections.append(phase))\n"
+            f"sys.argv = ['meshdbg', *{argv!r}]\nbefore = len(collections)\nstatus = cli.run()\n"
+            "print(status, gc.isenabled(), len(collections) - before, file=sys.stderr)\n")
+    env = dict(os.environ, MESHDBG_ADDR="127.0.0.1:1", MESHDBG_TOKEN="t")  # nothing listens: exit 3
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=30)
+    status, enabled, collections = done.stderr.split()[-3:]
+    assert (status, enabled) == ("3", str(collector_on)), done.stderr
+    assert collector_on or collections == "0", done.stderr

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from meshdbg.debugger.sessions import LISTED_FIELD, length_delimited
-from meshdbg.debugger.views import SessionView
+from meshdbg.debugger.views import Sessions, SessionView
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import PromptKind, State, StopReason
 
@@ -55,3 +55,16 @@ def test_joined_elements_are_the_listing(size: int) -> None:
     workers = pb.ListReply(workers=[pb.WorkerInfo(launcher="x")]).SerializeToString()
     joined = workers + b"".join(length_delimited(LISTED_FIELD, info.SerializeToString()) for info in infos)
     assert pb.ListReply.FromString(joined) == pb.ListReply(sessions=infos, workers=[pb.WorkerInfo(launcher="x")])
+
+
+def test_a_listing_makes_a_view_only_when_a_session_is_read() -> None:
+    infos = pb.ListReply(sessions=[_info(), pb.SessionInfo(id=6), pb.SessionInfo(id=7)]).sessions
+    sessions = Sessions(infos)
+    assert len(sessions) == 3 and sessions._views == [None, None, None]  # counting made no view
+    assert sessions[0] == EXPECTED and sessions._views[1:] == [None, None]
+    assert sessions[0] is sessions[0]  # made once, kept
+    assert sessions[-1].id == 7 and [s.id for s in sessions[1:]] == [6, 7] and [s.id for s in sessions] == [5, 6, 7]
+    assert sessions == [SessionView.from_pb(info) for info in infos] and sessions != [] and sessions != "abc"
+    with pytest.raises(IndexError):
+        sessions[3]  # noqa: B018
+    assert Sessions(pb.ListReply().sessions) == [] and not Sessions(pb.ListReply().sessions)

@@ -1,7 +1,7 @@
 """`meshdbg attach --plain` ends cleanly however its session ends while it waits for a line.
 
 Its stdin stays open with nothing to read (a pipe whose writer is silent, or a terminal nobody
-types in), so a daemon thread is blocked reading it when the session ends: the worker dies,
+types in), so a read is under way when the session ends: the worker dies,
 another client continues the rank, or the server stops. It must exit with a status and one
 line saying why; before, the interpreter aborted at exit ("Fatal Python error:
 _enter_buffered_busy ... daemon threads", SIGABRT) because that thread held sys.stdin's lock.
@@ -65,3 +65,27 @@ def test_attach_plain_ends_with_one_line_and_a_status(tmp_path: Path, ending: st
     # line on its stderr, which an open session carries as it carries all the program's output)
     ours = [line for line in out.splitlines() if line.startswith("meshdbg: ") and "; continuing" not in line]
     assert len(ours) == 1, out
+
+
+@pytest.mark.parametrize("last", ["detach\n", "detach", ""], ids=["detach", "detach without a newline", "end of file"])
+def test_attach_plain_reads_its_lines_from_a_regular_file(tmp_path: Path, last: str) -> None:
+    """A regular file (or /dev/null) cannot be polled and never makes a read wait: the event
+    loop reads it at once, a last line without its newline included."""
+    server = start_server(tmp_path)
+    try:
+        server.worker("hold.py", 0)
+        server.wait_sessions(1)
+        script = tmp_path / "lines.txt"
+        script.write_text(f"p 6 * 7\np 'a' * 3\n{last}")
+        with open(script) as stdin:
+            attach = subprocess.run([sys.executable, "-m", "meshdbg", "attach", "--plain", "0"], env=server.env,
+                                    stdin=stdin, capture_output=True, text=True, timeout=30)
+        with open(os.devnull) as stdin:
+            empty = subprocess.run([sys.executable, "-m", "meshdbg", "attach", "--plain", "0"], env=server.env,
+                                   stdin=stdin, capture_output=True, text=True, timeout=30)
+        assert [session["state"] for session in server.sessions()] == ["stopped"]  # left paused
+    finally:
+        server.close()
+    assert (attach.returncode, attach.stderr, empty.returncode, empty.stderr) == (0, "", 0, ""), (attach, empty)
+    assert "(Pdb) 42\n(Pdb) 'aaa'\n(Pdb) " in attach.stdout, attach.stdout
+    assert empty.stdout.endswith("(Pdb) \n"), empty.stdout

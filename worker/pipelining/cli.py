@@ -23,7 +23,7 @@ from meshdbg.worker.pipelining.ir import AnyAction, Schedule
 from meshdbg.worker.pipelining.loaded import as_schedule
 from meshdbg.worker.pipelining.lowering import lower, merge_backward
 from meshdbg.worker.pipelining.picture import to_svg, to_trace
-from meshdbg.worker.pipelining.render import dump_csv, format_table, load_csv
+from meshdbg.worker.pipelining.render import dump_csv, load_csv, schedule_table
 from meshdbg.worker.pipelining.validation import is_lowered
 from meshdbg.worker.pipelining.schedules import SCHEDULES, generate
 from meshdbg.worker.pipelining.simulator import Costs, SimResult, simulate, step_grid
@@ -156,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary(schedule, result)))
         return 0
-    print(format_table(schedule.actions))
+    print(schedule_table(schedule))
     print(f"makespan: {result.makespan:g}")
     print("bubble: " + ", ".join(f"rank {r} {b:.3f}" for r, b in enumerate(result.bubble)))
     print("peak activations: " + ", ".join(f"rank {r} {n}" for r, n in enumerate(result.peak_activations)))

@@ -20,10 +20,14 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from operator import itemgetter
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from meshdbg.worker.pipelining.errors import ActionParseError
+
+if TYPE_CHECKING:
+    from meshdbg.worker.pipelining.columns import Columns
 
 
 class ActionType(enum.StrEnum):
@@ -164,6 +168,9 @@ def format_action(action: AnyAction) -> str:
     return str(action)
 
 
+LARGE = 20_000  # actions: see Schedule.large
+
+
 @dataclass(frozen=True)
 class Schedule:
     """Per-rank action lists plus the facts needed to check and lower them.
@@ -182,6 +189,21 @@ class Schedule:
     def ranks(self) -> int:
         """Number of ranks (one list each)."""
         return len(self.actions)
+
+    @property
+    def large(self) -> bool:
+        """Whether it has ``LARGE`` actions or more: its checks, run and table then go through
+        ``columns`` (numpy), the same results; below, the Python passes are as fast and numpy
+        is not loaded."""
+        return sum(map(len, self.actions)) >= LARGE
+
+    @cached_property
+    def columns(self) -> Columns | None:
+        """The actions as flat arrays (``columns``, numpy), made on first use and kept; None
+        when the lists hold an ``Overlap``."""
+        from meshdbg.worker.pipelining.columns import Columns  # numpy: for large schedules only
+
+        return Columns.of(self)
 
     @property
     def num_stages(self) -> int:

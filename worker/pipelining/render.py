@@ -26,7 +26,8 @@ import re
 from itertools import repeat
 
 from meshdbg.worker.pipelining.errors import ActionParseError, ScheduleError
-from meshdbg.worker.pipelining.ir import ACTION_TEXT, Action, ActionType, AnyAction, has_overlaps, parse_action
+from meshdbg.worker.pipelining.ir import (ACTION_TEXT, Action, ActionType, AnyAction, Schedule, has_overlaps,
+                                          parse_action)
 
 _HEADER_RE = re.compile(r"rank (0|[1-9][0-9]*)")
 _SKIPPED_RE = re.compile(r"[0-9]+(UNSHARD|RESHARD|REDUCE_GRAD)")
@@ -49,6 +50,13 @@ def format_table(actions: list[list[AnyAction]]) -> str:
         width = max(len(title), max(map(len, cells), default=0))
         padded.append(list(map(str.ljust, [title, *cells, *[""] * (steps - len(cells))], repeat(width))))
     return "\n".join("  ".join(row).rstrip() for row in zip(*padded))
+
+
+def schedule_table(schedule: Schedule) -> str:
+    """``format_table`` of ``schedule``'s lists; a large one's from its ``columns`` (numpy):
+    the same text in a third of the time (issue 22)."""
+    columns = schedule.columns if schedule.large else None
+    return format_table(schedule.actions) if columns is None else columns.table()
 
 
 def dump_csv(rows: list[list[AnyAction | None]]) -> str:

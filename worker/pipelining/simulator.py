@@ -24,6 +24,7 @@ A rank's bubble ratio is its idle time over the makespan.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from itertools import accumulate
 from operator import sub
@@ -84,8 +85,8 @@ class SimResult:
     makespan: float
     bubble: tuple[float, ...]
     peak_activations: tuple[int, ...]
-    starts: list[list[float]]
-    ends: list[list[float]]
+    starts: Sequence[list[float]]  # a list, or the vectorised run's rows, made a list each when read
+    ends: Sequence[list[float]]
 
 
 # Finished-event slots: each (slot, stage, microbatch) has one end time. Nothing waits
@@ -96,11 +97,31 @@ _ACTIVATION_CHANGE = {action_type: 0 for action_type in ActionType} | {T.F: 1, T
 _NOT_DONE = -1.0
 
 
+def bubble_ratios(makespan: float, busy: Iterable[float]) -> tuple[float, ...]:
+    """Each rank's idle time over the makespan, from its busy time."""
+    return tuple((makespan - b) / makespan if makespan > 0 else 0.0 for b in busy)
+
+
+def activation_change(action_type: ActionType) -> int:
+    """What an action of ``action_type`` does to its rank's live activations: +1, -1 or 0."""
+    return _ACTIVATION_CHANGE[action_type]
+
+
 def simulate(schedule: Schedule, costs: Costs | None = None) -> SimResult:
-    """Validate ``schedule``, then run it; raise ``DeadlockError`` if it cannot finish."""
+    """Validate ``schedule``, then run it; raise ``DeadlockError`` if it cannot finish.
+
+    A large schedule is checked and run in numpy's whole-array passes where they apply
+    (``vectorised``: the same result); the event loop runs the rest, and says what is wrong."""
+    costs = costs or Costs()
     with paused_gc():
+        if schedule.large:
+            from meshdbg.worker.pipelining import vectorised  # numpy: loaded for large schedules only
+
+            result = vectorised.simulate(schedule, costs)
+            if result is not None:
+                return result
         validate(schedule)
-        return _Run(schedule, costs or Costs()).result()
+        return Run(schedule, costs).loop()
 
 
 # Every action one step, an overlapped F+B too: the step model of torch's compute-only orders.
@@ -134,19 +155,19 @@ class _Step(NamedTuple):
     key: int  # the event the action's end is recorded under
 
 
-class _Run:
+class Run:
     """One simulation over a flat end-time table indexed by event key.
 
     An action's dependencies are fixed offsets from its own ``stage * microbatches +
     microbatch``, turned into one ``_Step`` per (type, stage) in ``steps``.
     """
 
-    def __init__(self, schedule: Schedule, costs: Costs) -> None:
+    def __init__(self, schedule: Schedule, costs: Costs, lowered: bool | None = None) -> None:
         self.schedule = schedule
         self.costs = costs
         microbatches = schedule.microbatches
         self.block = block = schedule.num_stages * microbatches
-        lowered = is_lowered(schedule)
+        lowered = is_lowered(schedule) if lowered is None else lowered
         last = schedule.num_stages - 1
         self.steps: dict[ActionType, list[_Step]] = {t: [] for t in ActionType}
         for stage in range(last + 1):
@@ -175,7 +196,7 @@ class _Run:
         stage, microbatch = divmod(index, self.schedule.microbatches)
         return f"{stage}{_SLOT_NAME[slot]}{microbatch}"
 
-    def result(self) -> SimResult:
+    def loop(self) -> SimResult:
         """Run every rank as far as it can, waking ranks as the events they wait on end.
 
         This loop runs once per action (1.57 M in the benchmark), so it keeps to local
@@ -267,7 +288,7 @@ class _Run:
         """
         makespan = max(clock, default=0.0)
         busy = [sum(map(sub, rank_ends, rank_starts)) for rank_starts, rank_ends in zip(starts, ends)]
-        bubble = tuple((makespan - b) / makespan if makespan > 0 else 0.0 for b in busy)
+        bubble = bubble_ratios(makespan, busy)
         change = _ACTIVATION_CHANGE.__getitem__
         actions = self.schedule.actions
         plain = flatten(actions) if has_overlaps(actions) else actions
