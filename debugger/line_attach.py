@@ -84,7 +84,10 @@ class _Stdin:
         return future
 
     def _input_when_asked(self) -> None:
-        """The terminal's reader thread: for each request, a line (None at EOF) handed to the asking loop."""
+        """The terminal's reader thread: for each request, a line (None at EOF) handed to the asking loop.
+        With readline loaded, as local pdb loads it on a terminal: arrow keys edit the line and
+        recall earlier ones, instead of being typed in as `^[[A`."""
+        import readline  # noqa: F401 - loading it is what gives input() line editing and history
         while True:
             loop, future, prompt = self._asked.get()
             try:

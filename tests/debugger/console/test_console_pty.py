@@ -197,6 +197,18 @@ def test_plain_flag_keeps_line_mode(three_ranks: Mesh) -> None:
     child.expect(pexpect.EOF)
 
 
+def test_plain_attach_on_a_terminal_recalls_and_edits_lines_as_local_pdb(three_ranks: Mesh) -> None:
+    child = three_ranks.console("--plain", "0")
+    child.expect(re.escape("(Pdb)"))
+    run(child, "p loss_scale * 3", r"1\.5", re.escape("(Pdb)"))
+    child.send("\x1b[A")  # up: the line before comes back
+    child.send("\x1b[D\x1b[3~4\r")  # left onto the 3, delete it, type 4
+    child.expect(r"\r\n2\.0\r\n")
+    child.expect(re.escape("(Pdb)"))
+    run(child, "detach")
+    child.expect(pexpect.EOF)
+
+
 def test_plain_attach_ends_at_once_when_its_worker_dies(mesh: Mesh) -> None:
     worker = mesh.start_worker(0)
     mesh.wait_sessions(stopped={0})
