@@ -11,7 +11,7 @@ MESHDBG_PAUSE_TIMEOUT seconds on the server (default 3600, as torch.distributed.
 
 from __future__ import annotations
 
-from meshdbg.debugger.sessions import SessionRegistry
+from meshdbg.debugger.sessions import Session, SessionRegistry
 from meshdbg.debugger.workers import WorkerRegistry
 from meshdbg.wire.vocabulary import WatchKind
 
@@ -21,7 +21,7 @@ async def guard_collectives(sessions: SessionRegistry, workers: WorkerRegistry, 
     if timeout_s <= 0:
         return
     paused: set[int] = set()
-    async for event in sessions.watch():
+    async for event in sessions.watch(interest=_opened_or_closed):
         kind = WatchKind.of(event.kind)
         if kind is WatchKind.OPENED:
             paused.add(event.session.id)
@@ -30,3 +30,8 @@ async def guard_collectives(sessions: SessionRegistry, workers: WorkerRegistry, 
         else:
             continue
         workers.set_collectives_timeout(timeout_s if paused else 0.0)
+
+
+def _opened_or_closed(kind: WatchKind, session: Session) -> bool:
+    """A session's updates (a command's state flips) never change what is paused."""
+    return kind is not WatchKind.UPDATED

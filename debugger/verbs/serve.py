@@ -69,9 +69,7 @@ async def announce(server: DebugClient) -> None:
     lines: queue.SimpleQueue[str] = queue.SimpleQueue()
     threading.Thread(target=_write_lines, args=(lines,), daemon=True, name="meshdbg-announce").start()
     news = News()
-    async for event in server.registry.watch(exits=True):
-        if not may_be_news(event):
-            continue
+    async for event in server.registry.watch(exits=True, interest=lambda kind, s: may_be_news(kind, s.state, s.stops)):
         item = news.feed(*change_of(event))
         if item is not None:
             lines.put(f"meshdbg: {item.text()}")
