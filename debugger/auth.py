@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hmac
 import inspect
-from typing import Any, AsyncIterator, Awaitable, Callable, TypeAlias, cast
+from typing import Any, AsyncIterator, Awaitable, Callable, NoReturn, TypeAlias, cast
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -86,11 +86,15 @@ def _decoding(handler: _Handler) -> _Handler:
         try:
             return parse(raw)
         except DecodeError as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed request: {exc}")
+            await _malformed(context, exc)
 
     async def each(raws: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-        async for raw in raws:
-            yield await decode(raw, context)
+        async for raw in raws:  # every message of a stream: parsed here, no coroutine of its own
+            try:
+                message = parse(raw)
+            except DecodeError as exc:
+                await _malformed(context, exc)
+            yield message
 
     async def request(raw: Any, context: grpc.aio.ServicerContext) -> Any:
         return each(raw, context) if handler.request_streaming else await decode(raw, context)
@@ -104,6 +108,10 @@ def _decoding(handler: _Handler) -> _Handler:
     async def decoded(raw: Any, context: grpc.aio.ServicerContext) -> Any:
         return await behaviour(await request(raw, context), context)
     return _reshaped(handler, decoded, None)
+
+
+async def _malformed(context: grpc.aio.ServicerContext, exc: DecodeError) -> NoReturn:
+    await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed request: {exc}")
 
 
 def _reshaped(handler: _Handler, behaviour: Callable[..., Any],

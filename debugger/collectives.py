@@ -20,18 +20,11 @@ async def guard_collectives(sessions: SessionRegistry, workers: WorkerRegistry, 
     """Run until cancelled: extend while a session is open, restore when the last one closes."""
     if timeout_s <= 0:
         return
-    paused: set[int] = set()
-    async for event in sessions.watch(interest=_opened_or_closed):
-        kind = WatchKind.of(event.kind)
-        if kind is WatchKind.OPENED:
-            paused.add(event.session.id)
-        elif kind is WatchKind.CLOSED:
-            paused.discard(event.session.id)
-        else:
-            continue
-        workers.set_collectives_timeout(timeout_s if paused else 0.0)
 
+    def pause_begins_or_ends(kind: WatchKind, session: Session) -> bool:
+        """The first session opened or the last one closed (never a command's state flips,
+        nor the 31 other closes of a `continue` to 32)."""
+        return (kind is WatchKind.OPENED and len(sessions) == 1) or (kind is WatchKind.CLOSED and not len(sessions))
 
-def _opened_or_closed(kind: WatchKind, session: Session) -> bool:
-    """A session's updates (a command's state flips) never change what is paused."""
-    return kind is not WatchKind.UPDATED
+    async for _ in sessions.watch(interest=pause_begins_or_ends):  # the replay of live sessions included
+        workers.set_collectives_timeout(timeout_s if len(sessions) else 0.0)

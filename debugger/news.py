@@ -47,11 +47,14 @@ class Item:
         return {"event": str(self.kind), **fields}
 
 
-def may_be_news(kind: WatchKind, state: State, stops: int) -> bool:
-    """False for a change that `News.feed` would take and drop, from the session's state and
-    how many times it has stopped: an update other than its first stop (a command's flip to
-    running and back). A `serve` announcing its own registry is never woken for those
-    (SessionRegistry.watch's `interest`)."""
+def may_be_news(kind: WatchKind, state: State, stops: int, end: EndReason | None = None) -> bool:
+    """False for a change that `News.feed` would take and drop, from the session's state, how
+    many times it has stopped and why it ended: an update other than its first stop (a
+    command's flip to running and back), or a close that lets the rank run on (a continue).
+    A `serve` announcing its own registry is never woken for those (SessionRegistry.watch's
+    `interest`)."""
+    if kind is WatchKind.CLOSED:
+        return end is None or not end.rank_runs_on
     return kind is not WatchKind.UPDATED or (state is State.STOPPED and stops == 1)
 
 

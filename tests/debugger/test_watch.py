@@ -137,7 +137,11 @@ def test_only_a_first_stop_is_news_among_updates_and_serve_is_never_woken_for_th
                 assert news.feed(*change_of(event(WatchKind.UPDATED, state))) is None
     assert not may_be_news(WatchKind.UPDATED, State.RUNNING, 1)
     assert not may_be_news(WatchKind.UPDATED, State.STOPPED, 2)
-    assert may_be_news(WatchKind.CLOSED, State.EXITED, 5)
+    assert may_be_news(WatchKind.CLOSED, State.EXITED, 5, EndReason.WORKER_GONE)  # it may have died: news
+    assert not may_be_news(WatchKind.CLOSED, State.EXITED, 5, EndReason.CONTINUED)
+    closed = pb.WatchEvent(kind=WatchKind.CLOSED.pb, reason=EndReason.CONTINUED.pb,
+                           session=pb.SessionInfo(id=1, state=State.EXITED.pb, identity=pb.Identity(rank=1)))
+    assert news.feed(*change_of(closed)) is None
 
 
 def test_a_watcher_with_an_interest_is_queued_only_the_changes_it_takes() -> None:
