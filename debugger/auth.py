@@ -68,10 +68,18 @@ class DecodingInterceptor(grpc.aio.ServerInterceptor):
     foreign client) end the call with INVALID_ARGUMENT naming the problem. gRPC would run the
     deserializer outside any handler and answer UNKNOWN, the status of a server bug."""
 
+    def __init__(self) -> None:
+        self._decoding: dict[_Handler, _Handler] = {}  # each method's handler, wrapped once (not per call)
+
     async def intercept_service(self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[_Handler | None]],
                                 details: grpc.HandlerCallDetails) -> _Handler | None:
         handler = await continuation(details)
-        return None if handler is None or handler.request_deserializer is None else _decoding(handler)
+        if handler is None or handler.request_deserializer is None:
+            return None
+        decoding = self._decoding.get(handler)
+        if decoding is None:  # a worker's stream holds no closures of its own: 10,000 live ones stay small
+            decoding = self._decoding[handler] = _decoding(handler)
+        return decoding
 
 
 def _decoding(handler: _Handler) -> _Handler:

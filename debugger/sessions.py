@@ -66,7 +66,7 @@ class Session:
         # block's output, --Return--) that no attach has replayed yet: the next command's output starts with it
         self.end_reason: EndReason | None = None
         self.gone = ""  # why the worker went away (died, hung), once it has
-        self.ended = asyncio.Event()
+        self._ended: asyncio.Event | None = None  # made when first awaited (`ended`): most sessions never are
         self._registry = registry
         self._write = write
         self._lock = asyncio.Lock()
@@ -79,6 +79,15 @@ class Session:
         self._interrupts: PendingRequests[pb.Frame] = PendingRequests()
         self._info_bytes: bytes | None = None
         self.order = (identity.rank, identity.name, identity.thread_id, session_id)  # how listings sort
+
+    @property
+    def ended(self) -> asyncio.Event:
+        """Set once the session is over."""
+        if self._ended is None:
+            self._ended = asyncio.Event()
+            if self.state is State.EXITED:
+                self._ended.set()
+        return self._ended
 
     @property
     def rank(self) -> int:
@@ -333,7 +342,8 @@ class Session:
             self._pending.set_result(ended)
         self._queries.close(error=SessionError(f"rank {self.rank}'s session ended ({reason})"))
         self._interrupts.close(pb.Frame())
-        self.ended.set()
+        if self._ended is not None:
+            self._ended.set()
         self._registry.close(self, reason)
 
 
