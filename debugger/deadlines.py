@@ -70,12 +70,13 @@ async def answer_within(awaitable: Awaitable[T], seconds: float) -> T:
             timer.cancel()
             task.remove_done_callback(settle)
             if not task.done():  # no answer yet, or the caller went away: it runs on, unwatched
-                task.add_done_callback(_forget)
+                task.add_done_callback(forget)
         if not task.done():
             raise NoAnswer(seconds)
     return task.result()
 
 
-def _forget(task: asyncio.Future) -> None:
+def forget(task: asyncio.Future) -> None:
+    """A done callback for a task no one awaits any more: its failure is retrieved, not logged."""
     if not task.cancelled():
         task.exception()  # retrieved: a late failure has no one to tell
