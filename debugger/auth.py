@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hmac
 import inspect
-from typing import Any, AsyncIterator, Awaitable, Callable, TypeAlias, cast
+from typing import Any, AsyncIterator, Awaitable, Callable, NoReturn, TypeAlias, cast
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -68,10 +68,18 @@ class DecodingInterceptor(grpc.aio.ServerInterceptor):
     foreign client) end the call with INVALID_ARGUMENT naming the problem. gRPC would run the
     deserializer outside any handler and answer UNKNOWN, the status of a server bug."""
 
+    def __init__(self) -> None:
+        self._decoding: dict[_Handler, _Handler] = {}  # each method's handler, wrapped once (not per call)
+
     async def intercept_service(self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[_Handler | None]],
                                 details: grpc.HandlerCallDetails) -> _Handler | None:
         handler = await continuation(details)
-        return None if handler is None or handler.request_deserializer is None else _decoding(handler)
+        if handler is None or handler.request_deserializer is None:
+            return None
+        decoding = self._decoding.get(handler)
+        if decoding is None:  # a worker's stream holds no closures of its own: 10,000 live ones stay small
+            decoding = self._decoding[handler] = _decoding(handler)
+        return decoding
 
 
 def _decoding(handler: _Handler) -> _Handler:
@@ -86,11 +94,15 @@ def _decoding(handler: _Handler) -> _Handler:
         try:
             return parse(raw)
         except DecodeError as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed request: {exc}")
+            await _malformed(context, exc)
 
     async def each(raws: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-        async for raw in raws:
-            yield await decode(raw, context)
+        async for raw in raws:  # every message of a stream: parsed here, no coroutine of its own
+            try:
+                message = parse(raw)
+            except DecodeError as exc:
+                await _malformed(context, exc)
+            yield message
 
     async def request(raw: Any, context: grpc.aio.ServicerContext) -> Any:
         return each(raw, context) if handler.request_streaming else await decode(raw, context)
@@ -104,6 +116,10 @@ def _decoding(handler: _Handler) -> _Handler:
     async def decoded(raw: Any, context: grpc.aio.ServicerContext) -> Any:
         return await behaviour(await request(raw, context), context)
     return _reshaped(handler, decoded, None)
+
+
+async def _malformed(context: grpc.aio.ServicerContext, exc: DecodeError) -> NoReturn:
+    await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed request: {exc}")
 
 
 def _reshaped(handler: _Handler, behaviour: Callable[..., Any],

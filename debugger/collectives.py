@@ -11,7 +11,7 @@ MESHDBG_PAUSE_TIMEOUT seconds on the server (default 3600, as torch.distributed.
 
 from __future__ import annotations
 
-from meshdbg.debugger.sessions import SessionRegistry
+from meshdbg.debugger.sessions import Session, SessionRegistry
 from meshdbg.debugger.workers import WorkerRegistry
 from meshdbg.wire.vocabulary import WatchKind
 
@@ -20,13 +20,11 @@ async def guard_collectives(sessions: SessionRegistry, workers: WorkerRegistry, 
     """Run until cancelled: extend while a session is open, restore when the last one closes."""
     if timeout_s <= 0:
         return
-    paused: set[int] = set()
-    async for event in sessions.watch():
-        kind = WatchKind.of(event.kind)
-        if kind is WatchKind.OPENED:
-            paused.add(event.session.id)
-        elif kind is WatchKind.CLOSED:
-            paused.discard(event.session.id)
-        else:
-            continue
-        workers.set_collectives_timeout(timeout_s if paused else 0.0)
+
+    def pause_begins_or_ends(kind: WatchKind, session: Session) -> bool:
+        """The first session opened or the last one closed (never a command's state flips,
+        nor the 31 other closes of a `continue` to 32)."""
+        return (kind is WatchKind.OPENED and len(sessions) == 1) or (kind is WatchKind.CLOSED and not len(sessions))
+
+    async for _ in sessions.watch(interest=pause_begins_or_ends):  # the replay of live sessions included
+        workers.set_collectives_timeout(timeout_s if len(sessions) else 0.0)

@@ -51,17 +51,32 @@ def deadline(requested: float, default: float) -> float:
 
 async def answer_within(awaitable: Awaitable[T], seconds: float) -> T:
     """`awaitable`'s result, or NoAnswer after `seconds`; it is not cancelled then, but runs
-    on (a command under way in a worker cannot be taken back)."""
+    on (a command under way in a worker cannot be taken back). One future and one timer:
+    a cast to thousands of ranks waits on one per rank (not `wait_for` around `shield`)."""
     task = asyncio.ensure_future(awaitable)
-    try:
-        return await asyncio.wait_for(asyncio.shield(task), seconds)
-    except TimeoutError:
-        raise NoAnswer(seconds) from None
-    finally:
-        if not task.done():  # no answer yet, or the caller went away: it runs on, unwatched
-            task.add_done_callback(_forget)
+    if not task.done():
+        loop = asyncio.get_running_loop()
+        settled = loop.create_future()
+
+        def settle(_: object = None) -> None:
+            if not settled.done():
+                settled.set_result(None)
+
+        task.add_done_callback(settle)
+        timer = loop.call_later(seconds, settle)
+        try:
+            await settled
+        finally:
+            timer.cancel()
+            task.remove_done_callback(settle)
+            if not task.done():  # no answer yet, or the caller went away: it runs on, unwatched
+                task.add_done_callback(forget)
+        if not task.done():
+            raise NoAnswer(seconds)
+    return task.result()
 
 
-def _forget(task: asyncio.Future) -> None:
+def forget(task: asyncio.Future) -> None:
+    """A done callback for a task no one awaits any more: its failure is retrieved, not logged."""
     if not task.cancelled():
         task.exception()  # retrieved: a late failure has no one to tell

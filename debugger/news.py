@@ -14,7 +14,6 @@ from enum import StrEnum
 
 from meshdbg.debugger.views import SessionView, WorkerView
 from meshdbg.debugger.format import exit_note, rank_label, where
-from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind
 
 
@@ -48,11 +47,15 @@ class Item:
         return {"event": str(self.kind), **fields}
 
 
-def may_be_news(event: pb.WatchEvent) -> bool:
-    """False for what `News.feed` would take and drop, read off the message: the update of a
-    session to running (the first of every command; its opening came before it and said all
-    `feed` keeps). A `serve` announcing its own registry then builds no view for it."""
-    return event.kind != WatchKind.UPDATED.pb or event.session.state != State.RUNNING.pb
+def may_be_news(kind: WatchKind, state: State, stops: int, end: EndReason | None = None) -> bool:
+    """False for a change that `News.feed` would take and drop, from the session's state, how
+    many times it has stopped and why it ended: an update other than its first stop (a
+    command's flip to running and back), or a close that lets the rank run on (a continue).
+    A `serve` announcing its own registry is never woken for those (SessionRegistry.watch's
+    `interest`)."""
+    if kind is WatchKind.CLOSED:
+        return end is None or not end.rank_runs_on
+    return kind is not WatchKind.UPDATED or (state is State.STOPPED and stops == 1)
 
 
 class News:

@@ -22,6 +22,7 @@ from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 from meshdbg.debugger.deadlines import (CAST_S, CLIENT_STALL_S, COMPARE_S, CONTINUE_S, INTERRUPT_S, STACKS_S, NoAnswer,
                                          answer_within, cut_off_text, deadline)
+from meshdbg.debugger.casting import cast
 from meshdbg.debugger.evaluation import ask, evaluate_all
 from meshdbg.debugger.sampling import collect_stacks
 from meshdbg.debugger.liveness import gone_reason, keep_while_alive
@@ -274,33 +275,8 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         except MeshdbgError as exc:
             await _abort(context, exc)
         write = ClientWriter(context)
-        seconds = deadline(request.timeout_s, CAST_S)
-        outcomes = await asyncio.gather(*(self._cast_one(session, request.command, write, seconds)
-                                          for session in sessions), return_exceptions=True)
-        failure = next((o for o in outcomes if isinstance(o, BaseException) and not isinstance(o, SessionError)), None)
-        if failure is not None:  # a bug, not a client that left
-            raise failure
+        await cast(sessions, request.command, write, deadline(request.timeout_s, CAST_S))
         await write.end()
-
-    @staticmethod
-    async def _cast_one(session: RankSession, command: str, write: Callable[[pb.CastEvent], Awaitable[None]],
-                        seconds: float) -> None:
-        """Run `command` on one session, streaming its output chunks, then its result (a
-        failure once `seconds` pass without one: the command runs on, its output to the transcript)."""
-        async def forward(text: str) -> None:
-            await write(pb.CastEvent(session_id=session.id, output=pb.OutputChunk(text=text)))
-
-        silent = False
-        try:
-            reply = await answer_within(session.execute(command, forward), seconds)
-            error = session.gone  # it died or hung mid-command: a failure, not an empty success
-        except NoAnswer as exc:
-            reply, error, silent = pb.Reply(), str(exc), True
-        except SessionError as exc:
-            reply, error = pb.Reply(), str(exc)
-        result = pb.CastResult(session=session.info(), output="" if error else reply.output, error=error,
-                               ended=reply.ended, no_answer=silent)
-        await write(pb.CastEvent(session_id=session.id, result=result))
 
     async def Continue(self, request: pb.ContinueRequest, context: grpc.aio.ServicerContext) -> pb.ContinueReply:
         try:

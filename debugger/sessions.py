@@ -28,6 +28,9 @@ from meshdbg.wire.logs import logger
 from meshdbg.wire.vocabulary import EndReason, PromptKind, State, WatchKind, wire_value
 
 Writer = Callable[[pb.ServerMessage], Awaitable[None]]
+# Which changes an in-process watcher takes (read off the session as it changes): the others
+# are never built nor queued for it, so a command's two state flips wake no one who ignores them.
+Interest = Callable[[WatchKind, "Session"], bool]
 OutputListener = Callable[[str], Awaitable[None]]  # gets a running command's output chunks
 log = logger(__name__)
 
@@ -53,6 +56,7 @@ class Session:
         self.id = session_id
         self.identity = identity
         self.state = State.RUNNING  # until the worker's first prompt arrives
+        self.stops = 0  # prompts so far: the first is the stop a watcher may call news
         self.frame = pb.Frame()
         self.prompt = ""
         self.prompt_kind = PromptKind.PDB
@@ -62,7 +66,7 @@ class Session:
         # block's output, --Return--) that no attach has replayed yet: the next command's output starts with it
         self.end_reason: EndReason | None = None
         self.gone = ""  # why the worker went away (died, hung), once it has
-        self.ended = asyncio.Event()
+        self._ended: asyncio.Event | None = None  # made when first awaited (`ended`): most sessions never are
         self._registry = registry
         self._write = write
         self._lock = asyncio.Lock()
@@ -75,6 +79,15 @@ class Session:
         self._interrupts: PendingRequests[pb.Frame] = PendingRequests()
         self._info_bytes: bytes | None = None
         self.order = (identity.rank, identity.name, identity.thread_id, session_id)  # how listings sort
+
+    @property
+    def ended(self) -> asyncio.Event:
+        """Set once the session is over."""
+        if self._ended is None:
+            self._ended = asyncio.Event()
+            if self.state is State.EXITED:
+                self._ended.set()
+        return self._ended
 
     @property
     def rank(self) -> int:
@@ -246,6 +259,7 @@ class Session:
         if self._pending is None and prompt.output.replace(prompt.location + "\n", "", 1).strip():
             self._unseen = prompt.output  # a stop no command asked for began with more than its position
         self._set_state(State.STOPPED)
+        self.stops += 1
         self.frame = prompt.frame
         self.prompt = prompt.prompt
         self.prompt_kind = PromptKind.of(prompt.kind)
@@ -328,7 +342,8 @@ class Session:
             self._pending.set_result(ended)
         self._queries.close(error=SessionError(f"rank {self.rank}'s session ended ({reason})"))
         self._interrupts.close(pb.Frame())
-        self.ended.set()
+        if self._ended is not None:
+            self._ended.set()
         self._registry.close(self, reason)
 
 
@@ -348,7 +363,8 @@ class SessionRegistry:
         self.listing: bytes | None = None  # listed_bytes(), until a session opens, closes or changes
         self._by_process: dict[tuple[str, int], list[Session]] = {}  # (hostname, pid) → its live sessions
         self._ids = itertools.count(1)
-        self._watchers: dict[asyncio.Queue[pb.WatchEvent | None], bool] = {}  # queue → wants worker exits
+        # queue → (wants worker exits, which session changes it takes: None for all)
+        self._watchers: dict[asyncio.Queue[pb.WatchEvent | None], tuple[bool, Interest | None]] = {}
         self.closing = False  # the server shuts down on purpose: broken streams are ends, not silences
         self.tasks: set[asyncio.Task] = set()  # background watches of silent sessions (meshdbg.debugger.liveness)
         self.reconnect_s = RECONNECT_S.get()  # how long they may stay silent (read at start: a bad value stops it)
@@ -441,11 +457,14 @@ class SessionRegistry:
         return chosen
 
     def publish(self, kind: WatchKind, session: Session, reason: EndReason | None = None) -> None:
-        if not self._watchers:  # every command publishes twice: build no event nobody reads
-            return
-        event = pb.WatchEvent(kind=kind.pb, session=session.info(), reason=wire_value(reason))
-        for queue in self._watchers:
-            queue.put_nowait(event)
+        """Queue the change to every watcher interested (every command publishes twice: the
+        event is built only if one is)."""
+        event: pb.WatchEvent | None = None
+        for queue, (_, interest) in self._watchers.items():
+            if interest is None or interest(kind, session):
+                if event is None:
+                    event = pb.WatchEvent(kind=kind.pb, session=session.info(), reason=wire_value(reason))
+                queue.put_nowait(event)
 
     def end_watches(self) -> None:
         """End every watch stream (the server stops): each returns at its next read."""
@@ -455,19 +474,20 @@ class SessionRegistry:
     def publish_worker(self, kind: WatchKind, worker: pb.WorkerInfo) -> None:
         """A worker process connected (JOINED) or ended (EXITED): tell the watchers that asked."""
         event = pb.WatchEvent(kind=kind.pb, worker=worker)
-        for queue, exits in self._watchers.items():
+        for queue, (exits, _) in self._watchers.items():
             if exits:
                 queue.put_nowait(event)
 
-    async def watch(self, exits: bool = False) -> AsyncIterator[pb.WatchEvent]:
+    async def watch(self, exits: bool = False, interest: Interest | None = None) -> AsyncIterator[pb.WatchEvent]:
         """An `opened` event per live session, then `synced`, then every change from then on
-        (with `exits`, also an `exited` event for every worker process that ends).
+        (with `exits`, also an `exited` event for every worker process that ends; with
+        `interest`, only the session changes it takes).
 
         Watchers need no separate listing: the replay and the changes come from one
         subscription, so nothing can close unseen between the two.
         """
         queue: asyncio.Queue[pb.WatchEvent | None] = asyncio.Queue()
-        self._watchers[queue] = exits
+        self._watchers[queue] = (exits, interest)
         try:
             for session in self.sessions():
                 yield pb.WatchEvent(kind=WatchKind.OPENED.pb, session=session.info())

@@ -120,12 +120,14 @@ class _Epoch:
         self._marked = {fd: marks and stat.S_ISFIFO(os.fstat(saved).st_mode) for fd, saved in self.saved.items()}
         self._wake_read, self._wake_write = os.pipe()
         self.restored = False
+        self._pending = select.poll()  # whether the pipes hold anything, asked in one call (`holds_data`)
         for fd in STREAMS:
             read, write = os.pipe()
             os.set_blocking(read, False)
             os.dup2(write, fd)
             os.close(write)
             self.reads[read] = fd
+            self._pending.register(read, select.POLLIN)
         self.thread = threading.Thread(target=self._run, name="meshdbg-output", daemon=True)
         self.thread.start()
 
@@ -137,6 +139,11 @@ class _Epoch:
         for fd, saved in self.saved.items():
             os.dup2(saved, fd)
         _write_all(self._wake_write, b"x")
+
+    def holds_data(self) -> bool:
+        """Something waits in a pipe (or one reached end of file): one system call, so that
+        pdb's every write costs no more while the program prints nothing."""
+        return bool(self._pending.poll(0))
 
     def drain(self, sinks: list[Sink]) -> bool:
         """Read what the pipes hold now, tee it, hand it to `sinks`; False once every pipe
@@ -152,6 +159,7 @@ class _Epoch:
                 except InterruptedError:
                     continue
                 if not data:
+                    self._pending.unregister(read)
                     os.close(read)
                     del self.reads[read]
                     break
@@ -232,7 +240,7 @@ class FdCapture:
             return
         _flush_program_buffers()
         with self.lock:
-            if self._epoch is not None:
+            if self._epoch is not None and self._epoch.holds_data():
                 self._epoch.drain(self.live_sinks(self._epoch))
 
     def close(self) -> None:

@@ -125,6 +125,8 @@ class PdbWrapper(pdb.Pdb):
         self._activity_lock = threading.Lock()  # an interrupt (another thread) reads what this one does
         self._interrupted = False
         self._prompted = False
+        # (pdb, frame, line) of the last position shown in this stop, and its (frame, location)
+        self._shown_position: tuple[tuple[pdb.Pdb, FrameType, int], tuple[pb.Frame, str]] | None = None
         self.remote: RemoteSession | None = None
         self.interacting = False  # in `interact` (meshdbg.worker.interact): the prompt says who reads
         if remote is not None:
@@ -193,6 +195,7 @@ class PdbWrapper(pdb.Pdb):
             super().interaction(frame, traceback)
         finally:
             forget_stop(self)
+            self._shown_position = None
             self._set_activity(_Activity.RUNNING)
         if self._leaving is not None and self.remote is not None:
             self._end_session(self._leaving)  # a .pdbrc's `c` (3.11/3.12 run it before any prompt)
@@ -249,21 +252,24 @@ class PdbWrapper(pdb.Pdb):
         (the thread's tracer while its prompt reads through ours), else this one."""
         return standing(self)
 
-    def _frame(self) -> pb.Frame:
+    def _position(self) -> tuple[pb.Frame, str]:
+        """Where pdb stands: the frame for the wire, and the location as pdb prints it on a
+        stop (`> file(line)func()` and `-> source`). Built once per position of a stop: a
+        `p x` after a `p y` stands where it stood (a return value, whose repr may change,
+        is shown afresh each time)."""
         standing = self._standing()
         if not standing.stack:
-            return pb.Frame()
-        frame, lineno = standing.stack[standing.curindex]
-        return _wire_frame(frame, lineno)
-
-    def _location(self) -> str:
-        """Where pdb stands, as it prints it on a stop: `> file(line)func()` and `-> source`."""
-        standing = self._standing()
-        if not standing.stack:
-            return ""
+            return pb.Frame(), ""
         frame, lineno = standing.stack[standing.curindex]  # the frame of pdb's curframe_locals
+        key = (standing, frame, lineno)
+        if self._shown_position is not None and self._shown_position[0] == key:
+            return self._shown_position[1]
         stand_in = cast(FrameType, FrameWithLocals(frame, standing.curframe_locals))  # a frame with pdb's locals
-        return "> " + standing.format_stack_entry((stand_in, lineno), pdb.line_prefix)
+        position = _wire_frame(frame, lineno), wire_text("> " + standing.format_stack_entry((stand_in, lineno),
+                                                                                           pdb.line_prefix))
+        if "__return__" not in standing.curframe_locals:
+            self._shown_position = key, position
+        return position
 
     def read_remote_line(self) -> str:
         """Send what pdb wrote plus a read request; return the line the server sends back."""
@@ -278,9 +284,9 @@ class PdbWrapper(pdb.Pdb):
             return "continue\n"
         remote = self.remote
         assert remote is not None  # _ensure_session made it
-        remote.send(pb.WorkerMessage(prompt=pb.Prompt(
-            output=fit_reply(output), prompt=wire_text(prompt), frame=self._frame(),
-            location=wire_text(self._location()), kind=prompt_kind(self).pb)))
+        frame, location = self._position()
+        remote.send(pb.WorkerMessage(prompt=pb.Prompt(output=fit_reply(output), prompt=wire_text(prompt), frame=frame,
+                                                      location=location, kind=prompt_kind(self).pb)))
         self._prompted = True
         while True:
             message = remote.receive()

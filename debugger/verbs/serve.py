@@ -23,6 +23,8 @@ from meshdbg.wire.logs import add_log_argument, logged, logger, said
 
 if TYPE_CHECKING:
     from meshdbg.debugger.service import DebugClient
+    from meshdbg.debugger.sessions import Session
+    from meshdbg.wire.vocabulary import WatchKind
 
 log = logger(__name__)
 
@@ -69,12 +71,14 @@ async def announce(server: DebugClient) -> None:
     lines: queue.SimpleQueue[str] = queue.SimpleQueue()
     threading.Thread(target=_write_lines, args=(lines,), daemon=True, name="meshdbg-announce").start()
     news = News()
-    async for event in server.registry.watch(exits=True):
-        if not may_be_news(event):
-            continue
+    async for event in server.registry.watch(exits=True, interest=_may_be_news):
         item = news.feed(*change_of(event))
         if item is not None:
             lines.put(f"meshdbg: {item.text()}")
+
+
+def _may_be_news(kind: WatchKind, session: Session) -> bool:
+    return may_be_news(kind, session.state, session.stops, session.end_reason)
 
 
 def _write_lines(lines: "queue.SimpleQueue[str]") -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import queue
@@ -14,6 +15,7 @@ from typing import IO
 
 from meshdbg.debugger.views import SessionView, WorkerView, change_of
 from meshdbg.debugger.news import News, may_be_news
+from meshdbg.debugger.sessions import SessionRegistry
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind
 
@@ -120,12 +122,51 @@ def test_news_tells_each_stop_once_a_post_mortem_as_a_crash_and_exits_with_their
     assert news.feed(WatchKind.EXITED, WorkerView(**{**worker.to_json(), "rank": 4}), None) is None  # told once
 
 
-def test_a_running_update_is_never_news_and_serve_skips_it_unread() -> None:
+def test_only_a_first_stop_is_news_among_updates_and_serve_is_never_woken_for_the_rest() -> None:
     def event(kind: WatchKind, state: State) -> pb.WatchEvent:
         return pb.WatchEvent(kind=kind.pb, session=pb.SessionInfo(id=1, state=state.pb, identity=pb.Identity(rank=1)))
 
-    running = event(WatchKind.UPDATED, State.RUNNING)
-    assert not may_be_news(running)
-    assert News().feed(*change_of(running)) is None
-    assert all(may_be_news(event(WatchKind.UPDATED, state)) for state in State if state is not State.RUNNING)
-    assert may_be_news(event(WatchKind.OPENED, State.RUNNING))
+    news = News()
+    assert may_be_news(WatchKind.OPENED, State.RUNNING, 0)
+    assert news.feed(*change_of(event(WatchKind.OPENED, State.RUNNING))) is None
+    assert may_be_news(WatchKind.UPDATED, State.STOPPED, 1)
+    assert news.feed(*change_of(event(WatchKind.UPDATED, State.STOPPED))) is not None
+    for state in State:  # every later update (a command's flips, a silence) is dropped by feed too
+        for stops in (1, 2, 3):
+            if not may_be_news(WatchKind.UPDATED, state, stops):
+                assert news.feed(*change_of(event(WatchKind.UPDATED, state))) is None
+    assert not may_be_news(WatchKind.UPDATED, State.RUNNING, 1)
+    assert not may_be_news(WatchKind.UPDATED, State.STOPPED, 2)
+    assert may_be_news(WatchKind.CLOSED, State.EXITED, 5, EndReason.WORKER_GONE)  # it may have died: news
+    assert not may_be_news(WatchKind.CLOSED, State.EXITED, 5, EndReason.CONTINUED)
+    closed = pb.WatchEvent(kind=WatchKind.CLOSED.pb, reason=EndReason.CONTINUED.pb,
+                           session=pb.SessionInfo(id=1, state=State.EXITED.pb, identity=pb.Identity(rank=1)))
+    assert news.feed(*change_of(closed)) is None
+
+
+def test_a_watcher_with_an_interest_is_queued_only_the_changes_it_takes() -> None:
+    """The registry builds and queues a command's state flips only for the watchers that take
+    them (what serve's announcer and the collectives guard skip never wakes them)."""
+    async def scenario() -> tuple[list[int], list[int]]:
+        registry = SessionRegistry()
+
+        async def write(message: pb.ServerMessage) -> None:
+            pass
+
+        everything = registry.watch()
+        lifecycle = registry.watch(interest=lambda kind, session: kind is not WatchKind.UPDATED)
+        for stream in (everything, lifecycle):
+            assert WatchKind.of((await anext(stream)).kind) is WatchKind.SYNCED  # no session yet: the replay is empty
+        session = registry.open(pb.Identity(rank=1), write)
+        session.on_prompt(pb.Prompt(prompt="(Pdb) "))
+        session.on_end("", EndReason.CONTINUED)
+        seen: tuple[list[int], list[int]] = ([], [])
+        for stream, kinds in zip((everything, lifecycle), seen):
+            while len(kinds) < 4 and (kinds[-1:] != [WatchKind.CLOSED.pb]):
+                kinds.append((await asyncio.wait_for(anext(stream), 5)).kind)
+            await stream.aclose()
+        return seen
+
+    everything, lifecycle = asyncio.run(scenario())
+    assert everything == [WatchKind.OPENED.pb, WatchKind.UPDATED.pb, WatchKind.CLOSED.pb]
+    assert lifecycle == [WatchKind.OPENED.pb, WatchKind.CLOSED.pb]
