@@ -181,9 +181,11 @@ class ControlClient:
         """A client of the server at `connection`, over `channel` if given (the server's own
         `local_channel()` in its process), else a gRPC channel of its own."""
         self.connection = connection
-        credentials = channel_credentials(connection.addr, connection.fingerprint)
-        self.channel = channel or (grpc.aio.secure_channel(connection.addr, credentials, options=CHANNEL_OPTIONS)
-                                   if credentials else grpc.aio.insecure_channel(connection.addr, options=CHANNEL_OPTIONS))
+        if channel is None:
+            credentials = channel_credentials(connection.addr, connection.fingerprint)
+            channel = (grpc.aio.secure_channel(connection.addr, credentials, options=CHANNEL_OPTIONS) if credentials
+                       else grpc.aio.insecure_channel(connection.addr, options=CHANNEL_OPTIONS))
+        self.channel = channel
         self.stub = pb_grpc.DebuggerStub(self.channel)
 
     @classmethod
