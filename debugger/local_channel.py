@@ -136,7 +136,7 @@ class _Context:
     async def write(self, message: Any) -> None:
         """A reply to the client: waits while RESPONSE_WINDOW of them are unread."""
         if self.finished:
-            raise asyncio.CancelledError("the call is over")
+            raise grpc.aio.UsageError("RPC already finished.")  # as grpc.aio's context: not a cancellation of the writer
         await self.window.acquire()
         self.responses.put_nowait(self._across(message))
 

@@ -97,6 +97,7 @@ class Toy:
 
     def __init__(self) -> None:
         self.written = 0
+        self.kept: grpc.aio.ServicerContext | None = None
         self.cancelled = asyncio.Event()
 
     async def flood(self, request: bytes, context: grpc.aio.ServicerContext) -> None:
@@ -116,6 +117,10 @@ class Toy:
         await asyncio.Event().wait()
         return b""
 
+    async def keep(self, request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        self.kept = context
+        return b"kept"
+
     async def broken(self, request: bytes, context: grpc.aio.ServicerContext) -> bytes:
         raise ValueError("a bug")
 
@@ -131,6 +136,7 @@ def toy_channel(toy: Toy) -> LocalChannel:
         "Abort": grpc.unary_unary_rpc_method_handler(toy.abort),
         "Slow": grpc.unary_unary_rpc_method_handler(toy.slow),
         "Broken": grpc.unary_unary_rpc_method_handler(toy.broken),
+        "Keep": grpc.unary_unary_rpc_method_handler(toy.keep),
         "Echo": grpc.stream_stream_rpc_method_handler(toy.echo)})
     return LocalChannel(table)
 
@@ -168,6 +174,11 @@ def test_errors_reach_the_client_as_grpc_raises_them() -> None:
         assert failures["Slow"][0] is grpc.StatusCode.DEADLINE_EXCEEDED
         assert failures["Broken"][0] is grpc.StatusCode.UNKNOWN and "a bug" in failures["Broken"][1]
         assert failures["Nope"][0] is grpc.StatusCode.UNIMPLEMENTED
+
+        toy = Toy()
+        assert await toy_channel(toy).unary_unary("/toy.Toy/Keep")(b"") == b"kept" and toy.kept is not None
+        with pytest.raises(grpc.aio.UsageError):  # a write after the call ended, as gRPC refuses it
+            await toy.kept.write(b"late")
 
         call: Any = channel.stream_stream("/toy.Toy/Echo")()
         for word in (b"a", b"b"):
