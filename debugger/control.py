@@ -64,7 +64,7 @@ class AttachedSession:
         self._completions: PendingRequests[list[str]] = PendingRequests()
         self._send_lock = asyncio.Lock()
         self._output: list[str] = []  # chunks of the output of the reply under way
-        self._ended = asyncio.Event()
+        self._ending: asyncio.Future[PdbReply] = asyncio.get_running_loop().create_future()
         self._final: PdbReply | None = None
         self._failure: MeshdbgError | None = None
 
@@ -73,7 +73,14 @@ class AttachedSession:
 
     @property
     def ended(self) -> bool:
-        return self._ended.is_set()
+        return self._ending.done()
+
+    @property
+    def ending(self) -> asyncio.Future[PdbReply]:
+        """Done with the session's final reply once it ends: to race with another wait (a typed
+        line) through `asyncio.wait`, without a task per wait. Never await it bare from a task
+        that may be cancelled (that would cancel it for everyone): `wait_ended` is for that."""
+        return self._ending
 
     async def __aenter__(self) -> "AttachedSession":
         self._call = self._client.stub.Attach(metadata=self._client.connection.metadata())
@@ -132,7 +139,7 @@ class AttachedSession:
         """The session is over: remember why and release everyone waiting."""
         if self._final is None:
             self._final = reply
-        self._ended.set()
+            self._ending.set_result(reply)
         if self._reply is not None and not self._reply.done():
             self._reply.set_result(self._final)
         self._completions.close([])
@@ -160,9 +167,7 @@ class AttachedSession:
 
     async def wait_ended(self) -> PdbReply:
         """Block until the session ends (here, from another client, or the worker exits)."""
-        await self._ended.wait()
-        assert self._final is not None  # _finish sets it before it sets _ended
-        return self._final
+        return await asyncio.shield(self._ending)
 
 
 class InProcessServer(Protocol):

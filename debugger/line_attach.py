@@ -18,7 +18,7 @@ import queue
 import socket
 import sys
 import threading
-from typing import AsyncIterator, Awaitable
+from typing import AsyncIterator
 
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.peers import SharedLines
@@ -160,7 +160,7 @@ async def attach_lines(client: ControlClient, rank: int | None = None, session_i
             shown = _shown(reply)  # written with the next prompt: one write a command (issue 22)
             while not reply.ended:
                 if pending is None:
-                    line = await _line_unless_ended(reply.prompt or "(Pdb) ", attached.wait_ended(), shown)
+                    line = await _line_unless_ended(reply.prompt or "(Pdb) ", attached.ending, shown)
                     if isinstance(line, PdbReply):
                         return _ended_elsewhere(session, line)
                 else:
@@ -198,15 +198,17 @@ def _ended_elsewhere(session: SessionView, reply: PdbReply) -> int:
     return 0 if isinstance(reply.reason, EndReason) and reply.reason.rank_runs_on and not server_gone else 1
 
 
-async def _line_unless_ended(prompt: str, ended: Awaitable[PdbReply], before: str = "") -> str | None | PdbReply:
+async def _line_unless_ended(prompt: str, ending: asyncio.Future[PdbReply], before: str = "") -> str | None | PdbReply:
     """The next stdin line (`before` written with its prompt), or the session's final reply if
-    it ends first (its worker died)."""
-    line = asyncio.shield(read_line(prompt, before))  # a read still under way is the next caller's
-    end = asyncio.ensure_future(ended)
-    if line in await first_of(line, end):
+    it ends first (its worker died). Neither future is cancelled on any way out (a read still
+    under way is the next caller's), and no task is made per line (issue 22)."""
+    line = read_line(prompt, before)
+    if not line.done():
+        await asyncio.wait((line, ending), return_when=asyncio.FIRST_COMPLETED)
+    if line.done():
         return line.result()
     print(flush=True)
-    return end.result()
+    return ending.result()
 
 
 async def next_stop(client: ControlClient, session: SessionView) -> bool:
