@@ -304,16 +304,16 @@ class ControlClient:
         command = check_line(command)
         outputs: dict[int, list[str]] = {}
         results: list[CastResult] = []
-        call = self.stub.Cast(pb.CastRequest(selection=wire_text(selection), command=command, timeout_s=timeout_s),
-                              metadata=self.connection.metadata())
+        call = self.stub.Cast(pb.CastRequest(selection=wire_text(selection), command=command, timeout_s=timeout_s,
+                                             batched=True), metadata=self.connection.metadata())
         async with self.cut_off_when_left_behind():
             async for event in call:
                 if event.HasField("output"):
                     outputs.setdefault(event.session_id, []).append(event.output.text)
                     continue
-                r = event.result
-                output = "".join(outputs.pop(event.session_id, [])) + r.output
-                results.append(CastResult(SessionView.from_pb(r.session), output, r.error, r.ended, r.no_answer))
+                for r in event.results:
+                    output = "".join(outputs.pop(r.session.id, [])) + r.output
+                    results.append(CastResult(SessionView.from_pb(r.session), output, r.error, r.ended, r.no_answer))
         return sorted(results, key=lambda r: (r.session.rank, r.session.name, r.session.thread_id, r.session.id))
 
     async def stacks(self, selection: str = "", all_threads: bool = False, timeout_s: float = 0

@@ -275,7 +275,7 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         except MeshdbgError as exc:
             await _abort(context, exc)
         write = ClientWriter(context)
-        await cast(sessions, request.command, write, deadline(request.timeout_s, CAST_S))
+        await cast(sessions, request.command, write, deadline(request.timeout_s, CAST_S), request.batched)
         await write.end()
 
     async def Continue(self, request: pb.ContinueRequest, context: grpc.aio.ServicerContext) -> pb.ContinueReply:

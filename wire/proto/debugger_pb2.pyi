@@ -581,14 +581,16 @@ class ProgramEcho(_message.Message):
     def __init__(self, prompt: _Optional[str] = ..., line: _Optional[str] = ...) -> None: ...
 
 class CastRequest(_message.Message):
-    __slots__ = ("selection", "command", "timeout_s")
+    __slots__ = ("selection", "command", "timeout_s", "batched")
     SELECTION_FIELD_NUMBER: _ClassVar[int]
     COMMAND_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
+    BATCHED_FIELD_NUMBER: _ClassVar[int]
     selection: str
     command: str
     timeout_s: float
-    def __init__(self, selection: _Optional[str] = ..., command: _Optional[str] = ..., timeout_s: _Optional[float] = ...) -> None: ...
+    batched: bool
+    def __init__(self, selection: _Optional[str] = ..., command: _Optional[str] = ..., timeout_s: _Optional[float] = ..., batched: _Optional[bool] = ...) -> None: ...
 
 class CastResult(_message.Message):
     __slots__ = ("session", "output", "error", "ended", "no_answer")
@@ -605,14 +607,16 @@ class CastResult(_message.Message):
     def __init__(self, session: _Optional[_Union[SessionInfo, _Mapping]] = ..., output: _Optional[str] = ..., error: _Optional[str] = ..., ended: _Optional[bool] = ..., no_answer: _Optional[bool] = ...) -> None: ...
 
 class CastEvent(_message.Message):
-    __slots__ = ("session_id", "output", "result")
+    __slots__ = ("session_id", "output", "result", "results")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
     session_id: int
     output: OutputChunk
     result: CastResult
-    def __init__(self, session_id: _Optional[int] = ..., output: _Optional[_Union[OutputChunk, _Mapping]] = ..., result: _Optional[_Union[CastResult, _Mapping]] = ...) -> None: ...
+    results: _containers.RepeatedCompositeFieldContainer[CastResult]
+    def __init__(self, session_id: _Optional[int] = ..., output: _Optional[_Union[OutputChunk, _Mapping]] = ..., result: _Optional[_Union[CastResult, _Mapping]] = ..., results: _Optional[_Iterable[_Union[CastResult, _Mapping]]] = ...) -> None: ...
 
 class ContinueRequest(_message.Message):
     __slots__ = ("selection", "clear_breakpoints", "timeout_s")
