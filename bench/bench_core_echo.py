@@ -8,7 +8,10 @@
   the same gRPC stacks on each side. With several workers connected the relay fans each
   client message out to all of them and streams every answer back: the floor of a cast or
   a continue. `--aio-workers ADDR N` dials N echoing grpc.aio streams from one process (the
-  floor of simulated sessions, bench_scale_worker.py --answer).
+  floor of simulated sessions, bench_scale_worker.py --answer). Every worker stream opens as a
+  meshdbg session does, with messages of the same sizes (a hello in, a welcome out, a prompt
+  in), and the relay keeps the hello and the prompt, as a server keeps who a session is and
+  where it stands: a live stopped session's memory is counted against such a stream's.
 - Every server also serves `/bench.Blob/Set` and `/bench.Blob/Get`: a unary call that
   returns the bytes last set, the floor of a `List` of the same bytes.
 
@@ -28,6 +31,9 @@ import grpc
 
 METHOD = "/bench.Echo/Echo"
 RELAY_METHOD = "/bench.Relay/Client"
+# A worker stream's opening, the sizes of a simulated session's (bench_scale_worker.py): its
+# hello (identity), the server's welcome (session id), its first prompt (prompt and frame).
+HELLO, WELCOME, PROMPT = b"h" * 66, b"w" * 5, b"p" * 43
 
 
 async def _echo(requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
@@ -40,10 +46,15 @@ class Relay:
 
     def __init__(self) -> None:
         self.workers: list[grpc.aio.ServicerContext] = []
+        self.opened: list[tuple[bytes, bytes]] = []  # each worker's hello and prompt
         self.answers: asyncio.Queue[bytes] = asyncio.Queue()
         self.worker_ready = asyncio.Event()
 
     async def from_worker(self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> None:
+        requests = aiter(requests)
+        hello = await anext(requests)
+        await context.write(WELCOME)
+        self.opened.append((hello, await anext(requests)))
         self.workers.append(context)
         self.worker_ready.set()
         async for answer in requests:
@@ -88,8 +99,12 @@ class _Blob:
 def echo_as_worker(addr: str) -> None:
     """Dial the relay like a meshdbg worker (sync stream, queue-fed requests) and echo."""
     outgoing: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    outgoing.put(HELLO)
     with grpc.insecure_channel(addr) as channel:
-        for message in channel.stream_stream("/bench.Relay/Worker")(iter(outgoing.get, None)):
+        messages = channel.stream_stream("/bench.Relay/Worker")(iter(outgoing.get, None))
+        next(messages)  # the welcome
+        outgoing.put(PROMPT)
+        for message in messages:
             outgoing.put(message)
 
 
@@ -100,6 +115,9 @@ async def echo_as_aio_workers(addr: str, count: int, per_channel: int = 200) -> 
 
     async def echo(channel: grpc.aio.Channel) -> None:
         call = channel.stream_stream("/bench.Relay/Worker")()
+        await call.write(HELLO)
+        await call.read()  # the welcome
+        await call.write(PROMPT)
         while isinstance(message := await call.read(), bytes):
             await call.write(message)
 
@@ -109,9 +127,12 @@ async def echo_as_aio_workers(addr: str, count: int, per_channel: int = 200) -> 
 async def serve(relay: bool = False) -> None:
     """Serve the echo (or the relay), and the blob, until terminated."""
     # As meshdbg's server (debugger/service.py), a burst of streams past gRPC's default of 1,000
-    # waiting for the server to take them is queued, not cancelled.
-    server = grpc.aio.server(options=[("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1),
-                                      ("grpc.server.max_pending_requests", 3000),
+    # waiting for the server to take them is queued, not cancelled. The relay keeps gRPC's limit
+    # on what it receives (4 MiB), as meshdbg's server does: without it a stream holds ~1.9 KiB
+    # less of gRPC's own state (its message-size check), which a server facing workers keeps.
+    # The echo server takes a listing of any size (`/bench.Blob/Set`) and lifts it.
+    limits = [] if relay else [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
+    server = grpc.aio.server(options=[*limits, ("grpc.server.max_pending_requests", 3000),
                                       ("grpc.server.max_pending_requests_hard_limit", 3000)])
     if relay:
         server.add_generic_rpc_handlers([relay_handler(Relay())])

@@ -16,7 +16,7 @@ the ratio of the medians. Floors are raw gRPC with the same shapes and none of m
 | cast_1024, continue_1024 (--big) | the same on 1,024 simulated sessions (bench_scale_worker.py --answer) | fan-out to 1,024 grpc.aio echo streams | 1.5 |
 | list_api | `ControlClient.list()` of 10,000 sessions | the same bytes over a raw unary call, parsed (`ListReply.FromString`) | 1.2 |
 | list_cli | `meshdbg list --json`, a fresh process | bench_floor_cli.py: a fresh process, the same bytes, the same JSON out | 1.2 |
-| memory | `meshdbg serve`'s resident KiB per live stopped session (2,000 after 200) | a grpc.aio server's per idle echo stream | 1.1 |
+| memory | `meshdbg serve`'s resident KiB per live stopped session (2,000 after 200) | a grpc.aio relay's per worker stream, opened as a session's (hello in, welcome out, prompt in, both kept) | 1.1 |
 | cli_start | `meshdbg list --json`, a fresh process, no session | `python -c "import grpc"` | 1.3 |
 | schedule | `meshdbg schedule` p=64 v=4 m=1024, its table to /dev/null | building as many actions (bench_schedule.floor) | 1.5 |
 

@@ -6,9 +6,10 @@ session, and the start of a scripted CLI call.
   `meshdbg run`'s console uses, `ControlClient.beside`, a real worker) against one hop: this process writing to a
   synchronous echo worker straight from its own grpc.aio server and reading the answer.
 - memory: the server's resident memory per live stopped session (`meshdbg serve`, simulated
-  sessions of bench_scale_worker.py) against a raw grpc.aio server's per idle echo stream
-  (the relay of bench_core_echo.py); both counted from after a warm-up, over as many streams
-  in as many connections.
+  sessions of bench_scale_worker.py) against a raw grpc.aio server's per worker stream (the
+  relay of bench_core_echo.py: the stream opens with messages of a session's sizes, and the
+  relay keeps what it was told, and gRPC's receive limit, as meshdbg's server); both counted
+  from after a warm-up, over as many streams in as many connections.
 - cli_start: a scripted `meshdbg list --json` (the installed script, a fresh process, a
   server with no session, bytecode caches on as for a user) against `python -c "import grpc"`.
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hmac
 import inspect
-from typing import Any, AsyncIterator, Awaitable, Callable, NoReturn, TypeAlias, cast
+from typing import Any, AsyncIterator, Awaitable, Callable, NoReturn, TypeAlias, TypeVar, cast
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -14,6 +14,7 @@ from meshdbg.wire.connection import AUTH_HEADER
 from meshdbg.wire.logs import logger
 
 _Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
+_F = TypeVar("_F", bound=Callable[..., Any])
 log = logger(__name__)
 
 
@@ -76,6 +77,8 @@ class DecodingInterceptor(grpc.aio.ServerInterceptor):
         handler = await continuation(details)
         if handler is None or handler.request_deserializer is None:
             return None
+        if getattr(handler.stream_stream, "reads_requests", False):
+            return handler  # its `Requests` decode as it reads them
         decoding = self._decoding.get(handler)
         if decoding is None:  # a worker's stream holds no closures of its own: 10,000 live ones stay small
             decoding = self._decoding[handler] = _decoding(handler)
@@ -116,6 +119,37 @@ def _decoding(handler: _Handler) -> _Handler:
     async def decoded(raw: Any, context: grpc.aio.ServicerContext) -> Any:
         return await behaviour(await request(raw, context), context)
     return _reshaped(handler, decoded, None)
+
+
+def reads_requests(handler: _F) -> _F:
+    """Marks a stream-stream handler that reads its requests with `Requests(context)`, not from
+    gRPC's request iterator: DecodingInterceptor passes it as it is."""
+    setattr(handler, "reads_requests", True)
+    return handler
+
+
+class Requests:
+    """A stream's requests, read straight off its context, each decoded by gRPC with the method's
+    deserializer: a malformed one ends the call with INVALID_ARGUMENT, as DecodingInterceptor
+    would. gRPC's request iterator is an async generator living with the stream between two
+    messages; a worker's session stream, which waits for days, holds only this."""
+
+    __slots__ = ("_context",)
+
+    def __init__(self, context: grpc.aio.ServicerContext) -> None:
+        self._context = context
+
+    def __aiter__(self) -> "Requests":
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            message = await self._context.read()
+        except DecodeError as exc:
+            await _malformed(self._context, exc)
+        if message is grpc.aio.EOF:
+            raise StopAsyncIteration
+        return message
 
 
 async def _malformed(context: grpc.aio.ServicerContext, exc: DecodeError) -> NoReturn:

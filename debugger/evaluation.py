@@ -21,7 +21,7 @@ from meshdbg.wire.proto import debugger_pb2 as pb
 async def evaluate_all(sessions: list[Session], expression: str, timeout: float) -> list[pb.CompareResult]:
     """EXPR in every session (each thread of a rank stopped in several), by rank and thread;
     each result has a value or an error."""
-    chosen = sorted(sessions, key=lambda s: (s.rank, s.identity.name, s.identity.thread_id, s.id))
+    chosen = sorted(sessions, key=lambda s: s.order)
     return list(await asyncio.gather(*(_evaluate(s, expression, timeout) for s in chosen)))
 
 

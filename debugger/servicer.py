@@ -20,6 +20,7 @@ from meshdbg.wire.errors import MeshdbgError, SessionError, UsageError
 from meshdbg.wire.logs import logger
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
+from meshdbg.debugger.auth import Requests, reads_requests
 from meshdbg.debugger.deadlines import (CAST_S, CLIENT_STALL_S, COMPARE_S, CONTINUE_S, INTERRUPT_S, STACKS_S, NoAnswer,
                                          answer_within, cut_off_text, deadline)
 from meshdbg.debugger.casting import cast
@@ -95,17 +96,29 @@ async def refuse(context: grpc.aio.ServicerContext, code: grpc.StatusCode, why: 
     await context.abort(code, why)
 
 
-def serialized_writer(context: grpc.aio.ServicerContext, gone: str) -> Callable[[Message], Awaitable[None]]:
-    """`context.write` for several writers at once; SessionError(`gone`) once the peer left."""
-    lock = asyncio.Lock()
+class StreamWriter:
+    """`context.write` for several writers at once, one at a time in order; SessionError(`gone`)
+    once the peer left. A worker's session stream waits for days holding this, so it is slotted
+    and holds no lock: a write that finds another under way waits for that one's end."""
 
-    async def write(message: Message) -> None:
-        async with lock:
-            if context.done():
-                raise SessionError(gone)
-            await context.write(message)
+    __slots__ = ("_context", "_gone", "_writing")
 
-    return write
+    def __init__(self, context: grpc.aio.ServicerContext, gone: str) -> None:
+        self._context = context
+        self._gone = gone
+        self._writing: asyncio.Future[None] | None = None  # the write under way, set when it ends
+
+    async def __call__(self, message: Message) -> None:
+        while self._writing is not None:
+            await asyncio.shield(self._writing)  # shielded: a waiter cancelled cancels not the writer's future
+        writing = self._writing = asyncio.get_running_loop().create_future()
+        try:
+            if self._context.done():
+                raise SessionError(self._gone)
+            await self._context.write(message)
+        finally:
+            self._writing = None
+            writing.set_result(None)
 
 
 class ClientWriter:
@@ -152,40 +165,55 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
 
     # ---- worker side ------------------------------------------------------------------
 
+    @reads_requests
     async def Session(self, request_iterator: AsyncIterator[pb.WorkerMessage], context: grpc.aio.ServicerContext
                       ) -> None:
-        hello: pb.Identity = await opening_hello(request_iterator, context, "a session")
-        write = serialized_writer(context, EndReason.WORKER_GONE)
+        # While its worker sits stopped, this frame is all a session's stream holds in Python: no
+        # generator (its requests are read off the context), no message (each is let go once taken).
+        requests = Requests(context)
+        write = StreamWriter(context, EndReason.WORKER_GONE)
+        session = await self._opened(requests, context, write)
+        output, reason = "", EndReason.WORKER_GONE
+        try:
+            await write(pb.ServerMessage(welcome=pb.Welcome(session_id=session.id)))
+            async for message in requests:
+                if message.HasField("ended"):
+                    output, reason = message.ended.output, EndReason.of(message.ended.reason)
+                    break
+                await self._take(session, message)
+                del message  # a parsed message is an arena of 0.5 KiB or more: not kept while the worker waits
+        finally:
+            if session.writer is write:  # else the stop was re-registered on a newer stream
+                self._stream_ended(session, output, reason)
+
+    async def _opened(self, requests: Requests, context: grpc.aio.ServicerContext, write: StreamWriter) -> RankSession:
+        """The session a worker's stream opens with its hello (a new one, or the one it re-registers)."""
+        hello: pb.Identity = await opening_hello(requests, context, "a session")
         resumes = hello.resumes_session
         session = self.registry.open(hello, write)
         log.info("session %d%s: rank %d (%s) pid %d thread %r on %s, from %s", session.id,
                  " re-registered" if session.id == resumes else "", hello.rank, format_coords(session.coords),
                  hello.pid, hello.thread_name, hello.hostname, context.peer())
-        output, reason = "", EndReason.WORKER_GONE
-        try:
-            await write(pb.ServerMessage(welcome=pb.Welcome(session_id=session.id)))
-            async for message in request_iterator:
-                kind = message.WhichOneof("kind")
-                if kind == "output":
-                    await session.on_output(message.output.text)
-                elif kind == "prompt":
-                    session.on_prompt(message.prompt)
-                elif kind == "answer":
-                    session.on_answer(message.answer)
-                elif kind == "interrupted":
-                    session.on_interrupted(message.interrupted)
-                elif kind == "ended":
-                    output, reason = message.ended.output, EndReason.of(message.ended.reason)
-                    break
-        finally:
-            if session.writer is write:  # else the stop was re-registered on a newer stream
-                self._stream_ended(session, hello, output, reason)
+        return session
 
-    def _stream_ended(self, session: RankSession, hello: pb.Identity, output: str, reason: EndReason) -> None:
+    @staticmethod
+    async def _take(session: RankSession, message: pb.WorkerMessage) -> None:
+        """One message of a worker's stream (but its end) to its session."""
+        kind = message.WhichOneof("kind")
+        if kind == "output":
+            await session.on_output(message.output.text)
+        elif kind == "prompt":
+            session.on_prompt(message.prompt)
+        elif kind == "answer":
+            session.on_answer(message.answer)
+        elif kind == "interrupted":
+            session.on_interrupted(message.interrupted)
+
+    def _stream_ended(self, session: RankSession, output: str, reason: EndReason) -> None:
         """A session's stream is over: an end the worker said, its death, or a silence that the
         worker may end by re-registering (kept "not answering" meanwhile)."""
         if reason is EndReason.WORKER_GONE:
-            gone = gone_reason(hello)
+            gone = gone_reason(session.identity)
             if gone.alive and self.registry.closing:  # it took our goodbye and runs on
                 reason = EndReason.SERVER_STOPPED
             elif gone.alive:

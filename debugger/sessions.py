@@ -13,6 +13,7 @@ import asyncio
 import itertools
 import logging
 import operator
+import sys
 from typing import AsyncIterator, Awaitable, Callable
 
 from meshdbg.wire.chunks import Tail, check_line
@@ -50,18 +51,31 @@ def length_delimited(field: int, payload: bytes) -> bytes:
 
 
 class Session:
-    """One worker thread stopped in pdb, reached through `write`, which sends on its stream."""
+    """One worker thread stopped in pdb, reached through `write`, which sends on its stream.
+
+    Thousands wait at once for as long as a person looks elsewhere, so a session holds little
+    while it waits: slots, its identity and frame as their wire bytes (a protobuf message held
+    is an arena of 0.5–1.3 KiB; the ones read are parsed again when asked for), the identity's
+    name and host shared between sessions, and what only a command, a question, an attached
+    client or output needs (their futures, lists, the transcript) made when one comes."""
+
+    __slots__ = ("id", "_identity", "rank", "name", "thread_id", "hostname", "pid", "state", "stops", "_frame", "prompt",
+                 "prompt_kind", "location", "_transcript", "_unseen", "end_reason", "gone", "_ended", "_registry",
+                 "_write", "_busy", "_pending", "_listener", "_collected", "_peers", "_issuer", "_queries", "_interrupts",
+                 "_info_bytes")
 
     def __init__(self, session_id: int, identity: pb.Identity, registry: "SessionRegistry", write: Writer) -> None:
         self.id = session_id
-        self.identity = identity
+        self._identity = identity.SerializeToString()
+        self.rank, self.thread_id, self.pid = identity.rank, identity.thread_id, identity.pid
+        self.name, self.hostname = sys.intern(identity.name), sys.intern(identity.hostname)  # alike across sessions
         self.state = State.RUNNING  # until the worker's first prompt arrives
         self.stops = 0  # prompts so far: the first is the stop a watcher may call news
-        self.frame = pb.Frame()
+        self._frame = b""  # where pdb stands (`frame`), serialized
         self.prompt = ""
         self.prompt_kind = PromptKind.PDB
         self.location = ""  # pdb's `> file(line)func()` / `-> source` for where it stands
-        self._transcript = Tail()  # (the end of) the output since the last command, replayed on attach
+        self._transcript: Tail | None = None  # (the end of) the output since the last command, replayed on attach
         self._unseen = ""  # a stop's beginning with more than its position (display changes, a commands
         # block's output, --Return--) that no attach has replayed yet: the next command's output starts with it
         self.end_reason: EndReason | None = None
@@ -69,16 +83,30 @@ class Session:
         self._ended: asyncio.Event | None = None  # made when first awaited (`ended`): most sessions never are
         self._registry = registry
         self._write = write
-        self._lock = asyncio.Lock()
+        self._busy = False  # a command runs (`_send`): another one is refused, not queued
         self._pending: asyncio.Future[pb.Reply] | None = None
         self._listener: OutputListener | None = None
-        self._collected: list[str] = []  # output chunks of a command run without a listener
-        self._peers: list[PeerFeed] = []  # the attached clients, each shown what the others do
+        self._collected: list[str] | None = None  # output chunks of a command run without a listener
+        self._peers: tuple[PeerFeed, ...] = ()  # the attached clients, each shown what the others do
         self._issuer: PeerFeed | None = None  # the attached client whose command runs (it sees its own)
-        self._queries: PendingRequests[pb.QueryAnswer] = PendingRequests()
-        self._interrupts: PendingRequests[pb.Frame] = PendingRequests()
+        self._queries: PendingRequests[pb.QueryAnswer] | None = None  # made with the first question
+        self._interrupts: PendingRequests[pb.Frame] | None = None  # made with the first interrupt
         self._info_bytes: bytes | None = None
-        self.order = (identity.rank, identity.name, identity.thread_id, session_id)  # how listings sort
+
+    @property
+    def identity(self) -> pb.Identity:
+        """Who the worker said it is (a copy: parsed from its bytes at each call)."""
+        return pb.Identity.FromString(self._identity)
+
+    @property
+    def frame(self) -> pb.Frame:
+        """Where pdb stands (a copy, as `identity`)."""
+        return pb.Frame.FromString(self._frame)
+
+    @property
+    def order(self) -> tuple[int, str, int, int]:
+        """How listings sort: by rank, name, thread, then id."""
+        return self.rank, self.name, self.thread_id, self.id
 
     @property
     def ended(self) -> asyncio.Event:
@@ -90,16 +118,21 @@ class Session:
         return self._ended
 
     @property
-    def rank(self) -> int:
-        return self.identity.rank
-
-    @property
     def coords(self) -> dict[str, int]:
         return identity_coords(self.identity)
 
     def info(self) -> pb.SessionInfo:
-        return pb.SessionInfo(id=self.id, identity=self.identity, state=self.state.pb, frame=self.frame, prompt=self.prompt,
-                              prompt_kind=self.prompt_kind.pb)
+        info = pb.SessionInfo(id=self.id, state=self.state.pb, prompt=self.prompt, prompt_kind=self.prompt_kind.pb)
+        info.identity.MergeFromString(self._identity)
+        info.frame.MergeFromString(self._frame)
+        return info
+
+    def _record(self, text: str) -> None:
+        """Add `text` to the transcript (made with its first text)."""
+        if text:
+            if self._transcript is None:
+                self._transcript = Tail()
+            self._transcript.add(text)
 
     def _set_state(self, state: State) -> None:
         """Change state (and with it, maybe, the frame and prompt): the cached listings go."""
@@ -122,7 +155,7 @@ class Session:
         this stop as local pdb's terminal would, so it sees only what pdb printed (nothing of
         the position after a `silent` commands block)."""
         self._unseen = ""
-        output = self._transcript.text()
+        output = self._transcript.text() if self._transcript is not None else ""
         if (not following and self.location and self.state is State.STOPPED
                 and self.location + "\n" not in output):
             output = self.location + "\n" + output
@@ -151,11 +184,10 @@ class Session:
 
     def subscribe(self, feed: PeerFeed) -> None:
         """An attached client: from now on it sees what others do here (meshdbg.debugger.peers)."""
-        self._peers.append(feed)
+        self._peers = (*self._peers, feed)
 
     def unsubscribe(self, feed: PeerFeed) -> None:
-        if feed in self._peers:
-            self._peers.remove(feed)
+        self._peers = tuple(peer for peer in self._peers if peer is not feed)
 
     def _share(self, make: Callable[..., pb.ProgramShared], *args: object) -> None:
         """`make(*args)` to every attached client but the issuer (built only if one is there)."""
@@ -193,6 +225,8 @@ class Session:
             question.id = request_id
             return self._write(pb.ServerMessage(query=question))
 
+        if self._queries is None:
+            self._queries = PendingRequests()
         return await self._queries.request(ask)
 
     async def interrupt(self) -> pb.Frame:
@@ -201,6 +235,8 @@ class Session:
         caller bounds the wait (meshdbg.debugger.deadlines)."""
         if self.state is not State.RUNNING or self._pending is None:
             raise SessionError(f"rank {self.rank} is not running a command")
+        if self._interrupts is None:
+            self._interrupts = PendingRequests()
         return await self._interrupts.request(lambda request_id: self._write(
             pb.ServerMessage(interrupt=pb.Interrupt(request_id=request_id))))
 
@@ -210,9 +246,10 @@ class Session:
 
     async def _send(self, message: pb.ServerMessage, on_output: OutputListener | None, line: str,
                     by: PeerFeed | None) -> pb.Reply:
-        if self._lock.locked():
+        if self._busy:
             raise SessionError(f"rank {self.rank} is busy running another command")
-        async with self._lock:
+        self._busy = True
+        try:
             if self.state is State.EXITED:
                 raise SessionError(f"rank {self.rank}'s session has ended ({self.end_reason})")
             if self.state is State.NOT_ANSWERING:
@@ -221,8 +258,8 @@ class Session:
                 raise SessionError(f"rank {self.rank} is running, not stopped in pdb")
             self._pending = asyncio.get_running_loop().create_future()
             self._set_state(State.RUNNING)
-            self._transcript.clear()
-            self._listener, self._collected = on_output, []
+            self._transcript = None
+            self._listener, self._collected = on_output, None
             self._issuer = by
             self._share(peers.echo, self.prompt, line)
             self._registry.publish(WatchKind.UPDATED, self)
@@ -236,8 +273,10 @@ class Session:
                 self._pending, self._listener, self._issuer = None, None, None
             if self._collected:
                 reply.output = "".join(self._collected) + reply.output
-                self._collected = []
+                self._collected = None
             return reply
+        finally:
+            self._busy = False
 
     # ---- driven by the worker's stream ------------------------------------------------
 
@@ -245,7 +284,7 @@ class Session:
         """A chunk of the running command's output (or, between commands, of the program's):
         to its listener (waiting while the listener's client is behind, which holds the worker
         back too), else collected; and to the other attached clients."""
-        self._transcript.add(text)
+        self._record(text)
         self._share(peers.output, text)
         if self._listener is not None:
             try:
@@ -253,6 +292,8 @@ class Session:
             except SessionError:  # the client went away: the command runs on without it
                 self._listener = None
         elif self._pending is not None:
+            if self._collected is None:
+                self._collected = []
             self._collected.append(text)
 
     def on_prompt(self, prompt: pb.Prompt) -> None:
@@ -260,11 +301,11 @@ class Session:
             self._unseen = prompt.output  # a stop no command asked for began with more than its position
         self._set_state(State.STOPPED)
         self.stops += 1
-        self.frame = prompt.frame
-        self.prompt = prompt.prompt
+        self._frame = prompt.frame.SerializeToString()
+        self.prompt = sys.intern(prompt.prompt)  # `(Pdb) ` in nearly every session
         self.prompt_kind = PromptKind.of(prompt.kind)
         self.location = prompt.location
-        self._transcript.add(prompt.output)
+        self._record(prompt.output)
         def reply() -> pb.Reply:  # one each: the issuer's copy is added to (`_send`)
             return pb.Reply(output=prompt.output, prompt=prompt.prompt, frame=prompt.frame, prompt_kind=prompt.kind)
 
@@ -274,10 +315,12 @@ class Session:
             self._pending.set_result(reply())
 
     def on_answer(self, answer: pb.QueryAnswer) -> None:
-        self._queries.answer(answer.id, answer)
+        if self._queries is not None:
+            self._queries.answer(answer.id, answer)
 
     def on_interrupted(self, interrupted: pb.Interrupted) -> None:
-        self._interrupts.answer(interrupted.request_id, interrupted.frame)
+        if self._interrupts is not None:
+            self._interrupts.answer(interrupted.request_id, interrupted.frame)
 
     @property
     def writer(self) -> Writer:
@@ -296,8 +339,8 @@ class Session:
             return
         self._set_state(State.NOT_ANSWERING)
         self.gone = why
-        log.warning("session %d (rank %d, pid %d) not answering: %s", self.id, self.rank, self.identity.pid, why)
-        self._transcript.add(f"*** {why}\n")
+        log.warning("session %d (rank %d, pid %d) not answering: %s", self.id, self.rank, self.pid, why)
+        self._record(f"*** {why}\n")
         self._fail_waiting()
         self._registry.publish(WatchKind.UPDATED, self)
 
@@ -308,15 +351,17 @@ class Session:
         self._write = write
         self.gone = ""
         self._set_state(State.NOT_ANSWERING)
-        self._transcript.clear()
+        self._transcript = None
 
     def _fail_waiting(self) -> None:
         """Settle what waits on the stream that broke (the command, the questions)."""
         error = self._silence()
         if self._pending and not self._pending.done():
             self._pending.set_exception(error)
-        self._queries.settle(error=error)
-        self._interrupts.settle(pb.Frame())
+        if self._queries is not None:
+            self._queries.settle(error=error)
+        if self._interrupts is not None:
+            self._interrupts.settle(pb.Frame())
 
     def _silence(self) -> SessionError:
         """Why nothing can be asked of this session now: its worker is not answering."""
@@ -333,15 +378,17 @@ class Session:
         self._set_state(State.EXITED)
         self.end_reason = reason
         log.log(logging.DEBUG if reason is EndReason.CONTINUED else logging.INFO,  # a stop is news, a continue is not
-                "session %d (rank %d, pid %d) ended: %s%s", self.id, self.rank, self.identity.pid, reason,
+                "session %d (rank %d, pid %d) ended: %s%s", self.id, self.rank, self.pid, reason,
                 f" ({self.gone})" if self.gone else "")
-        self._transcript.add(output)
+        self._record(output)
         ended = pb.Reply(output=output, frame=self.frame, ended=True, reason=reason.pb)
         self._share(peers.reply, ended)
         if self._pending and not self._pending.done():
             self._pending.set_result(ended)
-        self._queries.close(error=SessionError(f"rank {self.rank}'s session ended ({reason})"))
-        self._interrupts.close(pb.Frame())
+        if self._queries is not None:  # a question asked later is refused: the session is not stopped
+            self._queries.close(error=SessionError(f"rank {self.rank}'s session ended ({reason})"))
+        if self._interrupts is not None:
+            self._interrupts.close(pb.Frame())
         if self._ended is not None:
             self._ended.set()
         self._registry.close(self, reason)
@@ -351,7 +398,7 @@ _ORDER = operator.attrgetter("order")
 
 
 def _process_of(session: Session) -> tuple[str, int]:
-    return session.identity.hostname, session.identity.pid
+    return session.hostname, session.pid
 
 
 class SessionRegistry:
@@ -387,8 +434,8 @@ class SessionRegistry:
         again, reached through `write` from now on."""
         resumed = self._sessions.get(identity.resumes_session)
         identity.ClearField("resumes_session")
-        if resumed is not None and resumed.state is not State.EXITED and resumed.identity.hostname == identity.hostname \
-                and resumed.identity.pid == identity.pid and resumed.identity.thread_id == identity.thread_id:
+        if resumed is not None and resumed.state is not State.EXITED and resumed.hostname == identity.hostname \
+                and resumed.pid == identity.pid and resumed.thread_id == identity.thread_id:
             resumed.reclaim(write)
             return resumed
         session = Session(next(self._ids), identity, self, write)
@@ -439,7 +486,7 @@ class SessionRegistry:
 
     def by_rank(self, rank: int, name: str = "") -> Session:
         """The session of a rank; among several threads, the one stopped first."""
-        found = [s for s in self.sessions() if s.rank == rank and (not name or s.identity.name == name)]
+        found = [s for s in self.sessions() if s.rank == rank and (not name or s.name == name)]
         if not found:
             who = f"{name} rank {rank}" if name else f"rank {rank}"
             live = ", ".join(sorted({str(s.rank) for s in self._sessions.values()})) or "none"

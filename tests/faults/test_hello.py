@@ -18,11 +18,15 @@ from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 
 
 async def with_server(body) -> object:
+    return await with_channel(lambda channel, metadata: body(pb_grpc.DebuggerStub(channel), metadata))
+
+
+async def with_channel(body) -> object:
     server = DebugClient(publish=False)
     connection = await server.start()
     try:
         async with grpc.aio.insecure_channel(connection.addr) as channel:
-            return await body(pb_grpc.DebuggerStub(channel), connection.metadata())
+            return await body(channel, connection.metadata())
     finally:
         await server.stop(0)
 
@@ -67,3 +71,21 @@ def test_identity_text_is_made_printable() -> None:
     ident = session.identity
     assert ident.name == "evil\\x1b]0;owned\\x07" and ident.hostname == "h\\u202eost" and ident.thread_name == "t\\r"
     assert dict(ident.context) == {"k\\x1b": "v\\x9b"}
+
+
+@pytest.mark.parametrize("opening", [[b"\xff\xff"], [pb.WorkerMessage(hello=pb.Identity(
+    protocol_version=PROTOCOL_VERSION)).SerializeToString(), b"\xff\xff"]], ids=["as its hello", "after its hello"])
+def test_bytes_that_are_no_worker_message_end_the_stream_invalid_argument(opening: list[bytes]) -> None:
+    """A session stream reads its requests off its context (no request iterator decodes them): a
+    malformed one is still INVALID_ARGUMENT naming it, not the UNKNOWN of a server bug."""
+    async def body(channel: grpc.aio.Channel, metadata) -> None:
+        call = channel.stream_stream("/meshdbg.v1.Debugger/Session")(metadata=metadata)  # raw bytes each way
+        for raw in opening:
+            await call.write(raw)
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            while True:
+                await asyncio.wait_for(call.read(), 5)  # the welcome, when the hello was one
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "malformed request" in refused.value.details()
+
+    asyncio.run(with_channel(body))
