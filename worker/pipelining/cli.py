@@ -23,7 +23,7 @@ from meshdbg.worker.pipelining.ir import AnyAction, Schedule
 from meshdbg.worker.pipelining.loaded import as_schedule
 from meshdbg.worker.pipelining.lowering import lower, merge_backward
 from meshdbg.worker.pipelining.picture import to_svg, to_trace
-from meshdbg.worker.pipelining.render import dump_csv, load_csv, schedule_table
+from meshdbg.worker.pipelining.render import action_texts, dump_csv, load_csv, schedule_table
 from meshdbg.worker.pipelining.validation import is_lowered
 from meshdbg.worker.pipelining.schedules import SCHEDULES, generate
 from meshdbg.worker.pipelining.simulator import Costs, SimResult, simulate, step_grid
@@ -117,7 +117,7 @@ def summary(schedule: Schedule, result: SimResult) -> dict[str, object]:
         "makespan": result.makespan,
         "bubble": list(result.bubble),
         "peak_activations": list(result.peak_activations),
-        "actions": [[str(action) for action in rank_actions] for rank_actions in schedule.actions],
+        "actions": action_texts(schedule),
     }
 
 

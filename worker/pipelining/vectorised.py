@@ -28,13 +28,12 @@ could differ from that loop's or the loop says more:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from typing import overload
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from meshdbg.worker.pipelining.columns import CODE, Columns
+from meshdbg.worker.pipelining.columns import CODE, Columns, Rows
 from meshdbg.worker.pipelining.ir import ActionType, Schedule
 from meshdbg.worker.pipelining.simulator import Costs, Run, SimResult, activation_change, bubble_ratios
 
@@ -71,7 +70,7 @@ def simulate(schedule: Schedule, costs: Costs) -> SimResult | None:
     bounds = columns.bounds
     makespan = float(ends.max(initial=0.0))  # a rank's ends never decrease: its last is its clock
     return SimResult(makespan, bubble_ratios(makespan, _per_rank_sums(duration, bounds).tolist()),
-                     tuple(_peaks(_CHANGE[columns.code], bounds)), Rows(ends - duration, bounds), Rows(ends, bounds))
+                     tuple(_peaks(_CHANGE[columns.code], bounds)), Times(ends - duration, bounds), Times(ends, bounds))
 
 
 def _per_rank_sums(values: Floats, bounds: list[int]) -> Floats:
@@ -89,42 +88,16 @@ def _peaks(change: Ints, bounds: list[int]) -> list[int]:
     return peaks
 
 
-class Rows(Sequence[list[float]]):
+class Times(Rows[float]):
     """Per-rank lists of times, each made from the flat array when first read: a schedule's
     table needs none of them, its SVG or trace each once."""
 
     def __init__(self, values: Floats, bounds: list[int]) -> None:
-        self._values, self._bounds = values, bounds
-        self._rows: list[list[float] | None] = [None] * (len(bounds) - 1)
+        super().__init__(bounds)
+        self._values = values
 
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    @overload
-    def __getitem__(self, index: int) -> list[float]: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[list[float]]: ...
-
-    def __getitem__(self, index: int | slice) -> list[float] | list[list[float]]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        row = self._rows[index]
-        if row is None:
-            rank = range(len(self._rows))[index]
-            row = self._rows[index] = self._values[self._bounds[rank]:self._bounds[rank + 1]].tolist()
-        return row
-
-    def __iter__(self) -> Iterator[list[float]]:
-        return map(self.__getitem__, range(len(self)))
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and list(self) == list(other)
-
-    __hash__ = None  # type: ignore[assignment]  # equal to lists, so unhashable like them
-
-    def __repr__(self) -> str:
-        return repr(list(self))
+    def _make(self, start: int, stop: int) -> list[float]:
+        return self._values[start:stop].tolist()
 
 
 class _Graph:

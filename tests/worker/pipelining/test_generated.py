@@ -1,0 +1,85 @@
+"""Large schedules generated as arrays (``generated``) against the Python generators they stand
+in for: the same actions on the whole test grid, made only when read, and ``meshdbg schedule``
+printing and writing the same bytes either way, every option."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from meshdbg.worker.pipelining import ir, schedules
+from meshdbg.worker.pipelining.cli import main
+from meshdbg.worker.pipelining.columns import ActionRows
+from meshdbg.worker.pipelining.errors import ConstraintError
+from meshdbg.worker.pipelining.generated import KINDS
+from meshdbg.worker.pipelining.ir import LARGE, Action
+from meshdbg.worker.pipelining.render import schedule_table
+from meshdbg.worker.pipelining.schedules import AS_ARRAYS, SCHEDULES, check_constraints, generate
+from meshdbg.worker.pipelining.simulator import simulate
+
+
+def test_every_kind_written_as_arrays_has_its_generator() -> None:
+    assert set(KINDS) == AS_ARRAYS and AS_ARRAYS < set(SCHEDULES)
+
+
+@pytest.mark.parametrize("kind", sorted(AS_ARRAYS))
+def test_the_arrays_are_the_generators_lists_on_the_grid(kind: str) -> None:
+    """p 1-8, v 1-4, m 1-4p+2 wherever the kind accepts them: the same actions, to the type."""
+    compared = 0
+    for p in range(1, 9):
+        for v in range(1, 5):
+            for m in range(1, 4 * p + 3):
+                try:
+                    check_constraints(kind, p, v, m)
+                except ConstraintError:
+                    continue
+                rows, lists = KINDS[kind](p, v, m), SCHEDULES[kind](p, v, m)
+                assert list(rows) == lists, (kind, p, v, m)
+                assert {type(action) for rank in rows for action in rank} <= {Action}
+                compared += 1
+    assert compared >= 40
+
+
+def test_a_large_schedule_is_arrays_until_a_list_is_read() -> None:
+    schedule = generate("zb1p", 8, 4, 320)  # 30,720 actions
+    rows = schedule.actions
+    assert isinstance(rows, ActionRows) and schedule.large and rows.total == 30_720
+    assert schedule.columns is not None and schedule.columns.code is rows.code  # the arrays, not a copy
+    simulate(schedule)
+    schedule_table(schedule)
+    assert rows._rows == [None] * 8  # run and table made no Action
+    assert rows[3] == SCHEDULES["zb1p"](8, 4, 320)[3]
+    assert [row is not None for row in rows._rows] == [i == 3 for i in range(8)]
+    assert rows == SCHEDULES["zb1p"](8, 4, 320)
+
+
+def sizes(kind: str) -> list[str]:
+    """--ranks, --stages-per-rank, --microbatches of a schedule just past LARGE actions."""
+    p, v, m = {"gpipe": (8, 1, 1280), "1f1b": (8, 1, 1280)}.get(kind, (8, 4, 320))
+    return ["--ranks", str(p), "--stages-per-rank", str(v), "--microbatches", str(m)]
+
+
+OPTIONS = [[], ["--json"], ["--lowered", "--costs", "F=1,B=2.5,send=0.5,recv=0.25"], ["--merge-backward", "--json"],
+           ["--costs", "F=0.1,B=0.2"]]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("kind", sorted(AS_ARRAYS))
+def test_meshdbg_schedule_prints_the_same_from_arrays_as_from_lists(kind: str, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Table, --json, the summary lines and --csv, each option, against the Python path alone
+    (lists, event loop, ``format_table``, ``str`` of each action), as for a small schedule."""
+    def run(argv: list[str], numpy: bool) -> tuple[str, str]:
+        monkeypatch.setattr(ir, "LARGE", LARGE if numpy else sys.maxsize)
+        monkeypatch.setattr(schedules, "AS_ARRAYS", AS_ARRAYS if numpy else frozenset())
+        csv = tmp_path / "out.csv"
+        assert main(["--kind", kind, *sizes(kind), *argv, "--csv", str(csv)]) == 0
+        return capsys.readouterr().out, csv.read_text(encoding="utf-8")
+
+    for argv in OPTIONS:
+        with_numpy, python_alone = run(argv, numpy=True), run(argv, numpy=False)
+        assert with_numpy == python_alone, (kind, argv)
+        assert len(with_numpy[0]) > 100_000
