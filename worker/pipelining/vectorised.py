@@ -5,13 +5,17 @@ it waits for) + its duration``: over a whole schedule, the least fixed point of 
 equation. It is found from below by rounds of two scans, each a running maximum over whole
 arrays (``end_k = P_k + max_{j<=k}(ready_j - P_{j-1})``, P the running sum of durations):
 
-* along each rank's list, given the current ends of everything its actions wait for;
 * along each microbatch's chain of data dependencies (F of stage 0 up to the last stage, then
   the backward down again, with the SEND/RECV between ranks of a lowered schedule), the path
-  on which a pipeline's waits pass from rank to rank.
+  on which a pipeline's waits pass from rank to rank, given the current ends of everything
+  each action waits for;
+* then along each rank's list, each action ready no earlier than the chain scan's end for it
+  less its duration.
 
-A round that changes nothing ends it: interleaved 1F1B with p = 64, v = 4, m = 1,024
-(524,288 actions) settles in 4 rounds, where the event loop switches ranks 131,071 times.
+Every value stays a lower bound of the answer; a round starts by checking the equation on
+every action at once, and ends it when it holds: interleaved 1F1B with p = 64, v = 4,
+m = 1,024 (524,288 actions) needs 2 rounds and 3 checks, where the event loop switches ranks
+131,071 times.
 
 ``simulate`` returns None, and the simulator runs its event loop instead, wherever the answer
 could differ from that loop's or the loop says more:
@@ -38,7 +42,7 @@ from meshdbg.worker.pipelining.ir import ActionType, Schedule
 from meshdbg.worker.pipelining.simulator import Costs, Run, SimResult, activation_change, bubble_ratios
 
 T = ActionType
-ROUNDS = 50  # rounds before the event loop takes over (a generated schedule needs 3-5)
+ROUNDS = 50  # rounds before the event loop takes over (a generated schedule needs 2-4)
 _UNIT = 2.0**-20  # every duration a multiple of it, and their total below 2**52 of it: exact sums
 _FORWARD_PLACE = np.array([{T.RECV_F: 0, T.F: 1, T.SEND_F: 2}.get(t, -1) for t in ActionType])
 _BACKWARD_PLACE = np.array([{T.RECV_B: 0, T.I: 1, T.B: 1, T.SEND_B: 2}.get(t, -1) for t in ActionType])
@@ -146,56 +150,57 @@ class _Graph:
 
     def settle(self, duration: Floats) -> Floats | None:
         """Every action's end under ``duration``, or None without a fixed point in ``ROUNDS``."""
-        on_chain = self.on_chain
+        on_chain, count = self.on_chain, self.count
         rank_scan = _Scan(self.rank_shape, self.rank_at, duration)
         chain_scan = _Scan(self.chain_shape, self.chain_at, duration if on_chain is None else duration[on_chain])
-        ends = np.zeros(self.count + 1)  # the last entry: the sentinel, 0
-        ready, gathered = np.empty(self.count), np.empty(self.count)
-        for _ in range(ROUNDS):
-            ready.fill(0.0)
-            for deps in self.deps:
-                np.maximum(ready, ends.take(deps, out=gathered), out=ready)
-            new = rank_scan.ends(ready)
-            gathered[1:] = new[:-1]  # each action's rank's previous end (none for a rank's first)
-            gathered[self.rank_starts[self.rank_starts < self.count]] = 0.0
-            np.maximum(ready, gathered, out=ready)
+        ends = np.zeros(count + 1)  # the last entry: the sentinel, 0
+        ready, start = np.empty(count), np.empty(count)
+        chain_ends = np.empty(count) if on_chain is None else np.full(count, -np.inf)  # off the chains: no bound
+        firsts = self.rank_starts[self.rank_starts < count]  # each rank's first action has no previous
+        first, *others = self.deps
+        for round_ in range(ROUNDS):
+            ends.take(first, out=ready)  # the latest end of what each action waits for
+            for deps in others:
+                np.maximum(ready, ends.take(deps, out=start), out=ready)
+            start[1:] = ends[:-2]  # each action's rank's previous end (none for a rank's first)
+            start[firsts] = 0.0
+            np.maximum(start, ready, out=start)
+            if round_ and np.array_equal(np.add(start, duration, out=start), ends[:-1]):
+                return ends[:-1]  # the equation holds everywhere
             if on_chain is None:
-                np.maximum(new, chain_scan.ends(ready), out=new)
+                chain_scan.ends(ready, out=chain_ends)
             else:
-                new[on_chain] = np.maximum(new[on_chain], chain_scan.ends(ready[on_chain]))
-            if np.array_equal(new, ends[:-1]):
-                return new
-            ends[:-1] = new
+                chain_ends[on_chain] = chain_scan.ends(ready[on_chain], out=np.empty(len(on_chain)))
+            np.maximum(ready, np.subtract(chain_ends, duration, out=start), out=ready)
+            rank_scan.ends(ready, out=ends[:-1])
         return None
 
 
 class _Scan:
     """``end_k = max(end_{k-1}, ready_k) + duration_k`` along the rows of a grid; ``at`` None:
-    the values fill the grid row after row, else they sit at those flat places (gaps between)."""
+    the values fill the grid row after row, else they sit at those flat places (gaps between
+    or after them)."""
 
     def __init__(self, shape: tuple[int, int], at: Ints | None, duration: Floats) -> None:
         self.at = at
         self.grid = np.zeros(shape)
-        self._place(duration, gap=0.0)
+        self.flat = self.grid.reshape(-1)
+        self.gaps = at is not None and len(at) < self.flat.size  # a gap takes -inf: it passes its left neighbour's on
+        if at is None:
+            self.flat[:] = duration
+        else:
+            self.flat[at] = duration
         np.cumsum(self.grid, axis=1, out=self.grid)
-        self.total = self._take()  # P_k
+        self.total = self.flat.copy() if at is None else self.flat[at]  # P_k
         self.before = self.total - duration  # P_{k-1}
 
-    def _place(self, values: Floats, gap: float = -np.inf) -> None:
-        """``values`` into the grid; a gap gets ``gap`` (-inf: it passes its left neighbour's
-        running maximum on)."""
-        flat = self.grid.reshape(-1)
+    def ends(self, ready: Floats, out: Floats) -> Floats:
+        """The ends given each action's ``ready``, into ``out``: ``P_k + max_{j<=k}(ready_j - P_{j-1})``."""
         if self.at is None:
-            flat[:] = values
+            np.subtract(ready, self.before, out=self.flat)
         else:
-            flat.fill(gap)
-            flat[self.at] = values
-
-    def _take(self) -> Floats:
-        flat = self.grid.reshape(-1)
-        return flat.copy() if self.at is None else flat[self.at]
-
-    def ends(self, ready: Floats) -> Floats:
-        self._place(ready - self.before)
+            if self.gaps:
+                self.flat.fill(-np.inf)
+            self.flat[self.at] = np.subtract(ready, self.before, out=out)
         np.maximum.accumulate(self.grid, axis=1, out=self.grid)
-        return self._take() + self.total
+        return np.add(self.flat if self.at is None else self.flat.take(self.at, out=out), self.total, out=out)
