@@ -11,6 +11,7 @@ simulator (``vectorised``) and the table of a large schedule then share them.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from functools import cached_property
 from itertools import chain
 from operator import itemgetter
 from typing import TypeVar, overload
@@ -158,6 +159,12 @@ class Columns:
         np.maximum(text, ord(" "), out=text)  # NUL (padding, a rank out of actions) -> blank; text is above it
         return b"\n".join([row.rstrip() for row in text.view(f"S{text.shape[1]}").ravel().tolist()]).decode()
 
+    @cached_property
+    def row(self) -> Ints:
+        """Each action's (type, stage) as one number, ``code * stages + stage``: what per-type,
+        per-stage tables are indexed with (valid only once ``valid`` checked the stages)."""
+        return self.code * self.schedule.num_stages + self.stage
+
     def valid(self) -> bool:
         """Whether ``validation.validate`` finds nothing wrong (False: it tells what)."""
         schedule, stage, code, microbatch = self.schedule, self.stage, self.code, self.microbatch
@@ -165,20 +172,27 @@ class Columns:
         if not ((stage >= 0) & (stage < num_stages) & (microbatch >= 0) & (microbatch < microbatches)).all():
             return False
         owner = np.array(schedule.stage_to_rank, np.int64)
-        peer = stage + _PEER_OFFSET[code]  # a SEND/RECV's neighbour stage (its own for the rest)
+        # The rank each (type, stage) must be on; -1 for a SEND/RECV with no neighbour stage on another rank.
+        peer = np.arange(num_stages) + _PEER_OFFSET[:, None]  # a SEND/RECV's neighbour stage (its own for the rest)
         inside = (peer >= 0) & (peer < num_stages)
-        has_peer = inside & (owner[np.where(inside, peer, 0)] != owner[stage])
-        rank = np.repeat(np.arange(len(self.lengths)), self.lengths)
-        if not ((owner[stage] == rank) & (has_peer | ~_COMM[code])).all():
+        lonely = _COMM[:, None] & ~(inside & (owner[np.where(inside, peer, 0)] != owner))
+        home = np.where(lonely, -1, owner).ravel()
+        if not (home[self.row] == np.repeat(np.arange(len(self.lengths)), self.lengths)).all():
             return False
+        # How often each (type, stage, microbatch) occurs, for the types there are.
+        there = np.bincount(code, minlength=len(ActionType)) > 0
+        slot = np.cumsum(there) - 1
         block = num_stages * microbatches
-        counts = np.bincount((code * num_stages + stage) * microbatches + microbatch,
-                             minlength=len(ActionType) * block).reshape(len(ActionType), num_stages, microbatches)
-        forwards, fulls, inputs, weights = (counts[CODE[t]] for t in (T.F, T.B, T.I, T.W))
+        counts = np.bincount(slot[code] * block + stage * microbatches + microbatch,
+                             minlength=int(there.sum()) * block).reshape(-1, num_stages, microbatches)
+        none = np.zeros((num_stages, microbatches), np.int64)
+        forwards, fulls, inputs, weights, send_f, recv_f, send_b, recv_b = (
+            counts[slot[CODE[t]]] if there[CODE[t]] else none
+            for t in (T.F, T.B, T.I, T.W, T.SEND_F, T.RECV_F, T.SEND_B, T.RECV_B))
         if not ((forwards == 1).all() and np.array_equal(inputs, weights) and (fulls + inputs == 1).all()):
             return False
         if not self.lowered:
             return True
         crossing = np.nonzero(owner[:-1] != owner[1:])[0]  # stage s to s + 1 joins two ranks
-        return all((counts[CODE[kind], stages] == 1).all() for kind, stages in (
-            (T.SEND_F, crossing), (T.RECV_F, crossing + 1), (T.SEND_B, crossing + 1), (T.RECV_B, crossing)))
+        return all((counts_of[stages] == 1).all() for counts_of, stages in (
+            (send_f, crossing), (recv_f, crossing + 1), (send_b, crossing + 1), (recv_b, crossing)))

@@ -60,13 +60,15 @@ def simulate(schedule: Schedule, costs: Costs) -> SimResult | None:
     if columns is None or not columns.valid():
         return None
     run = Run(schedule, costs, lowered=columns.lowered)
-    durations = [costs.of(t) if t is not T.OVERLAP_F_B else 0.0 for t in ActionType]
-    duration = np.array(durations)[columns.code]
-    units = duration / _UNIT
-    if not (np.array_equal(units, np.floor(units)) and units.sum() < 2.0**52):
+    durations = np.array([costs.of(t) if t is not T.OVERLAP_F_B else 0.0 for t in ActionType])
+    counts = np.bincount(columns.code, minlength=len(ActionType))
+    units = durations[counts > 0] / _UNIT  # of each type there is
+    if not (np.isfinite(units).all() and np.array_equal(units, np.floor(units))
+            and sum(int(u) * int(n) for u, n in zip(units, counts[counts > 0])) < 2**52):
         return None
+    duration = durations[columns.code]
     graph = _Graph(columns, run.steps, run.block)
-    if graph.missing or (not duration.all() and graph.settle(np.ones(columns.count)) is None):
+    if graph.missing or (not units.all() and graph.settle(np.ones(columns.count)) is None):
         return None  # a dependency no action records, or a cycle of waits: a deadlock
     ends = graph.settle(duration)
     if ends is None:
@@ -109,25 +111,26 @@ class _Graph:
     where it sits in its rank's row and its microbatch's chain."""
 
     def __init__(self, columns: Columns, steps: Steps, block: int) -> None:
-        stage, code, microbatch = columns.stage, columns.code, columns.microbatch
+        microbatch, row = columns.microbatch, columns.row
         self.count = count = columns.count
         lengths, schedule = columns.lengths, columns.schedule
-        num_stages = schedule.num_stages
-        # Event keys each (type, stage) waits for (padded with -1) and records, for microbatch 0.
-        wait_table = np.full((len(ActionType), num_stages, 3), -1, np.int64)
-        own_table = np.zeros((len(ActionType), num_stages), np.int64)
+        num_stages, microbatches = schedule.num_stages, schedule.microbatches
+        # Per (type, stage), numbered as ``row``: the event keys it waits for (``none`` past
+        # its last) and the one it records, for microbatch 0; every lookup after is one gather.
+        present = np.zeros(len(ActionType) * num_stages, bool)
+        present[row] = True
+        none = 7 * block  # no event: the keys none .. none + m - 1 stand for `count` (ends[count] = 0)
+        wait_table = np.full((3, len(present)), none, np.int64)
+        own_table = np.zeros(len(present), np.int64)
         for action_type, per_stage in steps.items():
             for s, (waits_for, _, own) in enumerate(per_stage):
-                wait_table[CODE[action_type], s, :len(waits_for)] = waits_for
-                own_table[CODE[action_type], s] = own
-        wait_table = wait_table[:, :, (wait_table >= 0).any(axis=(0, 1))]  # no column nobody uses
-        index_of = np.full(7 * block, -1, np.int64)  # event key -> the action recording it
-        row = code * num_stages + stage
-        index_of[own_table.ravel()[row] + microbatch] = np.arange(count)
-        waits = wait_table.reshape(-1, wait_table.shape[2])[row]
-        deps = np.where(waits >= 0, index_of[np.maximum(waits, 0) + microbatch[:, None]], count)
-        self.missing = bool((deps < 0).any())
-        self.deps = [np.ascontiguousarray(column) for column in deps.T]
+                wait_table[:len(waits_for), CODE[action_type] * num_stages + s] = waits_for
+                own_table[CODE[action_type] * num_stages + s] = own
+        index_of = np.full(none + microbatches, -1, np.intp)  # event key -> the action recording it
+        index_of[none:] = count
+        index_of[own_table[row] + microbatch] = np.arange(count)
+        self.deps = [index_of[waits[row] + microbatch] for waits in wait_table if (waits[present] != none).any()]
+        self.missing = any(bool((deps < 0).any()) for deps in self.deps)
         # Rank rows, padded to the longest; flat order is row order when all are as long.
         width = max(lengths, default=0)
         self.rank_starts = np.array(columns.bounds[:-1], np.int64)
@@ -136,17 +139,24 @@ class _Graph:
             position = np.arange(count) - np.repeat(self.rank_starts, lengths)
             self.rank_at = np.repeat(np.arange(len(lengths)), lengths) * width + position
         self.rank_shape = (len(lengths), width)
-        # Microbatch chains: RECV_F, F, SEND_F up the stages, then RECV_B, I/B, SEND_B down.
-        forward, backward = _FORWARD_PLACE[code], _BACKWARD_PLACE[code]
-        place = np.where(forward >= 0, 3 * stage + forward,
-                         np.where(backward >= 0, 3 * (2 * num_stages - 1 - stage) + backward, -1))
+        # Microbatch chains: RECV_F, F, SEND_F up the stages, then RECV_B, I/B, SEND_B down;
+        # only the places some action takes, in that order (a narrower grid).
+        stages = np.arange(num_stages)
+        forward, backward = _FORWARD_PLACE[:, None], _BACKWARD_PLACE[:, None]
+        place_table = np.where(forward >= 0, 3 * stages + forward,
+                               np.where(backward >= 0, 3 * (2 * num_stages - 1 - stages) + backward, -1)).ravel()
+        place_table[~present] = -1
+        used = np.zeros(6 * num_stages + 1, bool)  # the last stands for -1, no place
+        used[place_table] = True
+        used[-1] = False
+        compact = np.cumsum(used) - 1  # a used place's position among the used
+        compact[-1] = -1
+        place = compact[place_table][row]
         self.on_chain = None if (place >= 0).all() else np.nonzero(place >= 0)[0]  # None: every action
         if self.on_chain is not None:
             place, microbatch = place[self.on_chain], microbatch[self.on_chain]
-        used = np.zeros(6 * num_stages, bool)  # only the places some action takes: a narrower grid
-        used[place] = True
-        self.chain_shape = (schedule.microbatches, int(used.sum()))
-        self.chain_at = microbatch * self.chain_shape[1] + (np.cumsum(used) - 1)[place]
+        self.chain_shape = (microbatches, int(used.sum()))
+        self.chain_at = microbatch * self.chain_shape[1] + place
 
     def settle(self, duration: Floats) -> Floats | None:
         """Every action's end under ``duration``, or None without a fixed point in ``ROUNDS``."""
