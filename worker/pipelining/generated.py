@@ -6,7 +6,8 @@ interleaving of its forwards and backwards (the interleaved walk of ``schedules`
 looped BFS), so each action's place in its rank's list has a closed form and the lists are
 written as whole arrays, all ranks at once. The ``Action`` lists are made from the arrays
 only if a caller reads them (``columns.ActionRows``); ``meshdbg schedule``'s table, run and
-``--json`` read the arrays. The orders are the Python generators' to the action
+``--json`` read the arrays, and ``lowering`` lowers and merges them as arrays (``lowered``,
+``merged``). The orders are the Python generators' to the action
 (``tests/worker/pipelining/test_generated.py``), which are torch's.
 """
 
@@ -119,6 +120,49 @@ def looped_bfs(ranks: int, stages_per_rank: int, microbatches: int) -> ActionRow
         (k, T.F, chunk * ranks, microbatch),
         (len(k) + k, T.B, (stages_per_rank - 1 - chunk) * ranks, microbatches - 1 - microbatch),
     ])
+
+
+def lowered(rows: ActionRows, placement: tuple[int, ...]) -> ActionRows:
+    """``lowering.lower`` of lists made as arrays: a RECV right before each F, I or B whose
+    input (F) or output gradient (I, B) comes from another rank, a SEND right after each
+    whose output (F) or input gradient (I, B) goes to one; an action lands after everything
+    inserted before it."""
+    code, stage, microbatch = rows.code, rows.stage, rows.microbatch
+    owner = np.array(placement)
+    after = np.append(owner[1:] != owner[:-1], False)  # stage s -> s + 1 crosses ranks
+    before = np.insert(after[:-1], 0, False)  # stage s - 1 -> s does
+    forward, backward = code == CODE[T.F], (code == CODE[T.I]) | (code == CODE[T.B])
+    recv = (forward & before[stage]) | (backward & after[stage])
+    send = (forward & after[stage]) | (backward & before[stage])
+    grown = recv.astype(np.int64) + send
+    at = np.arange(len(code)) + np.cumsum(grown) - send  # k + what was inserted before it + its RECV
+    total = len(code) + int(grown.sum())
+    new_code, new_stage, new_microbatch = (np.empty(total, np.int64) for _ in range(3))
+    for mask, places, codes in (
+        (slice(None), at, code),
+        (recv, at[recv] - 1, np.where(forward[recv], CODE[T.RECV_F], CODE[T.RECV_B])),
+        (send, at[send] + 1, np.where(forward[send], CODE[T.SEND_F], CODE[T.SEND_B])),
+    ):
+        new_code[places], new_stage[places], new_microbatch[places] = codes, stage[mask], microbatch[mask]
+    inserted = np.concatenate([[0], np.cumsum(grown)])[rows.bounds]
+    return ActionRows(new_code, new_stage, new_microbatch,
+                      [length + grew for length, grew in zip(rows.lengths, np.diff(inserted).tolist())])
+
+
+def merged(rows: ActionRows) -> ActionRows:
+    """``lowering.merge_backward`` of lists made as arrays: an I directly followed on its rank by
+    its own W becomes one B (two such pairs cannot overlap: an action is not both I and W)."""
+    code, stage, microbatch = rows.code, rows.stage, rows.microbatch
+    pair = np.zeros(len(code), bool)  # an I whose next action is its W
+    pair[:-1] = ((code[:-1] == CODE[T.I]) & (code[1:] == CODE[T.W]) & (stage[:-1] == stage[1:])
+                 & (microbatch[:-1] == microbatch[1:]))
+    ends = np.array(rows.bounds[1:], np.int64) - 1
+    pair[ends[ends >= 0]] = False  # a rank's last action has no next on its rank
+    keep = ~np.roll(pair, 1)  # drop each pair's W
+    merged_code = np.where(pair, CODE[T.B], code)
+    dropped = np.concatenate([[0], np.cumsum(pair)])[rows.bounds]
+    return ActionRows(merged_code[keep], stage[keep], microbatch[keep],
+                      [length - gone for length, gone in zip(rows.lengths, np.diff(dropped).tolist())])
 
 
 # kind -> its array generator: the kinds of schedules.AS_ARRAYS

@@ -1,7 +1,8 @@
 """Schedule generators: (ranks, stages per rank, microbatches) -> one ordered list per rank.
 
 ``generate(kind, ...)`` checks the kind's constraints, then calls its generator from the
-``SCHEDULES`` registry. Generators return compute actions only (F, B or F, I, W, and
+``SCHEDULES`` registry (for a large schedule of a kind in ``AS_ARRAYS``, its twin in
+``generated``, which writes the same lists as arrays). Generators return compute actions only (F, B or F, I, W, and
 overlapped F+B); the lowering pass adds SEND/RECV. A kind named after a published
 schedule is that schedule: ``tests/worker/pipelining/test_torch_orders.py`` compares each
 with torch 2.13's ``torch.distributed.pipelining`` class over a grid. Figures below are

@@ -1,6 +1,6 @@
 """Large schedules generated as arrays (``generated``) against the Python generators they stand
-in for: the same actions on the whole test grid, made only when read, and ``meshdbg schedule``
-printing and writing the same bytes either way, every option."""
+in for: the same actions on the whole test grid, lowered and merged the same, made only when
+read, and ``meshdbg schedule`` printing and writing the same bytes either way, every option."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from meshdbg.worker.pipelining import ir, schedules
 from meshdbg.worker.pipelining.cli import main
 from meshdbg.worker.pipelining.columns import ActionRows
 from meshdbg.worker.pipelining.errors import ConstraintError
-from meshdbg.worker.pipelining.generated import KINDS
-from meshdbg.worker.pipelining.ir import LARGE, Action
+from meshdbg.worker.pipelining.generated import KINDS, merged
+from meshdbg.worker.pipelining.ir import LARGE, Action, Schedule, parse_action
+from meshdbg.worker.pipelining.lowering import lower, merge_backward
 from meshdbg.worker.pipelining.render import schedule_table
-from meshdbg.worker.pipelining.schedules import AS_ARRAYS, SCHEDULES, check_constraints, generate
+from meshdbg.worker.pipelining.schedules import AS_ARRAYS, SCHEDULES, check_constraints, generate, placement_for
 from meshdbg.worker.pipelining.simulator import simulate
 
 
@@ -42,6 +43,33 @@ def test_the_arrays_are_the_generators_lists_on_the_grid(kind: str) -> None:
     assert compared >= 40
 
 
+@pytest.mark.parametrize("kind", sorted(AS_ARRAYS))
+def test_lowering_and_merging_the_arrays_is_lowering_and_merging_the_lists(kind: str) -> None:
+    compared = 0
+    for p in range(1, 7):
+        for v in range(1, 4):
+            for m in range(1, 3 * p + 2):
+                try:
+                    check_constraints(kind, p, v, m)
+                except ConstraintError:
+                    continue
+                lists, rows = (Schedule(kind, v, m, placement_for(kind, p, v), actions)
+                               for actions in (SCHEDULES[kind](p, v, m), KINDS[kind](p, v, m)))
+                for merge in (False, True):
+                    lowered = lower(rows, merge=merge).actions
+                    assert isinstance(lowered, ActionRows) and list(lowered) == lower(lists, merge=merge).actions
+                assert list(merge_backward(rows).actions) == merge_backward(lists).actions, (kind, p, v, m)
+                compared += 1
+    assert compared >= 20
+
+
+def test_merging_arrays_pairs_an_i_with_its_w_on_its_own_rank_only() -> None:
+    lists = [[parse_action(text) for text in rank.split()] for rank in ("0F0 0I0", "0W0 0F1 0I1 0W1 0W1", "0I2 1W2")]
+    rows = ActionRows.of(lists)
+    assert rows is not None
+    assert [list(map(str, rank)) for rank in merged(rows)] == [["0F0", "0I0"], ["0W0", "0F1", "0B1", "0W1"], ["0I2", "1W2"]]
+
+
 def test_a_large_schedule_is_arrays_until_a_list_is_read() -> None:
     schedule = generate("zb1p", 8, 4, 320)  # 30,720 actions
     rows = schedule.actions
@@ -49,7 +77,8 @@ def test_a_large_schedule_is_arrays_until_a_list_is_read() -> None:
     assert schedule.columns is not None and schedule.columns.code is rows.code  # the arrays, not a copy
     simulate(schedule)
     schedule_table(schedule)
-    assert rows._rows == [None] * 8  # run and table made no Action
+    simulate(lower(schedule, merge=True))
+    assert rows._rows == [None] * 8  # run, table and lowering made no Action
     assert rows[3] == SCHEDULES["zb1p"](8, 4, 320)[3]
     assert [row is not None for row in rows._rows] == [i == 3 for i in range(8)]
     assert rows == SCHEDULES["zb1p"](8, 4, 320)
