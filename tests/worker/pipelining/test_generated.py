@@ -12,13 +12,14 @@ import pytest
 from meshdbg.worker.pipelining import ir, schedules
 from meshdbg.worker.pipelining.cli import main
 from meshdbg.worker.pipelining.columns import ActionRows
-from meshdbg.worker.pipelining.errors import ConstraintError
 from meshdbg.worker.pipelining.generated import KINDS, merged
 from meshdbg.worker.pipelining.ir import LARGE, Action, Schedule, parse_action
 from meshdbg.worker.pipelining.lowering import lower, merge_backward
 from meshdbg.worker.pipelining.render import schedule_table
-from meshdbg.worker.pipelining.schedules import AS_ARRAYS, SCHEDULES, check_constraints, generate, placement_for
+from meshdbg.worker.pipelining.schedules import AS_ARRAYS, SCHEDULES, generate, placement_for
 from meshdbg.worker.pipelining.simulator import simulate
+
+from .test_schedules import grid
 
 
 def test_every_kind_written_as_arrays_has_its_generator() -> None:
@@ -27,40 +28,23 @@ def test_every_kind_written_as_arrays_has_its_generator() -> None:
 
 @pytest.mark.parametrize("kind", sorted(AS_ARRAYS))
 def test_the_arrays_are_the_generators_lists_on_the_grid(kind: str) -> None:
-    """p 1-8, v 1-4, m 1-4p+2 wherever the kind accepts them: the same actions, to the type."""
-    compared = 0
-    for p in range(1, 9):
-        for v in range(1, 5):
-            for m in range(1, 4 * p + 3):
-                try:
-                    check_constraints(kind, p, v, m)
-                except ConstraintError:
-                    continue
-                rows, lists = KINDS[kind](p, v, m), SCHEDULES[kind](p, v, m)
-                assert list(rows) == lists, (kind, p, v, m)
-                assert {type(action) for rank in rows for action in rank} <= {Action}
-                compared += 1
-    assert compared >= 40
+    """p 1-8, v 1-4, m 1-4p wherever the kind accepts them: the same actions, to the type."""
+    for p, v, m in grid(kind):
+        rows, lists = KINDS[kind](p, v, m), SCHEDULES[kind](p, v, m)
+        assert list(rows) == lists, (kind, p, v, m)
+        assert {type(action) for rank in rows for action in rank} <= {Action}
+    assert len(grid(kind)) >= 40
 
 
 @pytest.mark.parametrize("kind", sorted(AS_ARRAYS))
 def test_lowering_and_merging_the_arrays_is_lowering_and_merging_the_lists(kind: str) -> None:
-    compared = 0
-    for p in range(1, 7):
-        for v in range(1, 4):
-            for m in range(1, 3 * p + 2):
-                try:
-                    check_constraints(kind, p, v, m)
-                except ConstraintError:
-                    continue
-                lists, rows = (Schedule(kind, v, m, placement_for(kind, p, v), actions)
-                               for actions in (SCHEDULES[kind](p, v, m), KINDS[kind](p, v, m)))
-                for merge in (False, True):
-                    lowered = lower(rows, merge=merge).actions
-                    assert isinstance(lowered, ActionRows) and list(lowered) == lower(lists, merge=merge).actions
-                assert list(merge_backward(rows).actions) == merge_backward(lists).actions, (kind, p, v, m)
-                compared += 1
-    assert compared >= 20
+    for p, v, m in grid(kind):
+        lists, rows = (Schedule(kind, v, m, placement_for(kind, p, v), actions)
+                       for actions in (SCHEDULES[kind](p, v, m), KINDS[kind](p, v, m)))
+        for merge in (False, True):
+            lowered = lower(rows, merge=merge).actions
+            assert isinstance(lowered, ActionRows) and list(lowered) == lower(lists, merge=merge).actions, (kind, p, v, m)
+        assert list(merge_backward(rows).actions) == merge_backward(lists).actions, (kind, p, v, m)
 
 
 def test_merging_arrays_pairs_an_i_with_its_w_on_its_own_rank_only() -> None:
