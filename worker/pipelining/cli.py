@@ -7,8 +7,8 @@ instead. Either is then optionally lowered or merged, simulated, and printed or 
 The lead's ``meshdbg`` CLI calls ``add_arguments`` on its ``schedule`` sub-parser and
 ``run`` on the parsed namespace; ``main`` (and ``python -m meshdbg.worker.pipelining``) does
 both on its own parser. Exit status: 0 done, 1 an output file could not be written,
-2 a usage, constraint or validation error, or an unreadable --load file (one line on
-stderr, no traceback).
+2 a usage, constraint or validation error, an unreadable --load file, or a schedule too
+large for memory (one line on stderr, no traceback).
 """
 
 from __future__ import annotations
@@ -147,6 +147,9 @@ def run(args: argparse.Namespace) -> int:
         schedule, result = build(args)
     except ScheduleError as exc:
         print(f"meshdbg schedule: error: {exc}", file=sys.stderr)
+        return 2
+    except MemoryError:  # numpy refuses at once what would not fit
+        print("meshdbg schedule: error: not enough memory for a schedule this large", file=sys.stderr)
         return 2
     try:
         _write_outputs(args, schedule, result)
