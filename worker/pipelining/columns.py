@@ -93,7 +93,7 @@ class ActionRows(Rows[AnyAction]):
     def __init__(self, code: Ints, stage: Ints, microbatch: Ints, lengths: list[int]) -> None:
         super().__init__([0, *np.cumsum(lengths).tolist()])
         self.code, self.stage, self.microbatch, self.lengths = code, stage, microbatch, lengths
-        self.total = len(code)  # entries in all: ``ir.entry_count``
+        self.total = len(code)  # entries in all: what ``Schedule.large`` reads, no list made
 
     @classmethod
     def of(cls, actions: Sequence[list[AnyAction]]) -> ActionRows | None:

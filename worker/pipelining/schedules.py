@@ -2,8 +2,8 @@
 
 ``generate(kind, ...)`` checks the kind's constraints, then calls its generator from the
 ``SCHEDULES`` registry (for a large schedule of a kind in ``AS_ARRAYS``, its twin in
-``generated``, which writes the same lists as arrays). Generators return compute actions only (F, B or F, I, W, and
-overlapped F+B); the lowering pass adds SEND/RECV. A kind named after a published
+``generated``, which writes the same lists as arrays). Generators return compute actions
+only (F, B or F, I, W, and overlapped F+B); the lowering pass adds SEND/RECV. A kind named after a published
 schedule is that schedule: ``tests/worker/pipelining/test_torch_orders.py`` compares each
 with torch 2.13's ``torch.distributed.pipelining`` class over a grid. Figures below are
 for F = 1, B = 2 (I = W = 1) and no communication cost unless said otherwise.
