@@ -7,8 +7,8 @@ instead. Either is then optionally lowered or merged, simulated, and printed or 
 The lead's ``meshdbg`` CLI calls ``add_arguments`` on its ``schedule`` sub-parser and
 ``run`` on the parsed namespace; ``main`` (and ``python -m meshdbg.worker.pipelining``) does
 both on its own parser. Exit status: 0 done, 1 an output file could not be written,
-2 a usage, constraint or validation error, or an unreadable --load file (one line on
-stderr, no traceback).
+2 a usage, constraint or validation error, an unreadable --load file, or a schedule too
+large for memory (one line on stderr, no traceback).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from meshdbg.worker.pipelining.ir import AnyAction, Schedule
 from meshdbg.worker.pipelining.loaded import as_schedule
 from meshdbg.worker.pipelining.lowering import lower, merge_backward
 from meshdbg.worker.pipelining.picture import to_svg, to_trace
-from meshdbg.worker.pipelining.render import dump_csv, load_csv, schedule_table
+from meshdbg.worker.pipelining.render import action_texts, dump_csv, load_csv, schedule_table
 from meshdbg.worker.pipelining.validation import is_lowered
 from meshdbg.worker.pipelining.schedules import SCHEDULES, generate
 from meshdbg.worker.pipelining.simulator import Costs, SimResult, simulate, step_grid
@@ -117,7 +117,7 @@ def summary(schedule: Schedule, result: SimResult) -> dict[str, object]:
         "makespan": result.makespan,
         "bubble": list(result.bubble),
         "peak_activations": list(result.peak_activations),
-        "actions": [[str(action) for action in rank_actions] for rank_actions in schedule.actions],
+        "actions": action_texts(schedule),
     }
 
 
@@ -147,6 +147,9 @@ def run(args: argparse.Namespace) -> int:
         schedule, result = build(args)
     except ScheduleError as exc:
         print(f"meshdbg schedule: error: {exc}", file=sys.stderr)
+        return 2
+    except MemoryError:  # numpy refuses at once what would not fit
+        print("meshdbg schedule: error: not enough memory for a schedule this large", file=sys.stderr)
         return 2
     try:
         _write_outputs(args, schedule, result)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from operator import itemgetter
@@ -176,14 +177,16 @@ class Schedule:
     """Per-rank action lists plus the facts needed to check and lower them.
 
     ``stage_to_rank[s]`` is the rank that runs stage ``s``; ``actions[r]`` is rank ``r``'s
-    ordered list. The lists are not copied; treat them as read-only.
+    ordered list. The lists are not copied; treat them as read-only. A large schedule
+    generated as flat arrays has ``columns.ActionRows`` there, which makes each list when
+    first read.
     """
 
     kind: str
     stages_per_rank: int
     microbatches: int
     stage_to_rank: tuple[int, ...]
-    actions: list[list[AnyAction]]
+    actions: Sequence[list[AnyAction]]
 
     @property
     def ranks(self) -> int:
@@ -195,7 +198,8 @@ class Schedule:
         """Whether it has ``LARGE`` actions or more: its checks, run and table then go through
         ``columns`` (numpy), the same results; below, the Python passes are as fast and numpy
         is not loaded."""
-        return sum(map(len, self.actions)) >= LARGE
+        total: int | None = getattr(self.actions, "total", None)  # ActionRows: without making the lists
+        return (sum(map(len, self.actions)) if total is None else total) >= LARGE
 
     @cached_property
     def columns(self) -> Columns | None:
@@ -211,11 +215,11 @@ class Schedule:
         return len(self.stage_to_rank)
 
 
-def has_overlaps(actions: list[list[AnyAction]]) -> bool:
+def has_overlaps(actions: Sequence[list[AnyAction]]) -> bool:
     """True when any list holds an ``Overlap``."""
     return any(ActionType.OVERLAP_F_B in map(itemgetter(1), rank_actions) for rank_actions in actions)
 
 
-def flatten(actions: list[list[AnyAction]]) -> list[list[Action]]:
+def flatten(actions: Sequence[list[AnyAction]]) -> list[list[Action]]:
     """The lists with each ``Overlap`` replaced by its two halves."""
     return [[half for entry in rank_actions for half in parts(entry)] for rank_actions in actions]

@@ -14,23 +14,44 @@ forward first: the runtime runs the two halves back to back.
 ``W`` with one ``B``, for runtimes without a split backward.
 
 Compute actions are carried over as the same tuples; only the inserted SEND/RECV are
-new, built with ``bulk.new_action`` while the collector is paused (see ``bulk``).
+new, built with ``bulk.new_action`` while the collector is paused (see ``bulk``). A large
+schedule generated as arrays (``generated``) is lowered and merged as arrays, the same
+actions, none made.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from meshdbg.worker.pipelining.bulk import new_action, paused_gc
 from meshdbg.worker.pipelining.ir import Action, ActionType, AnyAction, Overlap, Schedule, parts
+
+if TYPE_CHECKING:
+    from meshdbg.worker.pipelining.columns import ActionRows
 
 T = ActionType
 
 
 def lower(schedule: Schedule, merge: bool = False) -> Schedule:
     """A copy of ``schedule`` with SEND/RECV inserted (and I+W merged into B if ``merge``)."""
+    rows = _rows(schedule)
+    if rows is not None:  # generated as arrays: lowered as arrays, the same actions
+        from meshdbg.worker.pipelining import generated
+
+        return replace(schedule, actions=generated.lowered(generated.merged(rows) if merge else rows,
+                                                           schedule.stage_to_rank))
     with paused_gc():
         return _lower(merge_backward(schedule) if merge else schedule)
+
+
+def _rows(schedule: Schedule) -> ActionRows | None:
+    """``schedule``'s actions if they are arrays (``columns.ActionRows``), else None."""
+    if isinstance(schedule.actions, list):
+        return None  # and numpy is not loaded
+    from meshdbg.worker.pipelining.columns import ActionRows
+
+    return schedule.actions if isinstance(schedule.actions, ActionRows) else None
 
 
 def _lower(schedule: Schedule) -> Schedule:
@@ -87,6 +108,11 @@ def _around_overlap(action: AnyAction, input_crosses: list[bool], output_crosses
 
 def merge_backward(schedule: Schedule) -> Schedule:
     """A copy of ``schedule`` where each I directly followed by its own W becomes one B."""
+    rows = _rows(schedule)
+    if rows is not None:
+        from meshdbg.worker.pipelining import generated
+
+        return replace(schedule, actions=generated.merged(rows))
     merged: list[list[AnyAction]] = []
     for rank_actions in schedule.actions:
         out: list[AnyAction] = []

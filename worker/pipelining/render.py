@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Sequence
 from itertools import repeat
 
 from meshdbg.worker.pipelining.errors import ActionParseError, ScheduleError
@@ -35,7 +36,7 @@ _MONARCH_BATCHED_RE = re.compile(r"([0-9]+(?:SEND_F|SEND_B)[0-9]+)_([0-9]+(?:REC
 _MONARCH_FULL_RE = re.compile(r"([0-9]+)BW([0-9]+)")
 
 
-def format_table(actions: list[list[AnyAction]]) -> str:
+def format_table(actions: Sequence[list[AnyAction]]) -> str:
     """An aligned text table: a ``step`` column, then ``rank 0``, ``rank 1``, ...
 
     Built column by column (a rank's cells, its width, its padding), so the half million
@@ -57,6 +58,15 @@ def schedule_table(schedule: Schedule) -> str:
     the same text in a third of the time (issue 22)."""
     columns = schedule.columns if schedule.large else None
     return format_table(schedule.actions) if columns is None else columns.table()
+
+
+def action_texts(schedule: Schedule) -> list[list[str]]:
+    """Each rank's actions in text form; a large schedule's from its ``columns``, no
+    ``Action`` made (as ``--json`` lists them)."""
+    columns = schedule.columns if schedule.large else None
+    if columns is None:
+        return [list(map(str, rank_actions)) for rank_actions in schedule.actions]
+    return columns.texts()
 
 
 def dump_csv(rows: list[list[AnyAction | None]]) -> str:

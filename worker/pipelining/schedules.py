@@ -1,8 +1,9 @@
 """Schedule generators: (ranks, stages per rank, microbatches) -> one ordered list per rank.
 
 ``generate(kind, ...)`` checks the kind's constraints, then calls its generator from the
-``SCHEDULES`` registry. Generators return compute actions only (F, B or F, I, W, and
-overlapped F+B); the lowering pass adds SEND/RECV. A kind named after a published
+``SCHEDULES`` registry (for a large schedule of a kind in ``AS_ARRAYS``, its twin in
+``generated``, which writes the same lists as arrays). Generators return compute actions
+only (F, B or F, I, W, and overlapped F+B); the lowering pass adds SEND/RECV. A kind named after a published
 schedule is that schedule: ``tests/worker/pipelining/test_torch_orders.py`` compares each
 with torch 2.13's ``torch.distributed.pipelining`` class over a grid. Figures below are
 for F = 1, B = 2 (I = W = 1) and no communication cost unless said otherwise.
@@ -67,13 +68,13 @@ bench/bench_schedule.py``, its ``variants`` lines; the runtime's steps/s are in 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import chain, repeat
 
 from meshdbg.worker.pipelining.bulk import new_action, paused_gc
 from meshdbg.worker.pipelining.errors import ConstraintError
 from meshdbg.worker.pipelining.greedy import greedy_zero_bubble
-from meshdbg.worker.pipelining.ir import Action, ActionType, AnyAction, Schedule, overlap
+from meshdbg.worker.pipelining.ir import LARGE, Action, ActionType, AnyAction, Schedule, overlap
 
 T = ActionType
 Generator = Callable[[int, int, int], list[list[AnyAction]]]
@@ -357,6 +358,9 @@ SCHEDULES: dict[str, Generator] = {
     "dualpipev": dualpipev,
 }
 
+# The kinds whose large schedules ``generated`` writes as flat arrays, no Action made.
+AS_ARRAYS = frozenset({"gpipe", "1f1b", "interleaved-1f1b", "dora-dfs", "interleaved-1f1b-tight", "looped-bfs", "zb1p"})
+
 _ONE_STAGE = ("gpipe", "1f1b")
 _V_SHAPED = ("zbv", "zbv-greedy", "dualpipev")
 _ROUNDS = ("interleaved-1f1b", "dora-dfs", "zb1p")
@@ -399,8 +403,14 @@ def placement_for(kind: str, ranks: int, stages_per_rank: int) -> tuple[int, ...
 def generate(kind: str, ranks: int, stages_per_rank: int, microbatches: int) -> Schedule:
     """The compute-only schedule of ``kind``; raises ``ConstraintError`` on bad input."""
     check_constraints(kind, ranks, stages_per_rank, microbatches)
-    with paused_gc():
-        actions = SCHEDULES[kind](ranks, stages_per_rank, microbatches)
+    actions: Sequence[list[AnyAction]]
+    if kind in AS_ARRAYS and 2 * ranks * stages_per_rank * microbatches >= LARGE:  # an F and a B or I+W a pair
+        from meshdbg.worker.pipelining.generated import KINDS  # numpy: for large schedules only
+
+        actions = KINDS[kind](ranks, stages_per_rank, microbatches)
+    else:
+        with paused_gc():
+            actions = SCHEDULES[kind](ranks, stages_per_rank, microbatches)
     return Schedule(
         kind=kind,
         stages_per_rank=stages_per_rank,

@@ -34,6 +34,8 @@ _PEER_OFFSET = {
 
 def is_lowered(schedule: Schedule) -> bool:
     """True when the lists carry SEND/RECV actions (see the module docstring)."""
+    if schedule.large and (columns := schedule.columns) is not None:  # read off its arrays, no Action made
+        return columns.lowered
     return any(not _COMM.isdisjoint(map(type_of, rank_actions)) for rank_actions in schedule.actions)
 
 

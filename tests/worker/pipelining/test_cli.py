@@ -1,6 +1,7 @@
 """``meshdbg schedule`` through ``main()``: table, JSON, files and exit statuses."""
 
 import json
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -151,3 +152,15 @@ def test_load_errors_are_one_line_usage_errors(tmp_path: Path, capsys: pytest.Ca
         path.write_text(text, encoding="utf-8")
     assert main(["--load", str(path)]) == 2
     assert message in one_line_error(capsys)
+
+
+def test_a_schedule_too_large_for_memory_is_one_line() -> None:
+    """10**10 actions under a 4 GiB address space: numpy refuses its arrays at once."""
+    def capped() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    args = ["--kind", "gpipe", "--ranks", "100000", "--microbatches", "100000"]
+    done = subprocess.run([sys.executable, "-m", "meshdbg.worker.pipelining", *args], preexec_fn=capped,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == "meshdbg schedule: error: not enough memory for a schedule this large\n"

@@ -21,6 +21,7 @@ pytestmark = pytest.mark.torch
 from torch.distributed.pipelining import schedules as torch_schedules  # noqa: E402
 from torch.distributed.pipelining.stage import PipelineStage  # noqa: E402
 
+from meshdbg.worker.pipelining.columns import ActionRows  # noqa: E402
 from meshdbg.worker.pipelining.errors import ConstraintError  # noqa: E402
 from meshdbg.worker.pipelining.loaded import as_schedule  # noqa: E402
 from meshdbg.worker.pipelining.lowering import lower  # noqa: E402
@@ -96,6 +97,14 @@ def test_equals_torch_wherever_torch_accepts(kind: str, stages_per_rank: tuple[i
         assert ours(kind, p, v, m) == expected, (kind, p, v, m)
         compared += expected is not None
     assert compared >= 10
+
+
+@pytest.mark.parametrize(("kind", "p", "v", "m"), [
+    ("gpipe", 16, 1, 640), ("interleaved-1f1b", 8, 4, 320), ("dora-dfs", 8, 4, 320), ("zb1p", 8, 4, 320),
+])
+def test_a_large_schedule_generated_as_arrays_equals_torch(kind: str, p: int, v: int, m: int) -> None:
+    assert isinstance(generate(kind, p, v, m).actions, ActionRows)  # past LARGE: numpy's arrays
+    assert ours(kind, p, v, m) == torch_order(kind, p, v, m) is not None
 
 
 def test_interleaved_accepts_what_torch_accepts_on_the_issue_grid() -> None:

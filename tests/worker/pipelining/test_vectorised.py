@@ -57,7 +57,7 @@ def test_a_large_schedule_goes_the_numpy_way_with_the_same_times() -> None:
     schedule = generate("interleaved-1f1b", 16, 4, 256)  # 32,768 actions
     assert schedule.large
     result = simulate(schedule)
-    assert isinstance(result.starts, vectorised.Rows)  # the numpy run answered
+    assert isinstance(result.starts, vectorised.Times)  # the numpy run answered
     assert result == Run(schedule, Costs()).loop()
     assert result.starts[3] == Run(schedule, Costs()).loop().starts[3] and len(result.ends) == 16
 
@@ -128,6 +128,7 @@ def test_the_columns_table_is_format_table(kind: str) -> None:
             columns = variant.columns
             assert (columns is None) == (kind == "dualpipev")  # an Overlap: the lists' own table
             assert columns is None or columns.table() == format_table(variant.actions), (kind, variant.ranks)
+            assert columns is None or columns.texts() == [list(map(str, rank)) for rank in variant.actions]
 
 
 def test_a_large_schedules_table_comes_from_its_columns() -> None:
@@ -136,5 +137,9 @@ def test_a_large_schedules_table_comes_from_its_columns() -> None:
     assert schedule_table(schedule) == format_table(schedule.actions)
     ragged = dataclasses.replace(schedule, actions=[[], schedule.actions[1][:5], *schedule.actions[2:]])
     assert ragged.columns.table() == format_table(ragged.actions)  # type: ignore[union-attr]
+    odd = dataclasses.replace(schedule, actions=[[Action(10**12, ActionType.F, 3), Action(2, ActionType.B, 10**15)],
+                                                 *schedule.actions[1:]])  # a broken schedule's table shows it too
+    assert odd.columns.table() == format_table(odd.actions)  # type: ignore[union-attr]
+    assert odd.columns.texts()[0] == ["1000000000000F3", "2B1000000000000000"]  # type: ignore[union-attr]
     empty = dataclasses.replace(schedule, actions=[[], []])
     assert empty.columns.table() == format_table([[], []]) == "step  rank 0  rank 1"  # type: ignore[union-attr]
