@@ -1,29 +1,35 @@
-"""A synchronous gRPC stream's messages, delivered by gRPC's own channel thread as they arrive.
+"""A synchronous gRPC stream driven by gRPC's own channel thread: no thread hand-off per message.
 
 A worker's session stream must be read at all times, even while pdb's thread runs a command
 (an `interrupt` must reach `n` over a long loop), and pdb's thread must get each command as
 soon as it arrives. A reader thread of our own (iterating the stream, queueing each message
 for pdb's thread) costs a thread hand-off per message: the channel's thread wakes the reader,
-the reader wakes pdb's thread. `deliver_each` has the channel's thread, which takes every
-completion of the channel anyway, hand each message straight on: one wake-up, as a
-synchronous stream read in place, and no thread of ours parked inside gRPC.
+the reader wakes pdb's thread. Sending through the stream's request iterator costs another:
+gRPC's request thread wakes to take each message from the queue. Here the channel's thread,
+which takes every completion of the channel anyway, hands each message straight on
+(`deliver_each`), and a message is sent from the thread that writes it (`Outbox`): one
+wake-up per message each way, as a synchronous stream read and written in place.
 
-grpc's synchronous stack has no public per-message callback, so this starts each receive
-itself as the stream's iterator does (`_MultiThreadedRendezvous._next`: a receive operation
-on the call, with the event handler that fills the call's state), with a tag that then takes
-the message and starts the next receive. It reads four attributes of the stream's object
-and one function of `grpc._channel` (grpcio 1.85, pinned in pyproject.toml); the suite's
-session tests fail at once if a gRPC release changes them.
+grpc's synchronous stack has no public per-message callback nor a send without a request
+iterator, so this starts each operation on the call itself as the stream's own code does
+(`grpc._channel`: `_MultiThreadedRendezvous._next` for a receive, `_consume_request_iterator`
+for a send), under the call's condition and with the event handler that keeps the call's
+state. It reads four attributes of the stream's object and one function of `grpc._channel`
+(grpcio 1.85, pinned in pyproject.toml); the suite's session tests fail at once if a gRPC
+release changes them.
 """
 
 from __future__ import annotations
 
+import collections
 from typing import Any, Callable
 
+from google.protobuf.message import Message
 from grpc import _channel
 from grpc._cython import cygrpc
 
 _RECEIVE = cygrpc.OperationType.receive_message
+_SEND = cygrpc.OperationType.send_message
 _NO_FLAGS = 0
 
 
@@ -60,3 +66,69 @@ def deliver_each(responses: Any, deliver: Callable[[Any], None]) -> None:
         started = receive_next()
     if not started:
         deliver(None)
+
+
+class Outbox:
+    """Sends on a stream from whichever thread calls `send`, in order, never waiting: a
+    message is handed to gRPC at once when the stream sends nothing else, else queued and
+    handed on by the channel's thread when the send before it completed.
+
+    The stream's request iterator (gRPC's request thread) must be done sending (the first
+    message, a reply to it received) and parked; `release` lets it go once every message is
+    sent after `close`, or when the stream is over: the request thread then half-closes.
+    """
+
+    def __init__(self, responses: Any, release: Callable[[], None]) -> None:
+        self._state, self._call = responses._state, responses._call
+        self._fill_state = _channel._event_handler(self._state, None)
+        self._release = release
+        self._queued: collections.deque[bytes] = collections.deque()
+        self._closing = False
+        self._released = False
+
+    @property
+    def backlog(self) -> int:
+        """Messages queued behind the one being sent."""
+        return len(self._queued)
+
+    def send(self, message: Message) -> None:
+        """Send `message` after those sent before (dropped once closed or the stream is over)."""
+        data = message.SerializeToString()
+        with self._state.condition:
+            if self._closing or self._state.code is not None:
+                return
+            if _SEND in self._state.due or self._queued:
+                self._queued.append(data)
+            else:
+                self._start(data)
+
+    def close(self) -> None:
+        """No more messages: half-close once those queued are sent."""
+        with self._state.condition:
+            self._closing = True
+            self._settle()
+
+    def _start(self, data: bytes) -> None:
+        """Hand `data` to gRPC (the state's condition held)."""
+        self._state.due.add(_SEND)
+        if not self._call.operate((cygrpc.SendMessageOperation(data, _NO_FLAGS),), self._sent):
+            self._state.due.remove(_SEND)
+
+    def _sent(self, event: Any) -> bool:
+        call_done: bool = self._fill_state(event)
+        with self._state.condition:
+            if self._queued and self._state.code is None:
+                self._start(self._queued.popleft())
+            else:
+                self._settle()
+        return call_done
+
+    def _settle(self) -> None:
+        """Release the request thread once nothing is left to send (the condition held)."""
+        if self._state.code is not None:
+            self._queued.clear()
+        if self._released or self._queued or _SEND in self._state.due:
+            return
+        if self._closing or self._state.code is not None:
+            self._released = True
+            self._release()

@@ -26,7 +26,7 @@ from meshdbg.wire.tls import channel_credentials
 from meshdbg.wire.errors import ConnectionFailed, MeshdbgError
 from meshdbg.wire.status import error_from_rpc
 from meshdbg.wire.vocabulary import EndReason
-from meshdbg.worker.delivery import deliver_each
+from meshdbg.worker.delivery import Outbox, deliver_each
 from meshdbg.worker.forking import ForkGuard
 from meshdbg.worker.notices import setting
 from meshdbg.wire.proto import debugger_pb2 as pb
@@ -231,6 +231,8 @@ class RemoteSession:
             connection, lambda channel: pb_grpc.DebuggerStub(channel).Session, pb.WorkerMessage(hello=hello), window_s)
         self.addr = connection.addr
         self.session_id = welcome.welcome.session_id
+        outgoing = self._outgoing
+        self._outbox = Outbox(self._responses, lambda: outgoing.put(None))  # gRPC's request thread half-closes
         over = self._over = threading.Event()  # this stream's end was delivered
         deliver_each(self._responses, lambda message: self._arrived(message, over))
 
@@ -266,17 +268,17 @@ class RemoteSession:
                 body.output = body.output[start:]
         if kind == "prompt":
             self._last_prompt = message  # what a reconnected stream shows again
-        self._outgoing.put(message)
+        self._outbox.send(message)
 
     def send_output(self, text: str, stop: int | None = None) -> None:
         """Stream `text[:stop]` as output chunks, waiting while the wire is behind, so that
         output of any size flows through bounded memory (dropped once the stream is gone)."""
         for piece in chunks(text, stop):
-            while self._outgoing.qsize() >= OUTGOING_LIMIT:
+            while self._outbox.backlog >= OUTGOING_LIMIT:
                 if self._responses.done():
                     return
                 time.sleep(_WAIT_S)
-            self._outgoing.put(pb.WorkerMessage(output=pb.OutputChunk(text=piece)))
+            self._outbox.send(pb.WorkerMessage(output=pb.OutputChunk(text=piece)))
 
     def receive(self) -> pb.ServerMessage | None:
         """The next server message, or None once the stream is over for good (`farewell`)."""
@@ -298,7 +300,7 @@ class RemoteSession:
             self.farewell = f"no debugger reachable at {self.addr} for {setting(RECONNECT_S):g} s ({RECONNECT_S.name})"
             return False
         if self._last_prompt is not None:
-            self._outgoing.put(self._last_prompt)
+            self._outbox.send(self._last_prompt)
         return True
 
     def end(self, output: str, reason: EndReason, wait: bool = True) -> None:
@@ -308,7 +310,7 @@ class RemoteSession:
         if self.ended:
             return
         self.ended = True
-        self._outgoing.put(pb.WorkerMessage(ended=pb.Ended(output=output, reason=reason.pb)))
-        self._outgoing.put(None)
+        self._outbox.send(pb.WorkerMessage(ended=pb.Ended(output=output, reason=reason.pb)))
+        self._outbox.close()
         if wait:
             self._over.wait(END_TIMEOUT_S)
