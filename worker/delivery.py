@@ -36,10 +36,19 @@ _NO_FLAGS = 0
 def deliver_each(responses: Any, deliver: Callable[[Any], None]) -> None:
     """From now on, gRPC's channel thread calls `deliver(message)` with each message of
     `responses` (a stream call's iterator, not to be iterated any more) as it arrives, and
-    `deliver(None)` once when the stream is over, ended or broken. `deliver` runs on that
-    thread, which serves every stream of the channel: it must not block."""
+    `deliver(None)` once when the stream is over, ended or broken, and done (its status
+    received: gRPC holds no more of it, so a fork may follow). `deliver` runs on that thread,
+    which serves every stream of the channel: it must not block."""
     state, call = responses._state, responses._call
     fill_state = _channel._event_handler(state, responses._response_deserializer)
+    waiting = [2]  # the receives to stop and the call to be done: the end is delivered after both
+
+    def one_of_two(*_: object) -> None:
+        with state.condition:
+            waiting[0] -= 1
+            over = not waiting[0]
+        if over:
+            deliver(None)
 
     def receive_next() -> bool:
         """Start the next receive (the state's condition held); whether one started."""
@@ -59,13 +68,14 @@ def deliver_each(responses: Any, deliver: Callable[[Any], None]) -> None:
         if message is not None:
             deliver(message)
         if not more:
-            deliver(None)
+            one_of_two()
         return call_done
 
     with state.condition:
         started = receive_next()
     if not started:
-        deliver(None)
+        one_of_two()
+    responses.add_done_callback(one_of_two)
 
 
 class Outbox:

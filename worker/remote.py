@@ -304,13 +304,12 @@ class RemoteSession:
         return True
 
     def end(self, output: str, reason: EndReason, wait: bool = True) -> None:
-        """Tell the server the session is over (once), half-close, and with `wait` let it
-        finish the stream (bounded), so the server has the end before the program goes on
-        (it may exit at once)."""
-        if self.ended:
-            return
-        self.ended = True
-        self._outbox.send(pb.WorkerMessage(ended=pb.Ended(output=output, reason=reason.pb)))
-        self._outbox.close()
+        """Tell the server the session is over (once: a later call only waits), half-close,
+        and with `wait` let it finish the stream (bounded), so the server has the end before
+        the program goes on (it may exit at once)."""
+        if not self.ended:
+            self.ended = True
+            self._outbox.send(pb.WorkerMessage(ended=pb.Ended(output=output, reason=reason.pb)))
+            self._outbox.close()
         if wait:
             self._over.wait(END_TIMEOUT_S)
