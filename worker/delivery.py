@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 from google.protobuf.message import Message
 from grpc import _channel
-from grpc._cython import cygrpc
+from grpc._cython import cygrpc  # type: ignore[attr-defined]  # (no stubs for gRPC's Cython core)
 
 _RECEIVE = cygrpc.OperationType.receive_message
 _SEND = cygrpc.OperationType.send_message
