@@ -30,6 +30,7 @@ from grpc._cython import cygrpc  # type: ignore[attr-defined]  # (no stubs for g
 
 _RECEIVE = cygrpc.OperationType.receive_message
 _SEND = cygrpc.OperationType.send_message
+_CLOSE = cygrpc.OperationType.send_close_from_client
 _NO_FLAGS = 0
 
 
@@ -81,64 +82,53 @@ def deliver_each(responses: Any, deliver: Callable[[Any], None]) -> None:
 class Outbox:
     """Sends on a stream from whichever thread calls `send`, in order, never waiting: a
     message is handed to gRPC at once when the stream sends nothing else, else queued and
-    handed on by the channel's thread when the send before it completed.
+    handed on by the channel's thread when the send before it completed. The last message
+    half-closes the stream in the same operation.
 
     The stream's request iterator (gRPC's request thread) must be done sending (the first
-    message, a reply to it received) and parked; `release` lets it go once every message is
-    sent after `close`, or when the stream is over: the request thread then half-closes.
+    message, a reply to it received) and parked: `release` lets it go once the call is done,
+    when it has nothing left to do.
     """
 
     def __init__(self, responses: Any, release: Callable[[], None]) -> None:
         self._state, self._call = responses._state, responses._call
         self._fill_state = _channel._event_handler(self._state, None)
-        self._release = release
-        self._queued: collections.deque[bytes] = collections.deque()
-        self._closing = False
-        self._released = False
+        self._queued: collections.deque[tuple[bytes, bool]] = collections.deque()
+        self._closed = False  # the last message was given
+        responses.add_done_callback(lambda _: release())
 
     @property
     def backlog(self) -> int:
         """Messages queued behind the one being sent."""
         return len(self._queued)
 
-    def send(self, message: Message) -> None:
-        """Send `message` after those sent before (dropped once closed or the stream is over)."""
+    def send(self, message: Message, last: bool = False) -> None:
+        """Send `message` after those sent before, and with `last` half-close after it
+        (dropped once the last was given or the stream is over)."""
         data = message.SerializeToString()
         with self._state.condition:
-            if self._closing or self._state.code is not None:
+            if self._closed or self._state.code is not None:
                 return
+            self._closed = last
             if _SEND in self._state.due or self._queued:
-                self._queued.append(data)
+                self._queued.append((data, last))
             else:
-                self._start(data)
+                self._start(data, last)
 
-    def close(self) -> None:
-        """No more messages: half-close once those queued are sent."""
-        with self._state.condition:
-            self._closing = True
-            self._settle()
-
-    def _start(self, data: bytes) -> None:
-        """Hand `data` to gRPC (the state's condition held)."""
-        self._state.due.add(_SEND)
-        if not self._call.operate((cygrpc.SendMessageOperation(data, _NO_FLAGS),), self._sent):
-            self._state.due.remove(_SEND)
+    def _start(self, data: bytes, last: bool) -> None:
+        """Hand `data` to gRPC, with the half-close when `last` (the state's condition held)."""
+        operations = (cygrpc.SendMessageOperation(data, _NO_FLAGS),
+                      *((cygrpc.SendCloseFromClientOperation(_NO_FLAGS),) if last else ()))
+        kinds = (_SEND, _CLOSE) if last else (_SEND,)
+        self._state.due.update(kinds)
+        if not self._call.operate(operations, self._sent):
+            self._state.due.difference_update(kinds)
 
     def _sent(self, event: Any) -> bool:
         call_done: bool = self._fill_state(event)
         with self._state.condition:
             if self._queued and self._state.code is None:
-                self._start(self._queued.popleft())
+                self._start(*self._queued.popleft())
             else:
-                self._settle()
+                self._queued.clear()
         return call_done
-
-    def _settle(self) -> None:
-        """Release the request thread once nothing is left to send (the condition held)."""
-        if self._state.code is not None:
-            self._queued.clear()
-        if self._released or self._queued or _SEND in self._state.due:
-            return
-        if self._closing or self._state.code is not None:
-            self._released = True
-            self._release()

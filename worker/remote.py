@@ -221,6 +221,7 @@ class RemoteSession:
         self.ended = False
         self.farewell = ""  # why the stream is over for good, once it is
         self.on_interrupt: Callable[[], pb.Frame] = pb.Frame  # set by the pdb that owns the session
+        self.on_command: Callable[[], None] = lambda: None  # a line or a resume is about to be received (idem)
         self._open(connect())
 
     def _open(self, connection: ConnectionInfo, window_s: float | None = None) -> None:
@@ -232,7 +233,7 @@ class RemoteSession:
         self.addr = connection.addr
         self.session_id = welcome.welcome.session_id
         outgoing = self._outgoing
-        self._outbox = Outbox(self._responses, lambda: outgoing.put(None))  # gRPC's request thread half-closes
+        self._outbox = Outbox(self._responses, lambda: outgoing.put(None))  # lets gRPC's request thread go
         over = self._over = threading.Event()  # this stream's end was delivered
         deliver_each(self._responses, lambda message: self._arrived(message, over))
 
@@ -246,6 +247,8 @@ class RemoteSession:
         if message is not None and message.HasField("interrupt"):
             self._answer_interrupt(message.interrupt.request_id)
             return
+        if message is not None and message.WhichOneof("kind") in ("input", "resume"):
+            self.on_command()
         self._inbox.put(message)
         if message is None:
             over.set()
@@ -309,7 +312,6 @@ class RemoteSession:
         the program goes on (it may exit at once)."""
         if not self.ended:
             self.ended = True
-            self._outbox.send(pb.WorkerMessage(ended=pb.Ended(output=output, reason=reason.pb)))
-            self._outbox.close()
+            self._outbox.send(pb.WorkerMessage(ended=pb.Ended(output=output, reason=reason.pb)), last=True)
         if wait:
             self._over.wait(END_TIMEOUT_S)

@@ -38,7 +38,7 @@ def _line(text: str) -> pb.ServerMessage:
     return pb.ServerMessage(input=pb.Input(line=text))
 
 
-def test_threads_sends_arrive_in_order_and_the_end_comes_once_after_the_call(channel: grpc.Channel) -> None:
+def test_threads_sends_arrive_in_order_and_the_last_closes_the_stream(channel: grpc.Channel) -> None:
     outgoing: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
     outgoing.put(_line("hello").SerializeToString())
     responses = channel.stream_stream(METHOD, response_deserializer=pb.ServerMessage.FromString)(
@@ -70,13 +70,13 @@ def test_threads_sends_arrive_in_order_and_the_end_comes_once_after_the_call(cha
         sender.start()
     for sender in senders:
         sender.join()
-    outbox.close()
+    outbox.send(_line("last"), last=True)
     assert over.wait(10), "the end of the stream was never delivered"
     assert ends == [True]
     for name in "abc":
         assert [line for line in arrived if line.split()[0] == name] == [f"{name} {i}" for i in range(per_thread)]
-    assert len(arrived) == 3 * per_thread
-    outbox.send(_line("too late"))  # after close: dropped, not an error
+    assert len(arrived) == 3 * per_thread + 1 and arrived[-1] == "last"
+    outbox.send(_line("too late"))  # after the last: dropped, not an error
     assert outbox.backlog == 0
 
 
