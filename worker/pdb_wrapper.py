@@ -39,6 +39,7 @@ from meshdbg.worker.remote import RemoteSession
 
 SessionOpener = Callable[[], RemoteSession]
 INTERRUPTED = "\nProgram interrupted. (Use 'cont' to resume)."  # local pdb's SIGINT message
+COMMAND_START_S = 1.0  # the longest an interrupt waits for pdb's thread to start a command that arrived
 
 
 _thread_state = threading.local()
@@ -93,6 +94,7 @@ class _Activity(enum.Enum):
     RUNNING = enum.auto()   # the user's code, traced by this pdb: an interrupt breaks in
     STOPPING = enum.auto()  # pdb entering or leaving a stop: an interrupt has nothing to do
     WAITING = enum.auto()   # pdb waits for a line: already stopped
+    QUEUED = enum.auto()    # a line arrived and pdb's thread is about to run it: an interrupt waits until it runs
     COMMAND = enum.auto()   # pdb runs a command (`p slow()`): an interrupt raises KeyboardInterrupt in it
 
 
@@ -122,7 +124,7 @@ class PdbWrapper(pdb.Pdb):
         self._leaving: EndReason | None = None  # set when pdb is about to let the worker run
         self._thread_id = threading.get_ident()
         self._activity = _Activity.RUNNING
-        self._activity_lock = threading.Lock()  # an interrupt (another thread) reads what this one does
+        self._activity_lock = threading.Condition(threading.Lock())  # an interrupt (another thread) reads what this one does
         self._interrupted = False
         self._prompted = False
         # (pdb, frame, line) of the last position shown in this stop, and its (frame, location)
@@ -141,6 +143,7 @@ class PdbWrapper(pdb.Pdb):
         self._prompted = prompted
         self._output.open_session()
         remote.on_interrupt = self._on_interrupt
+        remote.on_command = self._command_arrived
         _thread_state.debugger = self
         _end_with_thread(remote)
 
@@ -235,14 +238,19 @@ class PdbWrapper(pdb.Pdb):
 
     def _end_session(self, reason: EndReason) -> None:
         """End the session with what pdb wrote since its last prompt; when it never showed a
-        prompt (a .pdbrc that continues), no one asked for that output: the next stop shows it."""
+        prompt (a .pdbrc that continues), no one asked for that output: the next stop shows it.
+        An end someone waits for goes out before the program's descriptors are given back
+        (which wakes the capture's thread to drain and stop), so the server has it at once."""
+        remote = self.remote
+        if remote is not None and self._prompted:
+            remote.end(fit_reply(self._take_output()), reason, wait=False)
         self._output.close_session()
-        remote, self.remote = self.remote, None
+        self.remote = None
         self._leaving = None
         if getattr(_thread_state, "debugger", None) is self:
             _thread_state.debugger = None
         if remote is not None:
-            remote.end(fit_reply(self._take_output()) if self._prompted else "", reason)
+            remote.end("", reason)  # said already when prompted: then this waits for the stream's end
 
     def _take_output(self) -> str:
         return self._output.take()
@@ -312,19 +320,28 @@ class PdbWrapper(pdb.Pdb):
         with self._activity_lock:
             leaving_command = self._activity is _Activity.COMMAND
             self._activity = activity
+            self._activity_lock.notify_all()
         if leaving_command:
             # Still inside pdb's command loop, whose KeyboardInterrupt handler shows it as
             # local pdb does (`--KeyboardInterrupt--`): a late interrupt cannot reach user code.
             _take_pending_interrupt()
+
+    def _command_arrived(self) -> None:
+        """A line (or a resume) is on its way to pdb's thread, which may not have woken yet."""
+        with self._activity_lock:
+            if self._activity is _Activity.WAITING:
+                self._activity = _Activity.QUEUED
 
     def _on_interrupt(self) -> pb.Frame:
         """Break into what the thread runs, as local pdb's SIGINT does; where it runs now.
 
         Running the user's code: every frame of the thread is traced again and pdb steps, so
         it stops at the next Python line (a thread inside a C call stops when the call
-        returns). Running a pdb command: the command gets a KeyboardInterrupt.
+        returns). Running a pdb command: the command gets a KeyboardInterrupt. A command that
+        arrived just before and that pdb's thread has not started yet is waited for (bounded).
         """
         with self._activity_lock:
+            self._activity_lock.wait_for(lambda: self._activity is not _Activity.QUEUED, COMMAND_START_S)
             frame = sys._current_frames().get(self._thread_id)
             if self._activity is _Activity.RUNNING and frame is not None:
                 self.break_in(frame)

@@ -12,7 +12,7 @@ import queue
 import random
 import threading
 import time
-from typing import Any, Callable, Iterator, cast
+from typing import Any, Callable, cast
 
 import grpc
 from grpc import _common as _grpc_common
@@ -26,6 +26,7 @@ from meshdbg.wire.tls import channel_credentials
 from meshdbg.wire.errors import ConnectionFailed, MeshdbgError
 from meshdbg.wire.status import error_from_rpc
 from meshdbg.wire.vocabulary import EndReason
+from meshdbg.worker.delivery import Outbox, deliver_each
 from meshdbg.worker.forking import ForkGuard
 from meshdbg.worker.notices import setting
 from meshdbg.wire.proto import debugger_pb2 as pb
@@ -198,10 +199,11 @@ def reopen(broken: queue.SimpleQueue, attempt: Callable[[float], object]) -> boo
 class RemoteSession:
     """The stream of one session: `send` worker messages, `receive` server messages.
 
-    A reader thread takes the server's messages off the stream as they come, so an
-    `interrupt` reaches the worker while its pdb thread runs a command (`n` over a long loop):
-    the reader answers it at once through `on_interrupt`, and queues everything else for
-    `receive`. A session belongs to the process that opened it; a forked child opens its own.
+    gRPC's channel thread takes the server's messages off the stream as they come
+    (meshdbg.worker.delivery), so an `interrupt` reaches the worker while its pdb thread runs
+    a command (`n` over a long loop): it is answered at once through `on_interrupt`, and
+    everything else is queued for `receive`, with no thread of ours in between. A session
+    belongs to the process that opened it; a forked child opens its own.
 
     A broken stream does not end the stop: `receive` reconnects (to the server the connection
     resolves to then, so a server restarted on the same connection file counts) for up to the
@@ -219,6 +221,7 @@ class RemoteSession:
         self.ended = False
         self.farewell = ""  # why the stream is over for good, once it is
         self.on_interrupt: Callable[[], pb.Frame] = pb.Frame  # set by the pdb that owns the session
+        self.on_command: Callable[[], None] = lambda: None  # a line or a resume is about to be received (idem)
         self._open(connect())
 
     def _open(self, connection: ConnectionInfo, window_s: float | None = None) -> None:
@@ -229,25 +232,26 @@ class RemoteSession:
             connection, lambda channel: pb_grpc.DebuggerStub(channel).Session, pb.WorkerMessage(hello=hello), window_s)
         self.addr = connection.addr
         self.session_id = welcome.welcome.session_id
-        self._reader = threading.Thread(target=self._read, args=(self._responses,),
-                                        name=f"meshdbg-session-{self.session_id}", daemon=True)
-        self._reader.start()
+        outgoing = self._outgoing
+        self._outbox = Outbox(self._responses, lambda: outgoing.put(None))  # lets gRPC's request thread go
+        over = self._over = threading.Event()  # this stream's end was delivered
+        deliver_each(self._responses, lambda message: self._arrived(message, over))
 
     @property
     def owned(self) -> bool:
         """Still usable here: not ended, and this is the process that opened it (not a fork)."""
         return not self.ended and self.pid == os.getpid()
 
-    def _read(self, responses: Iterator[pb.ServerMessage]) -> None:
-        try:
-            for message in responses:
-                if message.HasField("interrupt"):
-                    self._answer_interrupt(message.interrupt.request_id)
-                else:
-                    self._inbox.put(message)
-        except grpc.RpcError:
-            pass  # the stream broke: receive() reconnects, or says so with None
-        self._inbox.put(None)
+    def _arrived(self, message: pb.ServerMessage | None, over: threading.Event) -> None:
+        """A message of the stream, or its end (None: receive() reconnects, or says so)."""
+        if message is not None and message.HasField("interrupt"):
+            self._answer_interrupt(message.interrupt.request_id)
+            return
+        if message is not None and message.WhichOneof("kind") in ("input", "resume"):
+            self.on_command()
+        self._inbox.put(message)
+        if message is None:
+            over.set()
 
     def _answer_interrupt(self, request_id: int) -> None:
         try:
@@ -267,17 +271,17 @@ class RemoteSession:
                 body.output = body.output[start:]
         if kind == "prompt":
             self._last_prompt = message  # what a reconnected stream shows again
-        self._outgoing.put(message)
+        self._outbox.send(message)
 
     def send_output(self, text: str, stop: int | None = None) -> None:
         """Stream `text[:stop]` as output chunks, waiting while the wire is behind, so that
         output of any size flows through bounded memory (dropped once the stream is gone)."""
         for piece in chunks(text, stop):
-            while self._outgoing.qsize() >= OUTGOING_LIMIT:
+            while self._outbox.backlog >= OUTGOING_LIMIT:
                 if self._responses.done():
                     return
                 time.sleep(_WAIT_S)
-            self._outgoing.put(pb.WorkerMessage(output=pb.OutputChunk(text=piece)))
+            self._outbox.send(pb.WorkerMessage(output=pb.OutputChunk(text=piece)))
 
     def receive(self) -> pb.ServerMessage | None:
         """The next server message, or None once the stream is over for good (`farewell`)."""
@@ -299,16 +303,15 @@ class RemoteSession:
             self.farewell = f"no debugger reachable at {self.addr} for {setting(RECONNECT_S):g} s ({RECONNECT_S.name})"
             return False
         if self._last_prompt is not None:
-            self._outgoing.put(self._last_prompt)
+            self._outbox.send(self._last_prompt)
         return True
 
     def end(self, output: str, reason: EndReason, wait: bool = True) -> None:
-        """Tell the server the session is over (once), half-close, and with `wait` let it
-        finish the stream (bounded), so no thread of ours is left inside gRPC."""
-        if self.ended:
-            return
-        self.ended = True
-        self._outgoing.put(pb.WorkerMessage(ended=pb.Ended(output=output, reason=reason.pb)))
-        self._outgoing.put(None)
-        if wait and self._reader is not threading.current_thread():
-            self._reader.join(END_TIMEOUT_S)
+        """Tell the server the session is over (once: a later call only waits), half-close,
+        and with `wait` let it finish the stream (bounded), so the server has the end before
+        the program goes on (it may exit at once)."""
+        if not self.ended:
+            self.ended = True
+            self._outbox.send(pb.WorkerMessage(ended=pb.Ended(output=output, reason=reason.pb)), last=True)
+        if wait:
+            self._over.wait(END_TIMEOUT_S)

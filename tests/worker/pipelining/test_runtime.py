@@ -146,7 +146,8 @@ def test_a_raised_error_opens_a_post_mortem_with_its_pipeline_context(tmp_path: 
         def post_mortems() -> list[dict]:
             listed = subprocess.run([sys.executable, "-m", "meshdbg", "list", "--json"], env=env,
                                     capture_output=True, text=True, timeout=20)
-            return [s for s in json.loads(listed.stdout or "[]") if s["reason"] == "post-mortem"]
+            return [s for s in json.loads(listed.stdout or "[]")  # stopped: its first prompt (with its frame) arrived
+                    if s["reason"] == "post-mortem" and s["state"] == "stopped"]
 
         (session,) = wait_for(post_mortems, timeout=60, what="a post-mortem session")
         assert session["rank"] == 1

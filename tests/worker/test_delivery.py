@@ -1,0 +1,95 @@
+"""meshdbg.worker.delivery over a real gRPC stream: messages sent from several threads arrive in
+each thread's order, every reply is delivered by gRPC's thread, and the end comes once, after
+the call is done."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from concurrent import futures
+from typing import Iterator
+
+import grpc
+import pytest
+
+from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.worker.delivery import Outbox, deliver_each
+
+METHOD = "/test.Echo/Echo"
+
+
+def _echo(requests: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[bytes]:
+    yield from requests
+
+
+@pytest.fixture
+def channel() -> Iterator[grpc.Channel]:
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(
+        "test.Echo", {"Echo": grpc.stream_stream_rpc_method_handler(_echo)})])
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        yield channel
+    server.stop(None)
+
+
+def _line(text: str) -> pb.ServerMessage:
+    return pb.ServerMessage(input=pb.Input(line=text))
+
+
+def test_threads_sends_arrive_in_order_and_the_last_closes_the_stream(channel: grpc.Channel) -> None:
+    outgoing: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    outgoing.put(_line("hello").SerializeToString())
+    responses = channel.stream_stream(METHOD, response_deserializer=pb.ServerMessage.FromString)(
+        iter(outgoing.get, None))
+    assert next(responses).input.line == "hello"  # the request thread is done sending
+
+    arrived: list[str] = []
+    ends: list[bool] = []  # whether the call was done when its end came
+    over = threading.Event()
+
+    def deliver(message: pb.ServerMessage | None) -> None:
+        assert threading.current_thread() is not threading.main_thread()
+        if message is None:
+            ends.append(responses.done())
+            over.set()
+        else:
+            arrived.append(message.input.line)
+
+    deliver_each(responses, deliver)
+    outbox = Outbox(responses, lambda: outgoing.put(None))
+    per_thread = 300
+
+    def send(name: str) -> None:
+        for index in range(per_thread):
+            outbox.send(_line(f"{name} {index}"))
+
+    senders = [threading.Thread(target=send, args=(name,)) for name in "abc"]
+    for sender in senders:
+        sender.start()
+    for sender in senders:
+        sender.join()
+    outbox.send(_line("last"), last=True)
+    assert over.wait(10), "the end of the stream was never delivered"
+    assert ends == [True]
+    for name in "abc":
+        assert [line for line in arrived if line.split()[0] == name] == [f"{name} {i}" for i in range(per_thread)]
+    assert len(arrived) == 3 * per_thread + 1 and arrived[-1] == "last"
+    outbox.send(_line("too late"))  # after the last: dropped, not an error
+    assert outbox.backlog == 0
+
+
+def test_a_broken_stream_ends_its_delivery(channel: grpc.Channel) -> None:
+    outgoing: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    outgoing.put(_line("hello").SerializeToString())
+    responses = channel.stream_stream(METHOD, response_deserializer=pb.ServerMessage.FromString)(
+        iter(outgoing.get, None))
+    next(responses)
+    over = threading.Event()
+    deliver_each(responses, lambda message: message is None and over.set())
+    outbox = Outbox(responses, lambda: outgoing.put(None))
+    responses.cancel()
+    assert over.wait(10)
+    outbox.send(_line("after the break"))  # dropped
+    outgoing.put(None)

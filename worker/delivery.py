@@ -1,0 +1,134 @@
+"""A synchronous gRPC stream driven by gRPC's own channel thread: no thread hand-off per message.
+
+A worker's session stream must be read at all times, even while pdb's thread runs a command
+(an `interrupt` must reach `n` over a long loop), and pdb's thread must get each command as
+soon as it arrives. A reader thread of our own (iterating the stream, queueing each message
+for pdb's thread) costs a thread hand-off per message: the channel's thread wakes the reader,
+the reader wakes pdb's thread. Sending through the stream's request iterator costs another:
+gRPC's request thread wakes to take each message from the queue. Here the channel's thread,
+which takes every completion of the channel anyway, hands each message straight on
+(`deliver_each`), and a message is sent from the thread that writes it (`Outbox`): one
+wake-up per message each way, as a synchronous stream read and written in place.
+
+grpc's synchronous stack has no public per-message callback nor a send without a request
+iterator, so this starts each operation on the call itself as the stream's own code does
+(`grpc._channel`: `_MultiThreadedRendezvous._next` for a receive, `_consume_request_iterator`
+for a send), under the call's condition and with the event handler that keeps the call's
+state. It reads four attributes of the stream's object and one function of `grpc._channel`
+(grpcio 1.85, pinned in pyproject.toml); the suite's session tests fail at once if a gRPC
+release changes them.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Any, Callable
+
+from google.protobuf.message import Message
+from grpc import _channel
+from grpc._cython import cygrpc  # type: ignore[attr-defined]  # (no stubs for gRPC's Cython core)
+
+_RECEIVE = cygrpc.OperationType.receive_message
+_SEND = cygrpc.OperationType.send_message
+_CLOSE = cygrpc.OperationType.send_close_from_client
+_NO_FLAGS = 0
+
+
+def deliver_each(responses: Any, deliver: Callable[[Any], None]) -> None:
+    """From now on, gRPC's channel thread calls `deliver(message)` with each message of
+    `responses` (a stream call's iterator, not to be iterated any more) as it arrives, and
+    `deliver(None)` once when the stream is over, ended or broken, and done (its status
+    received: gRPC holds no more of it, so a fork may follow). `deliver` runs on that thread,
+    which serves every stream of the channel: it must not block."""
+    state, call = responses._state, responses._call
+    fill_state = _channel._event_handler(state, responses._response_deserializer)
+    waiting = [2]  # the receives to stop and the call to be done: the end is delivered after both
+
+    def one_of_two(*_: object) -> None:
+        with state.condition:
+            waiting[0] -= 1
+            over = not waiting[0]
+        if over:
+            deliver(None)
+
+    def receive_next() -> bool:
+        """Start the next receive (the state's condition held); whether one started."""
+        if state.code is not None:
+            return False
+        state.due.add(_RECEIVE)
+        if call.operate((cygrpc.ReceiveMessageOperation(_NO_FLAGS),), arrived):
+            return True
+        state.due.remove(_RECEIVE)
+        return False
+
+    def arrived(event: Any) -> bool:
+        call_done: bool = fill_state(event)
+        with state.condition:
+            message, state.response = state.response, None
+            more = message is not None and receive_next()
+        if message is not None:
+            deliver(message)
+        if not more:
+            one_of_two()
+        return call_done
+
+    with state.condition:
+        started = receive_next()
+    if not started:
+        one_of_two()
+    responses.add_done_callback(one_of_two)
+
+
+class Outbox:
+    """Sends on a stream from whichever thread calls `send`, in order, never waiting: a
+    message is handed to gRPC at once when the stream sends nothing else, else queued and
+    handed on by the channel's thread when the send before it completed. The last message
+    half-closes the stream in the same operation.
+
+    The stream's request iterator (gRPC's request thread) must be done sending (the first
+    message, a reply to it received) and parked: `release` lets it go once the call is done,
+    when it has nothing left to do.
+    """
+
+    def __init__(self, responses: Any, release: Callable[[], None]) -> None:
+        self._state, self._call = responses._state, responses._call
+        self._fill_state = _channel._event_handler(self._state, None)
+        self._queued: collections.deque[tuple[bytes, bool]] = collections.deque()
+        self._closed = False  # the last message was given
+        responses.add_done_callback(lambda _: release())
+
+    @property
+    def backlog(self) -> int:
+        """Messages queued behind the one being sent."""
+        return len(self._queued)
+
+    def send(self, message: Message, last: bool = False) -> None:
+        """Send `message` after those sent before, and with `last` half-close after it
+        (dropped once the last was given or the stream is over)."""
+        data = message.SerializeToString()
+        with self._state.condition:
+            if self._closed or self._state.code is not None:
+                return
+            self._closed = last
+            if _SEND in self._state.due or self._queued:
+                self._queued.append((data, last))
+            else:
+                self._start(data, last)
+
+    def _start(self, data: bytes, last: bool) -> None:
+        """Hand `data` to gRPC, with the half-close when `last` (the state's condition held)."""
+        operations = (cygrpc.SendMessageOperation(data, _NO_FLAGS),
+                      *((cygrpc.SendCloseFromClientOperation(_NO_FLAGS),) if last else ()))
+        kinds = (_SEND, _CLOSE) if last else (_SEND,)
+        self._state.due.update(kinds)
+        if not self._call.operate(operations, self._sent):
+            self._state.due.difference_update(kinds)
+
+    def _sent(self, event: Any) -> bool:
+        call_done: bool = self._fill_state(event)
+        with self._state.condition:
+            if self._queued and self._state.code is None:
+                self._start(*self._queued.popleft())
+            else:
+                self._queued.clear()
+        return call_done
