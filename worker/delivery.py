@@ -15,31 +15,52 @@ iterator, so this starts each operation on the call itself as the stream's own c
 (`grpc._channel`: `_MultiThreadedRendezvous._next` for a receive, `_consume_request_iterator`
 for a send), under the call's condition and with the event handler that keeps the call's
 state. It reads four attributes of the stream's object and one function of `grpc._channel`
-(grpcio 1.85, pinned in pyproject.toml); the suite's session tests fail at once if a gRPC
-release changes them.
+(as grpcio 1.85 has them). A gRPC without them (a later release that moved them, in the
+user's environment: a worker runs in the user's process) gets the portable path instead, with
+the same behaviour and one thread hand-off more each way: a reader thread of ours iterating
+the stream, and gRPC's request thread taking each message off the request queue
+(`direct_path` says which one a stream takes; tests/worker/test_delivery.py runs both).
 """
 
 from __future__ import annotations
 
 import collections
-from typing import Any, Callable
+import queue
+import threading
+from typing import Any, Callable, Protocol
 
+import grpc
 from google.protobuf.message import Message
 from grpc import _channel
 from grpc._cython import cygrpc  # type: ignore[attr-defined]  # (no stubs for gRPC's Cython core)
 
-_RECEIVE = cygrpc.OperationType.receive_message
-_SEND = cygrpc.OperationType.send_message
-_CLOSE = cygrpc.OperationType.send_close_from_client
 _NO_FLAGS = 0
+_CORE_NAMES = ("OperationType", "ReceiveMessageOperation", "SendMessageOperation", "SendCloseFromClientOperation")
+_CORE = hasattr(_channel, "_event_handler") and all(hasattr(cygrpc, name) for name in _CORE_NAMES)
+if _CORE:
+    _RECEIVE = cygrpc.OperationType.receive_message
+    _SEND = cygrpc.OperationType.send_message
+    _CLOSE = cygrpc.OperationType.send_close_from_client
+
+
+def direct_path(responses: Any) -> bool:
+    """Whether this gRPC lets `responses` (a sync stream-stream call) be driven from its
+    channel thread (every internal this module uses is there), or takes the portable path."""
+    state, call = getattr(responses, "_state", None), getattr(responses, "_call", None)
+    return (_CORE and hasattr(responses, "_response_deserializer") and hasattr(call, "operate")
+            and all(hasattr(state, name) for name in ("condition", "due", "response", "code")))
 
 
 def deliver_each(responses: Any, deliver: Callable[[Any], None]) -> None:
-    """From now on, gRPC's channel thread calls `deliver(message)` with each message of
-    `responses` (a stream call's iterator, not to be iterated any more) as it arrives, and
-    `deliver(None)` once when the stream is over, ended or broken, and done (its status
-    received: gRPC holds no more of it, so a fork may follow). `deliver` runs on that thread,
-    which serves every stream of the channel: it must not block."""
+    """From now on, `deliver(message)` is called with each message of `responses` (a stream
+    call's iterator, not to be iterated any more) as it arrives, and `deliver(None)` once when
+    the stream is over, ended or broken, and done (its status received: gRPC holds no more of
+    it, so a fork may follow). `deliver` runs on gRPC's channel thread, which serves every
+    stream of the channel (or, on the portable path, on a reader thread): it must not block."""
+    if not direct_path(responses):
+        threading.Thread(target=_read_all, args=(responses, deliver), name="meshdbg-session-reader",
+                         daemon=True).start()
+        return
     state, call = responses._state, responses._call
     fill_state = _channel._event_handler(state, responses._response_deserializer)
     waiting = [2]  # the receives to stop and the call to be done: the end is delivered after both
@@ -77,6 +98,56 @@ def deliver_each(responses: Any, deliver: Callable[[Any], None]) -> None:
     if not started:
         one_of_two()
     responses.add_done_callback(one_of_two)
+
+
+def _read_all(responses: Any, deliver: Callable[[Any], None]) -> None:
+    """The portable path's reader thread: each message, then the end (the iteration ends once
+    the call is done)."""
+    try:
+        for message in responses:
+            deliver(message)
+    except grpc.RpcError:
+        pass  # the stream broke
+    deliver(None)
+
+
+class Sender(Protocol):
+    """Sends a session's messages in order, from any thread, never waiting (`outbox`)."""
+
+    @property
+    def backlog(self) -> int: ...
+
+    def send(self, message: Message, last: bool = False) -> None: ...
+
+
+def outbox(responses: Any, requests: queue.SimpleQueue[Any]) -> Sender:
+    """The sender of the stream `responses`, whose request iterator reads `requests` until
+    None: an `Outbox` on the direct path, else the request queue itself, for gRPC's request
+    thread to send from."""
+    if direct_path(responses):
+        return Outbox(responses, lambda: requests.put(None))
+    return QueuedOutbox(requests)
+
+
+class QueuedOutbox:
+    """The portable path's sender: messages queued for gRPC's request thread; the last one
+    ends the request iterator (half-close)."""
+
+    def __init__(self, requests: queue.SimpleQueue[Any]) -> None:
+        self._requests = requests
+        self._closed = False
+
+    @property
+    def backlog(self) -> int:
+        return self._requests.qsize()
+
+    def send(self, message: Message, last: bool = False) -> None:
+        if self._closed:
+            return
+        self._closed = last
+        self._requests.put(message)
+        if last:
+            self._requests.put(None)
 
 
 class Outbox:

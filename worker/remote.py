@@ -26,7 +26,7 @@ from meshdbg.wire.tls import channel_credentials
 from meshdbg.wire.errors import ConnectionFailed, MeshdbgError
 from meshdbg.wire.status import error_from_rpc
 from meshdbg.wire.vocabulary import EndReason
-from meshdbg.worker.delivery import Outbox, deliver_each
+from meshdbg.worker.delivery import deliver_each, outbox
 from meshdbg.worker.forking import ForkGuard
 from meshdbg.worker.notices import setting
 from meshdbg.wire.proto import debugger_pb2 as pb
@@ -232,8 +232,7 @@ class RemoteSession:
             connection, lambda channel: pb_grpc.DebuggerStub(channel).Session, pb.WorkerMessage(hello=hello), window_s)
         self.addr = connection.addr
         self.session_id = welcome.welcome.session_id
-        outgoing = self._outgoing
-        self._outbox = Outbox(self._responses, lambda: outgoing.put(None))  # lets gRPC's request thread go
+        self._outbox = outbox(self._responses, self._outgoing)
         over = self._over = threading.Event()  # this stream's end was delivered
         deliver_each(self._responses, lambda message: self._arrived(message, over))
 

@@ -1,6 +1,8 @@
 """meshdbg.worker.delivery over a real gRPC stream: messages sent from several threads arrive in
-each thread's order, every reply is delivered by gRPC's thread, and the end comes once, after
-the call is done."""
+each thread's order, every reply is delivered off the caller's thread, and the end comes once,
+after the call is done. On both paths: the direct one (gRPC's channel thread, which this
+grpcio allows) and the portable one (a reader thread and gRPC's request thread), which a
+gRPC without the internals the direct one uses would take."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ import grpc
 import pytest
 
 from meshdbg.wire.proto import debugger_pb2 as pb
-from meshdbg.worker.delivery import Outbox, deliver_each
+from meshdbg.worker import delivery
+from meshdbg.worker.delivery import deliver_each, outbox
 
 METHOD = "/test.Echo/Echo"
 
@@ -34,16 +37,30 @@ def channel() -> Iterator[grpc.Channel]:
     server.stop(None)
 
 
+@pytest.fixture(params=["direct", "portable"])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "portable":
+        monkeypatch.setattr(delivery, "direct_path", lambda responses: False)
+    return str(request.param)
+
+
 def _line(text: str) -> pb.ServerMessage:
     return pb.ServerMessage(input=pb.Input(line=text))
 
 
-def test_threads_sends_arrive_in_order_and_the_last_closes_the_stream(channel: grpc.Channel) -> None:
-    outgoing: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-    outgoing.put(_line("hello").SerializeToString())
-    responses = channel.stream_stream(METHOD, response_deserializer=pb.ServerMessage.FromString)(
-        iter(outgoing.get, None))
-    assert next(responses).input.line == "hello"  # the request thread is done sending
+def _stream(channel: grpc.Channel, path: str) -> tuple[queue.SimpleQueue[pb.ServerMessage | None], Iterator[pb.ServerMessage]]:
+    """An echo stream whose first message came back (its request thread is done sending), on `path`."""
+    outgoing: queue.SimpleQueue[pb.ServerMessage | None] = queue.SimpleQueue()
+    outgoing.put(_line("hello"))
+    responses = channel.stream_stream(METHOD, request_serializer=pb.ServerMessage.SerializeToString,
+                                      response_deserializer=pb.ServerMessage.FromString)(iter(outgoing.get, None))
+    assert next(responses).input.line == "hello"
+    assert delivery.direct_path(responses) == (path == "direct")  # this grpcio has what the direct path uses
+    return outgoing, responses
+
+
+def test_threads_sends_arrive_in_order_and_the_last_closes_the_stream(channel: grpc.Channel, path: str) -> None:
+    outgoing, responses = _stream(channel, path)
 
     arrived: list[str] = []
     ends: list[bool] = []  # whether the call was done when its end came
@@ -58,38 +75,34 @@ def test_threads_sends_arrive_in_order_and_the_last_closes_the_stream(channel: g
             arrived.append(message.input.line)
 
     deliver_each(responses, deliver)
-    outbox = Outbox(responses, lambda: outgoing.put(None))
+    sender = outbox(responses, outgoing)
     per_thread = 300
 
     def send(name: str) -> None:
         for index in range(per_thread):
-            outbox.send(_line(f"{name} {index}"))
+            sender.send(_line(f"{name} {index}"))
 
     senders = [threading.Thread(target=send, args=(name,)) for name in "abc"]
-    for sender in senders:
-        sender.start()
-    for sender in senders:
-        sender.join()
-    outbox.send(_line("last"), last=True)
+    for thread in senders:
+        thread.start()
+    for thread in senders:
+        thread.join()
+    sender.send(_line("last"), last=True)
     assert over.wait(10), "the end of the stream was never delivered"
     assert ends == [True]
     for name in "abc":
         assert [line for line in arrived if line.split()[0] == name] == [f"{name} {i}" for i in range(per_thread)]
     assert len(arrived) == 3 * per_thread + 1 and arrived[-1] == "last"
-    outbox.send(_line("too late"))  # after the last: dropped, not an error
-    assert outbox.backlog == 0
+    sender.send(_line("too late"))  # after the last: dropped, not an error
+    assert sender.backlog == 0
 
 
-def test_a_broken_stream_ends_its_delivery(channel: grpc.Channel) -> None:
-    outgoing: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-    outgoing.put(_line("hello").SerializeToString())
-    responses = channel.stream_stream(METHOD, response_deserializer=pb.ServerMessage.FromString)(
-        iter(outgoing.get, None))
-    next(responses)
+def test_a_broken_stream_ends_its_delivery(channel: grpc.Channel, path: str) -> None:
+    outgoing, responses = _stream(channel, path)
     over = threading.Event()
     deliver_each(responses, lambda message: message is None and over.set())
-    outbox = Outbox(responses, lambda: outgoing.put(None))
+    sender = outbox(responses, outgoing)
     responses.cancel()
     assert over.wait(10)
-    outbox.send(_line("after the break"))  # dropped
+    sender.send(_line("after the break"))  # dropped, or queued for a request thread that is gone
     outgoing.put(None)
