@@ -11,7 +11,8 @@ MESHDBG_PAUSE_TIMEOUT seconds on the server (default 3600, as torch.distributed.
 
 from __future__ import annotations
 
-from meshdbg.debugger.sessions import Session, SessionRegistry
+from meshdbg.debugger.registry import SessionRegistry
+from meshdbg.debugger.sessions import Session
 from meshdbg.debugger.workers import WorkerRegistry
 from meshdbg.wire.vocabulary import WatchKind
 

@@ -24,7 +24,7 @@ from meshdbg.debugger.mesh_servicer import MeshServicer
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 from meshdbg.wire.proto import mesh_pb2_grpc as mesh_grpc
 from meshdbg.debugger.servicer import DebuggerServicer
-from meshdbg.debugger.sessions import SessionRegistry
+from meshdbg.debugger.registry import SessionRegistry
 from meshdbg.debugger.workers import WorkerRegistry
 
 # Workers keep their streams open for a long time; notice dead and hung peers in seconds

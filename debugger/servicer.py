@@ -1,7 +1,7 @@
 """The gRPC face of the session registry: methods named as in protos/meshdbg.wire.proto.
 
 Each method moves messages between the wire and `SessionRegistry`/`Session`, and turns
-meshdbg errors into gRPC status codes. The logic lives in meshdbg.debugger.sessions.
+meshdbg errors into gRPC status codes. The logic lives in meshdbg.debugger.sessions and .registry.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ from meshdbg.debugger.pipeline_query import ask_pipeline
 from meshdbg.debugger.sanitize import sanitize_identity
 from meshdbg.debugger.selection import ALL, parse_selection
 # Session is also the name of the worker's RPC below, which hides it inside the servicer class.
-from meshdbg.debugger.sessions import Session as RankSession, SessionRegistry
+from meshdbg.debugger.registry import SessionRegistry
+from meshdbg.debugger.sessions import Session as RankSession
 from meshdbg.debugger.workers import WorkerRegistry
 from meshdbg.wire.status import status_code_of
 from meshdbg.wire.vocabulary import EndReason, State, wire_value

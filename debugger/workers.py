@@ -21,7 +21,8 @@ from meshdbg.debugger.format import exit_note
 from meshdbg.debugger.liveness import alive_here, wait_gone
 from meshdbg.wire.pending import PendingRequests
 from meshdbg.debugger.selection import Selection
-from meshdbg.debugger.sessions import Session, SessionRegistry
+from meshdbg.debugger.registry import SessionRegistry
+from meshdbg.debugger.sessions import Session
 from meshdbg.debugger.views import WorkerView
 from meshdbg.wire.coords import identity_coords
 from meshdbg.wire.logs import logger

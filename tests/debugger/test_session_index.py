@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from meshdbg.debugger.sessions import SessionRegistry
+from meshdbg.debugger.registry import SessionRegistry
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import EndReason
 

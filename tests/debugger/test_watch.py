@@ -15,7 +15,7 @@ from typing import IO
 
 from meshdbg.debugger.views import SessionView, WorkerView, change_of
 from meshdbg.debugger.news import News, may_be_news
-from meshdbg.debugger.sessions import SessionRegistry
+from meshdbg.debugger.registry import SessionRegistry
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind
 

@@ -20,7 +20,7 @@ import pytest
 
 from meshdbg.debugger.auth import TokenInterceptor
 from meshdbg.debugger.servicer import DebuggerServicer
-from meshdbg.debugger.sessions import SessionRegistry
+from meshdbg.debugger.registry import SessionRegistry
 from meshdbg.wire.connection import ConnectionInfo, PROTOCOL_VERSION
 from meshdbg.wire.environment import RECONNECT_S
 from meshdbg.wire.keepalive import SERVER_KEEPALIVE
