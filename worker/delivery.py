@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import collections
 import queue
+import sys
 import threading
 from typing import Any, Callable, Protocol
 
@@ -35,6 +36,7 @@ from grpc import _channel
 from grpc._cython import cygrpc  # type: ignore[attr-defined]  # (no stubs for gRPC's Cython core)
 
 _NO_FLAGS = 0
+EXIT_LOCK_WAIT_S = 0.5  # at interpreter exit, how long a send waits for the call's lock before it gives up
 _CORE_NAMES = ("OperationType", "ReceiveMessageOperation", "SendMessageOperation", "SendCloseFromClientOperation")
 _CORE = hasattr(_channel, "_event_handler") and all(hasattr(cygrpc, name) for name in _CORE_NAMES)
 if _CORE:
@@ -177,7 +179,11 @@ class Outbox:
         """Send `message` after those sent before, and with `last` half-close after it
         (dropped once the last was given or the stream is over)."""
         data = message.SerializeToString()
-        with self._state.condition:
+        # At interpreter exit (a daemon thread's session ended by its thread-local's finalizer)
+        # the call's lock may be held by a daemon thread frozen for good: wait for it a moment only.
+        if not self._state.condition.acquire(timeout=EXIT_LOCK_WAIT_S if sys.is_finalizing() else -1):
+            return
+        try:
             if self._closed or self._state.code is not None:
                 return
             self._closed = last
@@ -185,6 +191,8 @@ class Outbox:
                 self._queued.append((data, last))
             else:
                 self._start(data, last)
+        finally:
+            self._state.condition.release()
 
     def _start(self, data: bytes, last: bool) -> None:
         """Hand `data` to gRPC, with the half-close when `last` (the state's condition held)."""
