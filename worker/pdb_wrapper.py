@@ -64,7 +64,7 @@ class _EndWithThread:
         self.remote = remote
 
     def __del__(self) -> None:
-        self.remote.end("", EndReason.THREAD_FINISHED, wait=False)
+        self.remote.end("", EndReason.THREAD_FINISHED)
 
 
 def _end_with_thread(remote: RemoteSession) -> None:
@@ -243,14 +243,15 @@ class PdbWrapper(pdb.Pdb):
         (which wakes the capture's thread to drain and stop), so the server has it at once."""
         remote = self.remote
         if remote is not None and self._prompted:
-            remote.end(fit_reply(self._take_output()), reason, wait=False)
+            remote.end(fit_reply(self._take_output()), reason)
         self._output.close_session()
         self.remote = None
         self._leaving = None
         if getattr(_thread_state, "debugger", None) is self:
             _thread_state.debugger = None
         if remote is not None:
-            remote.end("", reason)  # said already when prompted: then this waits for the stream's end
+            remote.end("", reason)  # (said already when prompted)
+            remote.wait_closed()
 
     def _take_output(self) -> str:
         return self._output.take()

@@ -305,12 +305,13 @@ class RemoteSession:
             self._outbox.send(self._last_prompt)
         return True
 
-    def end(self, output: str, reason: EndReason, wait: bool = True) -> None:
-        """Tell the server the session is over (once: a later call only waits), half-close,
-        and with `wait` let it finish the stream (bounded), so the server has the end before
-        the program goes on (it may exit at once)."""
+    def end(self, output: str, reason: EndReason) -> None:
+        """Tell the server the session is over, and half-close (once: a later call does nothing)."""
         if not self.ended:
             self.ended = True
             self._outbox.send(pb.WorkerMessage(ended=pb.Ended(output=output, reason=reason.pb)), last=True)
-        if wait:
-            self._over.wait(END_TIMEOUT_S)
+
+    def wait_closed(self) -> None:
+        """Let the server finish the stream (bounded), so it has the end before the program
+        goes on (it may exit at once)."""
+        self._over.wait(END_TIMEOUT_S)

@@ -126,3 +126,4 @@ def test_streams_dropped_after_their_hello_are_retried_without_leaking_threads(m
             time.sleep(0.05)
         assert request_readers() <= readers + 2, "a dropped try left gRPC's request reader behind"
         session.end("", EndReason.CONTINUED)
+        session.wait_closed()
