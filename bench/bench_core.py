@@ -68,6 +68,23 @@ FULL = Config(workers=32, warmup=200, roundtrips=2000, casts=50, continue_rounds
 QUICK = Config(workers=32, warmup=50, roundtrips=300, casts=10, continue_rounds=3)
 
 
+def cpu_s(pid: int) -> float:
+    """CPU time of every live thread of `pid` so far, in seconds (/proc/PID/task/*/schedstat,
+    nanoseconds; 0 once the process is gone). A thread that ended took its time with it."""
+    total = 0
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return 0.0
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as stat:
+                total += int(stat.read().split()[0])
+        except FileNotFoundError:
+            continue  # the thread ended
+    return total / 1e9
+
+
 class BenchError(RuntimeError):
     """The system under test did not behave as the bench expects."""
 

@@ -48,7 +48,7 @@ import grpc
 
 from bench_core import BenchError, Processes, wait_stopped
 from bench_core_echo import RELAY_METHOD, round_trip
-from bench_floor_measure import STOP_TIMEOUT_S, Report, blocks, interleaved, timed
+from bench_floor_measure import ME, STOP_TIMEOUT_S, CpuMeter, Report, blocks, interleaved, timed
 from bench_floor_process import cli_start, inside_run, memory
 from bench_schedule import floor as build_actions
 
@@ -94,6 +94,7 @@ class Bench:
         self.env = {**os.environ, "MESHDBG_TOKEN": self.token, "MESHDBG_CONNECTION_FILE": str(tmp / "connection.json")}
         self.env.pop("MESHDBG_ADDR", None)
         self.pids: dict[str, int] = {}
+        self.echoes: dict[str, list[int]] = {}  # each relay's echo worker processes
         self.script = shutil.which("meshdbg", path=str(Path(sys.executable).parent)) or shutil.which("meshdbg")
 
     async def serve(self) -> str:
@@ -108,13 +109,13 @@ class Bench:
         """The process of the server (`serve` or relay) this bench started at `addr`."""
         return self.pids[addr]
 
-    def spawn_worker(self, addr: str, rank: int, rounds: int) -> None:
-        """A real worker (bench_core_worker.py) stopping `rounds` times at a breakpoint."""
+    def spawn_worker(self, addr: str, rank: int, rounds: int) -> int:
+        """A real worker (bench_core_worker.py) stopping `rounds` times at a breakpoint: its pid."""
         env = {**self.env, "MESHDBG_ADDR": addr, "MESHDBG_RANK": str(rank), "MESHDBG_NAME": "bench",
                "MESHDBG_COORDS": f"hosts={rank // 8},gpus={rank % 8}",
                "PYTHONBREAKPOINT": "meshdbg.worker.remote_breakpointhook"}
-        self.procs.spawn([sys.executable, str(HERE / "bench_core_worker.py"), str(rounds), str(self.config.work_s)],
-                         env)
+        return self.procs.spawn([sys.executable, str(HERE / "bench_core_worker.py"), str(rounds),
+                                 str(self.config.work_s)], env).pid
 
     async def relay(self, workers: int, aio: bool = False) -> str:
         """The address of a relay with `workers` echo workers connected (sync processes, or
@@ -124,10 +125,10 @@ class Bench:
         addr = f"127.0.0.1:{await self.procs.first_line(relay, 'the relay')}"
         self.pids[addr] = relay.pid
         if aio and workers:
-            self.procs.spawn([sys.executable, echo, "--aio-workers", addr, str(workers)], self.env)
+            self.echoes[addr] = [self.procs.spawn([sys.executable, echo, "--aio-workers", addr, str(workers)], self.env).pid]
         else:
-            for _ in range(workers):
-                self.procs.spawn([sys.executable, echo, "--worker", addr], self.env)
+            self.echoes[addr] = [self.procs.spawn([sys.executable, echo, "--worker", addr], self.env).pid
+                                 for _ in range(workers)]
         await self.relayed(addr, workers)
         return addr
 
@@ -148,23 +149,29 @@ class Bench:
         two_hop, fan_out = await self.relay(1), await self.relay(c.workers)
         addr = await self.serve()
         rounds = c.continue_reps + 2
-        for rank in range(c.workers):
-            self.spawn_worker(addr, rank, rounds)
+        workers = [self.spawn_worker(addr, rank, rounds) for rank in range(c.workers)]
         async with ControlClient(ConnectionInfo(addr, self.token)) as client, \
                 grpc.aio.insecure_channel(two_hop) as hop_channel, grpc.aio.insecure_channel(fan_out) as fan_channel:
             await wait_stopped(client, c.workers, STOP_TIMEOUT_S)
             hop, fan = hop_channel.stream_stream(RELAY_METHOD)(), fan_channel.stream_stream(RELAY_METHOD)()
-            await self.attach_paths(client, addr, hop)
-            await self.cast_path("cast", f"cast_{c.workers}", client, fan, c.workers, c.cast_reps)
+            await self.attach_paths(client, addr, hop, CpuMeter({
+                "ours": {"client": [ME], "server": [self.pid_of(addr)], "workers": workers[:1]},
+                "plain": {"client": [ME], "server": [self.pid_of(addr)], "workers": workers[1:2]},
+                "floor": {"client": [ME], "server": [self.pid_of(two_hop)], "workers": self.echoes[two_hop]}}))
+            await self.cast_path("cast", f"cast_{c.workers}", client, fan, c.workers, c.cast_reps, CpuMeter({
+                "ours": {"client": [ME], "server": [self.pid_of(addr)], "workers": workers},
+                "floor": {"client": [ME], "server": [self.pid_of(fan_out)], "workers": self.echoes[fan_out]}}))
             await self.continue_path("continue", f"continue_{c.workers}", client, fan, c.workers, c.continue_reps)
             for call in (hop, fan):
                 call.cancel()
 
-    async def attach_paths(self, client: ControlClient, addr: str, hop: grpc.aio.StreamStreamCall) -> None:
+    async def attach_paths(self, client: ControlClient, addr: str, hop: grpc.aio.StreamStreamCall,
+                           meter: CpuMeter) -> None:
         c = self.config
         plain = await asyncio.create_subprocess_exec(self.script, "attach", "--plain", "1", "--addr", addr,
                                                      env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                                      stderr=subprocess.DEVNULL)
+        meter.sides["plain"]["client"].append(plain.pid)  # the bench's pipes, and the plain client
         try:
             await asyncio.wait_for(plain.stdout.readuntil(b"(Pdb) "), STOP_TIMEOUT_S)
 
@@ -180,8 +187,9 @@ class Bench:
                     if "'rank': 0" not in reply.output:
                         raise BenchError(f"unexpected reply to `p x`: {reply.output!r}")
 
-                measures = {"api": blocks(api_p, c.block), "floor": blocks(lambda: round_trip(hop, PAYLOAD), c.block),
-                            "plain": blocks(plain_p, c.block)}
+                measures = {"api": meter.metered("ours", blocks(api_p, c.block)),
+                            "floor": meter.metered("floor", blocks(lambda: round_trip(hop, PAYLOAD), c.block)),
+                            "plain": meter.metered("plain", blocks(plain_p, c.block))}
                 for measure in measures.values():  # warm-up
                     await measure()
                 samples = await interleaved(measures, c.attach_reps)
@@ -189,13 +197,17 @@ class Bench:
             if plain.returncode is None:
                 plain.kill()
             await plain.wait()
-        self.report.ratio("attach_p_api", "attach_p_api", samples["api"], samples["floor"], "two-hop echo")
+        cpu = meter.per_operation_us()
+        self.report.ratio("attach_p_api", "attach_p_api", samples["api"], samples["floor"], "two-hop echo",
+                          cpu_us={"ours": cpu["ours"], "floor": cpu["floor"]})
         floor_ms = statistics.median(samples["floor"]) * 1e3
         self.report.ratio("attach_p_plain", "attach_p_plain", samples["plain"], samples["api"], "attach_p_api",
-                          ratio_to_two_hop=round(statistics.median(samples["plain"]) * 1e3 / floor_ms, 2))
+                          ratio_to_two_hop=round(statistics.median(samples["plain"]) * 1e3 / floor_ms, 2),
+                          cpu_us={"ours": cpu["plain"], "floor": cpu["ours"]})
 
     async def cast_path(self, target: str, path: str, client: ControlClient, fan: grpc.aio.StreamStreamCall,
-                        count: int, reps: int) -> None:
+                        count: int, reps: int, meter: CpuMeter | None = None) -> None:
+        """`cast all 'p rank'` against the fan-out floor (`meter`: the CPU of each side's processes)."""
         async def cast() -> None:
             results = await client.cast("all", "p rank", timeout_s=STOP_TIMEOUT_S)
             if len(results) != count or not all(r.ok for r in results):
@@ -204,8 +216,11 @@ class Bench:
         measures = {"ours": timed(cast), "floor": timed(lambda: round_trip(fan, PAYLOAD, count))}
         for measure in measures.values():
             await measure()
+        if meter is not None:
+            measures = {side: meter.metered(side, measure) for side, measure in measures.items()}
         samples = await interleaved(measures, reps)
-        self.report.ratio(path, target, samples["ours"], samples["floor"], f"fan-out to {count} streams")
+        extra = {"cpu_us": meter.per_operation_us()} if meter is not None else {}
+        self.report.ratio(path, target, samples["ours"], samples["floor"], f"fan-out to {count} streams", **extra)
 
     async def continue_path(self, target: str, path: str, client: ControlClient, fan: grpc.aio.StreamStreamCall,
                             count: int, reps: int) -> None:

@@ -8,15 +8,55 @@ medians, printed as a JSON line, with a `FAIL` line when it is past the path's t
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import time
 from typing import Awaitable, Callable
+
+from bench_core import cpu_s
 
 TARGETS = {"attach_p_api": 1.1, "attach_p_plain": 1.2, "run_p": 1.3, "cast": 1.2, "continue": 1.2, "cast_big": 1.5,
            "continue_big": 1.5, "list_api": 1.2, "list_cli": 1.2, "memory": 1.1, "cli_start": 1.3, "schedule": 1.5}
 STOP_TIMEOUT_S = 60.0  # every session of a phase stopped (again), every stream of a floor connected
 
 Measure = Callable[[], Awaitable[list[float]]]
+Processes = dict[str, list[int]]  # a side's processes by part: client, server, workers
+ME = os.getpid()  # the bench itself: the client of every path (and the server too, inside `run`)
+
+
+class CpuMeter:
+    """Where a path's time goes beside its wall-clock ratio: the CPU that each part (client,
+    server, workers) spent per operation of a measure, for meshdbg and for its floor.
+
+    Read from each thread's scheduler statistics (nanoseconds), so the figures hold for paths
+    whose processes keep their threads while measured (attach, cast, run); a `continue` ends
+    the threads of its sessions, which take their time with them, and is not metered.
+    """
+
+    def __init__(self, sides: dict[str, Processes]) -> None:
+        self.sides = sides
+        self._spent = {side: dict.fromkeys(parts, 0.0) for side, parts in sides.items()}
+        self._ops = dict.fromkeys(sides, 0)
+
+    def metered(self, side: str, measure: Measure) -> Measure:
+        """`measure`, whose operations (one a sample) are counted to `side`."""
+        async def run() -> list[float]:
+            # The bench's own part is read last before and first after: reading the others' threads
+            # (hundreds of files for 32 workers) is the bench's work, not the path's.
+            parts = sorted(self.sides[side].items(), key=lambda part: ME in part[1])
+            before = {part: sum(map(cpu_s, pids)) for part, pids in parts}
+            samples = await measure()
+            for part, pids in reversed(parts):
+                self._spent[side][part] += sum(map(cpu_s, pids)) - before[part]
+            self._ops[side] += len(samples)
+            return samples
+
+        return run
+
+    def per_operation_us(self) -> dict[str, dict[str, int]]:
+        """Microseconds of CPU per operation, by side and part."""
+        return {side: {part: round(seconds / max(1, self._ops[side]) * 1e6) for part, seconds in parts.items()}
+                for side, parts in self._spent.items()}
 
 
 async def interleaved(measures: dict[str, Measure], reps: int) -> dict[str, list[float]]:

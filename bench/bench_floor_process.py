@@ -28,7 +28,7 @@ import grpc
 
 from bench_core import BenchError, wait_stopped
 from bench_core_echo import Relay, relay_handler
-from bench_floor_measure import STOP_TIMEOUT_S, blocks, interleaved, timed
+from bench_floor_measure import ME, STOP_TIMEOUT_S, CpuMeter, blocks, interleaved, timed
 
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.service import DebugClient
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 HERE = Path(__file__).resolve().parent
 PAYLOAD = b"x" * 96  # about a `p x` reply: output, prompt and frame
+STOP_GRACE_S = 2.0  # the in-process relay's handlers, left to end once their peer is gone
 WARM_SESSIONS = 200  # streams opened before the first memory reading (allocator arenas, gRPC's pools)
 
 
@@ -52,10 +53,11 @@ async def inside_run(bench: Bench) -> None:
     await relay.start()
     server = DebugClient(token=bench.token, publish=False, what="bench_floor run_p")
     await server.start()
+    echo = bench.procs.spawn([sys.executable, str(HERE / "bench_core_echo.py"), "--worker", f"127.0.0.1:{relay_port}"],
+                             bench.env)
     try:
-        bench.procs.spawn([sys.executable, str(HERE / "bench_core_echo.py"), "--worker", f"127.0.0.1:{relay_port}"],
-                          bench.env)
-        bench.spawn_worker(server.connection.addr, rank=0, rounds=1)
+        worker = bench.spawn_worker(server.connection.addr, rank=0, rounds=1)
+        meter = CpuMeter({"ours": {"central": [ME], "workers": [worker]}, "floor": {"central": [ME], "workers": [echo.pid]}})
         async with ControlClient.beside(server) as client:
             await wait_stopped(client, 1, STOP_TIMEOUT_S)
             await asyncio.wait_for(hops.worker_ready.wait(), STOP_TIMEOUT_S)
@@ -70,15 +72,21 @@ async def inside_run(bench: Bench) -> None:
                     if "'rank': 0" not in reply.output:
                         raise BenchError(f"unexpected reply to `p x`: {reply.output!r}")
 
-                measures = {"ours": blocks(run_p, c.block), "floor": blocks(one_hop, c.block)}
+                measures = {"ours": meter.metered("ours", blocks(run_p, c.block)),
+                            "floor": meter.metered("floor", blocks(one_hop, c.block))}
                 for measure in measures.values():  # warm-up
                     await measure()
                 samples = await interleaved(measures, c.attach_reps)
             await client.resume("all", timeout_s=STOP_TIMEOUT_S)
     finally:
         await server.stop(0)
-        await relay.stop(0)
-    bench.report.ratio("run_p", "run_p", samples["ours"], samples["floor"], "one hop from the same process")
+        # The echo worker goes first, so the relay's handler of its stream ends by itself: a
+        # handler cancelled by the stop would have gRPC print its CancelledError.
+        echo.terminate()
+        await asyncio.to_thread(echo.wait)
+        await relay.stop(STOP_GRACE_S)
+    bench.report.ratio("run_p", "run_p", samples["ours"], samples["floor"], "one hop from the same process",
+                       cpu_us=meter.per_operation_us())
 
 
 def resident_kib(pid: int) -> int:

@@ -30,6 +30,8 @@ from pathlib import Path
 
 import grpc
 
+from bench_core import cpu_s
+
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.service import DebugClient
 from meshdbg.debugger.stack_tree import stack_groups, stack_tree
@@ -46,18 +48,6 @@ CPU_TARGET_MS = 5.0
 
 def emit(record: dict) -> None:
     print(json.dumps(record), flush=True)
-
-
-def cpu_s(pid: int) -> float:
-    """CPU time of every thread of `pid` so far, in seconds (/proc/PID/task/*/schedstat, ns)."""
-    total = 0
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{task}/schedstat") as stat:
-                total += int(stat.read().split()[0])
-        except FileNotFoundError:
-            continue  # the thread ended
-    return total / 1e9
 
 
 def summary(samples: list[float]) -> dict:

@@ -1,5 +1,6 @@
 """bench/bench_floor.py runs end to end at tiny sizes: a JSON line per path with its ratio,
-a FAIL line for each ratio past its target, and --strict's exit status (issue 22).
+a FAIL line for each ratio past its target, the CPU each process spent per operation where
+the bench meters it, and --strict's exit status (issue 22).
 
 The figures themselves are not checked here (a loaded machine moves them): the bench is
 the guard of the ratios, this test only that the bench works."""
@@ -31,6 +32,10 @@ def test_the_floor_bench_prints_a_ratio_per_path_and_fails_strictly() -> None:
     for record in records.values():  # ours_ms and floor_ms, or ours_kib and floor_kib
         (ours, floor), = ((v, record[k.replace("ours_", "floor_")]) for k, v in record.items() if k.startswith("ours_"))
         assert record["ratio"] == pytest.approx(ours / floor, rel=0.02)
+    for path in ("attach_p_api", "attach_p_plain", "run_p", "cast_2"):  # where the time goes, process by process
+        sides = records[path]["cpu_us"]
+        assert set(sides) == {"ours", "floor"}, sides
+        assert all(us > 0 for parts in sides.values() for us in parts.values()), sides
     failed = [line for line in lines if line.startswith("FAIL ")]
     assert all(re.fullmatch(r"FAIL \S+ ratio [0-9.]+ > target [0-9.]+", line) for line in failed)
     assert {line.split()[1] for line in failed} == {p for p, r in records.items() if r["ratio"] > r["target"]}
