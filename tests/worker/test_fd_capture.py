@@ -1,5 +1,6 @@
 """The worker's side of the program's output in a session (meshdbg.worker.fd_capture): huge
-output never blocks, and fd 1 and 2 are given back on every way a session ends.
+output never blocks, fd 1 and 2 are given back on every way a session ends, and one reader
+thread serves a process's stops one after the other.
 
 Real `serve`, real worker processes, the control API; the worker reports on its own stdout
 where its descriptors point once the session is over.
@@ -16,7 +17,7 @@ import pytest
 from e2e import SCRIPTS, Server, stop_process
 from meshdbg.debugger.control import ControlClient
 
-RESTORED = "restored and no capture thread\n"
+RESTORED = "restored and no capture thread\n"  # and one parked reader (tests/scripts/output_restored.py)
 
 
 def _start(server: Server, megabytes: int, log: Path, **env: str):
@@ -59,3 +60,12 @@ def test_a_process_that_exits_with_a_session_open_loses_none_of_its_output(serve
     server.wait_sessions(1)
     worker.communicate("go\n", timeout=30)
     assert (tmp_path / "log").read_text() == "y" * 200_000 + "\nmain done\n"
+
+
+def test_the_stops_of_a_process_share_one_reader_thread(server: Server) -> None:
+    worker = server.worker("two_stops_one_reader.py")
+    for _ in range(2):
+        server.wait_sessions(1)
+        server.run(lambda client: client.resume("all"))
+    out, err = worker.communicate(timeout=30)
+    assert out.endswith("one reader for both stops\n"), (out, err)

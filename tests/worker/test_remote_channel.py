@@ -1,0 +1,60 @@
+"""The worker's channel to the server (meshdbg.worker.remote): a stop on a channel that is
+connected already asks gRPC's core, and starts no thread (issue 22: a connectivity
+subscription started gRPC's polling thread at every stop of every rank); a channel whose
+server left is not taken for connected."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent import futures
+from typing import Callable, Iterator
+
+import grpc
+import pytest
+
+from meshdbg.wire.connection import ConnectionInfo
+from meshdbg.wire.errors import ConnectionFailed
+from meshdbg.worker.remote import channel_for, connected_now, ready_channel
+
+DEADLINE_S = 10.0
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[grpc.Server, ConnectionInfo]]:
+    """A real gRPC server to connect to (the channel is all that is tested: no call is made)."""
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=1))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    yield server, ConnectionInfo(f"127.0.0.1:{port}", "token")
+    server.stop(None)
+
+
+def _within_deadline(condition: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + DEADLINE_S
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_a_connected_channel_is_ready_at_once_and_starts_no_thread(server: tuple[grpc.Server, ConnectionInfo]) -> None:
+    _, connection = server
+    before = threading.active_count()
+    assert not connected_now(channel_for(connection))  # never used yet: idle
+    channel = ready_channel(connection, time.monotonic() + DEADLINE_S)  # connects, through a subscription
+    assert connected_now(channel)
+    # gRPC's polling thread of that subscription ends up to 0.2 s after it
+    assert _within_deadline(lambda: threading.active_count() <= before)
+    assert ready_channel(connection, time.monotonic() + DEADLINE_S) is channel
+    assert threading.active_count() == before
+
+
+def test_a_channel_whose_server_left_is_not_taken_for_connected(server: tuple[grpc.Server, ConnectionInfo]) -> None:
+    grpc_server, connection = server
+    channel = ready_channel(connection, time.monotonic() + DEADLINE_S)
+    grpc_server.stop(None)
+    assert _within_deadline(lambda: not connected_now(channel))
+    with pytest.raises(ConnectionFailed):
+        ready_channel(connection, time.monotonic() + DEADLINE_S)
