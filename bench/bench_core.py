@@ -85,6 +85,17 @@ def cpu_s(pid: int) -> float:
     return total / 1e9
 
 
+def process_cpu_s(pid: int) -> float:
+    """CPU time of process `pid` so far, ended threads included, in seconds (/proc/PID/stat,
+    clock ticks: coarse, for totals over many operations; 0 once the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class BenchError(RuntimeError):
     """The system under test did not behave as the bench expects."""
 

@@ -46,7 +46,7 @@ from pathlib import Path
 
 import grpc
 
-from bench_core import BenchError, Processes, wait_stopped
+from bench_core import BenchError, Processes, process_cpu_s, wait_stopped
 from bench_core_echo import RELAY_METHOD, round_trip
 from bench_floor_measure import ME, STOP_TIMEOUT_S, CpuMeter, Report, blocks, interleaved, timed
 from bench_floor_process import cli_start, inside_run, memory
@@ -161,7 +161,8 @@ class Bench:
             await self.cast_path("cast", f"cast_{c.workers}", client, fan, c.workers, c.cast_reps, CpuMeter({
                 "ours": {"client": [ME], "server": [self.pid_of(addr)], "workers": workers},
                 "floor": {"client": [ME], "server": [self.pid_of(fan_out)], "workers": self.echoes[fan_out]}}))
-            await self.continue_path("continue", f"continue_{c.workers}", client, fan, c.workers, c.continue_reps)
+            await self.continue_path("continue", f"continue_{c.workers}", client, fan, c.workers, c.continue_reps,
+                                     workers)
             for call in (hop, fan):
                 call.cancel()
 
@@ -223,9 +224,11 @@ class Bench:
         self.report.ratio(path, target, samples["ours"], samples["floor"], f"fan-out to {count} streams", **extra)
 
     async def continue_path(self, target: str, path: str, client: ControlClient, fan: grpc.aio.StreamStreamCall,
-                            count: int, reps: int) -> None:
+                            count: int, reps: int, workers: list[int] | None = None) -> None:
         """Each repetition: the fan-out floor, and `resume("all")` (timed), then (untimed) every
-        session stopping again; in alternating order."""
+        session stopping again; in alternating order. With the `workers`' processes: also what
+        one stop costs a worker in CPU, all of it (its session opened, the stop, the continue,
+        the session ended: `stop_cpu_ms`), which the continue's window shows only in part."""
         async def resume() -> list[float]:
             await wait_stopped(client, count, STOP_TIMEOUT_S)
             start = time.perf_counter()
@@ -235,9 +238,12 @@ class Bench:
                 raise BenchError(f"continue resumed {len(resumed)} of {count} sessions")
             return [elapsed]
 
+        spent = -sum(map(process_cpu_s, workers or []))
         samples = await interleaved({"ours": resume, "floor": timed(lambda: round_trip(fan, PAYLOAD, count))}, reps)
+        spent += sum(map(process_cpu_s, workers or []))
+        extra = {"stop_cpu_ms": round(spent / (reps * len(workers)) * 1e3, 2)} if workers else {}
         self.report.ratio(path, target, samples["ours"], samples["floor"], f"fan-out to {count} streams",
-                          work_s=self.config.work_s)
+                          work_s=self.config.work_s, **extra)
 
     # ---- 1,024 simulated sessions ------------------------------------------------------
 
