@@ -97,9 +97,9 @@ def connected_now(channel: grpc.Channel) -> bool:
     """Whether `channel` is connected at this moment, asked of gRPC's core without a
     subscription. Every stop of a process reaches the server through its one channel, almost
     always connected already; a subscription would start gRPC's polling thread for each stop
-    (and end it 0.2 s after), about a third of the CPU a stop costs its process when many
-    ranks stop at once (issue 22). False where this gRPC has no such call: the subscription
-    then says it, as before."""
+    (and end it 0.2 s after): about 1.3 ms of the 5–6 ms a stop cost each process when 32
+    ranks stopped and went on together on 2 cores (issue 22). False where this gRPC has no
+    such call: the subscription then says it, as before."""
     check = getattr(getattr(channel, "_channel", None), "check_connectivity_state", None)
     if check is None:
         return False
