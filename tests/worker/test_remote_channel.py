@@ -1,10 +1,12 @@
 """The worker's channel to the server (meshdbg.worker.remote): a stop on a channel that is
 connected already asks gRPC's core, and starts no thread (issue 22: a connectivity
 subscription started gRPC's polling thread at every stop of every rank); a channel whose
-server left is not taken for connected."""
+server died is not taken for connected."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from concurrent import futures
@@ -21,13 +23,34 @@ DEADLINE_S = 10.0
 
 
 @pytest.fixture
-def server() -> Iterator[tuple[grpc.Server, ConnectionInfo]]:
+def connection() -> Iterator[ConnectionInfo]:
     """A real gRPC server to connect to (the channel is all that is tested: no call is made)."""
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=1))
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
-    yield server, ConnectionInfo(f"127.0.0.1:{port}", "token")
+    yield ConnectionInfo(f"127.0.0.1:{port}", "token")
     server.stop(None)
+
+
+@pytest.fixture
+def server_process() -> Iterator[tuple[subprocess.Popen, ConnectionInfo]]:
+    """A gRPC server in a process of its own, which a test may kill (its port goes with it at once)."""
+    process = subprocess.Popen([sys.executable, "-c", SERVE], stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    port = process.stdout.readline().strip()
+    yield process, ConnectionInfo(f"127.0.0.1:{port}", "token")
+    process.kill()
+    process.wait()
+
+
+SERVE = """
+import grpc, threading
+from concurrent import futures
+server = grpc.server(futures.ThreadPoolExecutor(max_workers=1))
+print(server.add_insecure_port("127.0.0.1:0"), flush=True)
+server.start()
+threading.Event().wait()
+"""
 
 
 def _within_deadline(condition: Callable[[], bool]) -> bool:
@@ -39,8 +62,7 @@ def _within_deadline(condition: Callable[[], bool]) -> bool:
     return True
 
 
-def test_a_connected_channel_is_ready_at_once_and_starts_no_thread(server: tuple[grpc.Server, ConnectionInfo]) -> None:
-    _, connection = server
+def test_a_connected_channel_is_ready_at_once_and_starts_no_thread(connection: ConnectionInfo) -> None:
     before = threading.active_count()
     assert not connected_now(channel_for(connection))  # never used yet: idle
     channel = ready_channel(connection, time.monotonic() + DEADLINE_S)  # connects, through a subscription
@@ -51,10 +73,16 @@ def test_a_connected_channel_is_ready_at_once_and_starts_no_thread(server: tuple
     assert threading.active_count() == before
 
 
-def test_a_channel_whose_server_left_is_not_taken_for_connected(server: tuple[grpc.Server, ConnectionInfo]) -> None:
-    grpc_server, connection = server
+def test_a_channel_whose_server_died_is_not_taken_for_connected(
+        server_process: tuple[subprocess.Popen, ConnectionInfo]) -> None:
+    process, connection = server_process
+    before = threading.active_count()
     channel = ready_channel(connection, time.monotonic() + DEADLINE_S)
-    grpc_server.stop(None)
+    # A later stop: the subscription's polling thread has ended (within 0.2 s), and gRPC's
+    # state it kept with it (a subscription while it runs is told that state first)
+    assert _within_deadline(lambda: threading.active_count() <= before)
+    process.kill()
+    process.wait()
     assert _within_deadline(lambda: not connected_now(channel))
     with pytest.raises(ConnectionFailed):
         ready_channel(connection, time.monotonic() + DEADLINE_S)
