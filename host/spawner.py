@@ -18,24 +18,13 @@ import signal
 import socket
 import subprocess
 import sys
-from typing import Callable, Mapping
+from typing import Callable
 
 from meshdbg.wire.errors import MeshError
 from meshdbg.wire.pending import PendingRequests
 from meshdbg.worker.mesh.zygote import MAX_MESSAGE
 
 ExitCallback = Callable[[int, int], None]  # (pid, exit status or -signal)
-
-
-def zygote_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """The fork server's environment, which its ranks inherit: `environ`, with gRPC's fork
-    support on unless it says otherwise. Ranks are forked from the fork server, which has
-    imported grpc, and each keeps gRPC busy (its agent stream); without that support a process
-    that a rank forks in turn (a DataLoader's workers, say) inherited a gRPC that never reached
-    the server: its `breakpoint()` waited for the welcome for good (grpcio 1.85; the same
-    script under torchrun, whose processes are not forked from one that imported grpc, was
-    not affected). Set before the zygote imports grpc, which it does at once."""
-    return {"GRPC_ENABLE_FORK_SUPPORT": "1", **environ}
 
 
 class ForkServer:
@@ -54,7 +43,7 @@ class ForkServer:
         """Start the zygote process (it keeps its own process group, away from Ctrl-C)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         process = subprocess.Popen([sys.executable, "-m", "meshdbg.worker.mesh.zygote", str(os.getpid()), str(theirs.fileno())],
-                                   pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=zygote_env(os.environ))
+                                   pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL)
         theirs.close()
         return cls(process, ours, on_exit)
 
