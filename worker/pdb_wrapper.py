@@ -239,18 +239,17 @@ class PdbWrapper(pdb.Pdb):
     def _end_session(self, reason: EndReason) -> None:
         """End the session with what pdb wrote since its last prompt; when it never showed a
         prompt (a .pdbrc that continues), no one asked for that output: the next stop shows it.
-        An end someone waits for goes out before the program's descriptors are given back
-        (which wakes the capture's thread to drain and stop), so the server has it at once."""
+        The end goes out before the program's descriptors are given back (which wakes the
+        capture's thread to drain), so the server has it at once."""
         remote = self.remote
-        if remote is not None and self._prompted:
-            remote.end(fit_reply(self._take_output()), reason)
+        if remote is not None:
+            remote.end(fit_reply(self._take_output()) if self._prompted else "", reason)
         self._output.close_session()
         self.remote = None
         self._leaving = None
         if getattr(_thread_state, "debugger", None) is self:
             _thread_state.debugger = None
         if remote is not None:
-            remote.end("", reason)  # (said already when prompted)
             remote.wait_closed()
 
     def _take_output(self) -> str:
