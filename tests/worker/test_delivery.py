@@ -106,3 +106,27 @@ def test_a_broken_stream_ends_its_delivery(channel: grpc.Channel, path: str) -> 
     assert over.wait(10)
     sender.send(_line("after the break"))  # dropped, or queued for a request thread that is gone
     outgoing.put(None)
+
+
+def test_a_send_waits_for_the_first_messages_send_to_complete(channel: grpc.Channel) -> None:
+    """The reply to the first message can be handled before that message's send completes (a
+    loaded machine); the outbox then waits for that completion, the request thread's, rather
+    than queue a message behind it that nothing would ever start. The first send's completion
+    is held back here as the channel's thread does when it handles the reply first."""
+    outgoing, responses = _stream(channel, "direct")
+    state = responses._state
+    with state.condition:
+        state.due.add(delivery._SEND)  # the first message's send, not yet completed
+
+    def complete_first_send() -> None:
+        with state.condition:
+            state.due.discard(delivery._SEND)
+            state.condition.notify_all()
+
+    threading.Timer(0.2, complete_first_send).start()
+    arrived: queue.SimpleQueue[pb.ServerMessage | None] = queue.SimpleQueue()
+    deliver_each(responses, arrived.put)
+    sender = outbox(responses, outgoing)
+    sender.send(_line("prompt"), last=True)
+    assert arrived.get(timeout=10).input.line == "prompt"
+    assert arrived.get(timeout=10) is None
