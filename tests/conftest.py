@@ -13,6 +13,7 @@ import grpc  # noqa: E402,F401
 
 del os.environ["GRPC_ENABLE_FORK_SUPPORT"]
 
+import sys
 from pathlib import Path
 from typing import Iterator
 
@@ -30,7 +31,26 @@ def private_runtime_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
     return folder
 
 
+CALL_FAILED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """Remember whether a test's body failed, for fixtures that report more when it did."""
+    report = yield
+    if report.when == "call":
+        item.stash[CALL_FAILED] = report.failed
+    return report
+
+
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    with serving(tmp_path) as srv:
+def server(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Server]:
+    """A real `meshdbg serve` for the test; when the test fails, what its server and workers
+    wrote that the test did not read is printed with the report (a flake seen once in CI
+    is then explained by that run, not guessed at)."""
+    def report(left: str) -> None:
+        if left and request.node.stash.get(CALL_FAILED, False):
+            sys.stderr.write(left)
+
+    with serving(tmp_path, on_close=report) as srv:
         yield srv

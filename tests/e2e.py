@@ -90,22 +90,26 @@ class Server:
         as `list --json` shows them; waits on the watch stream (tests/watching.py)."""
         return wait_sessions(self.env, {"count": count}, timeout)
 
-    def close(self) -> None:
-        """Kill the workers started through it, then stop the server."""
-        for worker in self.workers:
-            stop_process(worker)
+    def close(self) -> str:
+        """Kill the workers started through it, then stop the server; what each of them wrote
+        that nobody read (for a failed test's report)."""
+        left = [(f"worker {Path(worker.args[1]).name} (pid {worker.pid})", *stop_process(worker)) for worker in self.workers]
         self.process.terminate()
-        self.process.communicate(timeout=10)
+        left.append(("meshdbg serve", *self.process.communicate(timeout=10)))
+        return "".join(f"--- {name}, {stream} ---\n{text.rstrip()}\n" for name, out, err in left
+                       for stream, text in (("stdout", out), ("stderr", err)) if text and text.strip())
 
 
 @contextlib.contextmanager
-def serving(tmp_path: Path, options: tuple[str, ...] = ()) -> Iterator[Server]:
-    """`start_server` for the length of a `with` block (or a fixture), closed after."""
+def serving(tmp_path: Path, options: tuple[str, ...] = (), on_close: Callable[[str], None] = lambda left: None
+            ) -> Iterator[Server]:
+    """`start_server` for the length of a `with` block (or a fixture), closed after; `on_close`
+    gets what its processes wrote that nobody read."""
     server = start_server(tmp_path, options=options)
     try:
         yield server
     finally:
-        server.close()
+        on_close(server.close())
 
 
 def start_server(tmp_path: Path, token: str = "test-token", options: tuple[str, ...] = ()) -> Server:
@@ -121,15 +125,17 @@ def start_server(tmp_path: Path, token: str = "test-token", options: tuple[str, 
     return Server(process, addr, env)
 
 
-def stop_process(process: subprocess.Popen) -> None:
-    """Kill a worker and, if it leads a process group, the children it forked (they hold its pipes)."""
+def stop_process(process: subprocess.Popen) -> tuple[str, str]:
+    """Kill a worker and, if it leads a process group, the children it forked (they hold its
+    pipes); what it wrote that nobody read (stdout, stderr)."""
     if process.poll() is None:
         process.kill()
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    process.communicate(timeout=10)
+    out, err = process.communicate(timeout=10)
+    return out or "", err or ""
 
 
 def with_meshdbg_pth(tmp_path: Path) -> str:

@@ -37,9 +37,11 @@ def matches(condition: Condition, live: list[SessionView]) -> bool:
     return count is None or (len(live) == count and all(s.state is State.STOPPED for s in live))
 
 
-async def watch_until(client: ControlClient, condition: Condition) -> list[SessionView]:
-    """The live sessions, as soon as they satisfy `condition`."""
-    live: dict[int, SessionView] = {}
+async def watch_until(client: ControlClient, condition: Condition,
+                      live: dict[int, SessionView] | None = None) -> list[SessionView]:
+    """The live sessions, as soon as they satisfy `condition`; `live`, when given, holds what
+    the stream has shown so far (to say what was seen when the wait times out)."""
+    live = {} if live is None else live
     synced = False  # the live sessions are replayed first: judge only once they all are
     async for kind, session, _ in client.watch():
         if kind is WatchKind.SYNCED:
@@ -64,9 +66,25 @@ def wait_sessions(env: Mapping[str, str], condition: Condition, timeout: float =
     return json.loads(done.stdout)
 
 
+def summary(sessions: Sequence[SessionView]) -> str:
+    """How many sessions, by state, with the ranks of those not stopped: "24 (23 stopped, 1 running: rank 0)"."""
+    by_state: dict[str, list[int]] = {}
+    for session in sessions:
+        by_state.setdefault(session.state.value, []).append(session.rank)
+    parts = [f"{len(ranks)} {state}" + ("" if state == State.STOPPED.value else f": ranks {sorted(ranks)}")
+             for state, ranks in sorted(by_state.items())]
+    return f"{len(sessions)} ({', '.join(parts)})" if parts else "0"
+
+
 async def _main(condition: Condition, timeout: float) -> list[SessionView]:
     async with await ControlClient.connect() as client:
-        return await asyncio.wait_for(watch_until(client, condition), timeout)
+        live: dict[int, SessionView] = {}
+        try:
+            return await asyncio.wait_for(watch_until(client, condition, live), timeout)
+        except TimeoutError:
+            # what the watch stream showed, and what a fresh list shows: a difference is an update the stream missed
+            listed = await client.list()
+            raise TimeoutError(f"the watch showed {summary(list(live.values()))}; a list now shows {summary(listed)}")
 
 
 if __name__ == "__main__":
