@@ -12,7 +12,8 @@ has drained and no connectivity poll is running.
 It reads two fields of grpc's sync channel (`_call_state.managed_calls`,
 `_connectivity_state.polling`); with a grpc that lacks them it does not wait. Streams still
 open in other threads (another stopped thread, an agent stream) keep gRPC busy for good:
-waiting for them would only delay the fork, so they are counted and not waited for.
+waiting for them would only delay the fork, so they are counted and not waited for. The
+child then starts with none: its stops open channels of their own (meshdbg.worker.remote).
 """
 
 from __future__ import annotations
@@ -65,6 +66,18 @@ class ForkGuard:
             time.sleep(_POLL_S)
         return True
 
-    def install(self) -> None:
-        """Run `wait_until_quiet` before every `os.fork()` of this process."""
-        os.register_at_fork(before=self.wait_until_quiet)
+    def _forget_in_child(self) -> None:
+        """In a forked child: the parent's streams are not the child's (nor is a lock another
+        thread of the parent may have held)."""
+        self._lock = threading.Lock()
+        self._calls = weakref.WeakSet()
+        self._calls_of = weakref.WeakKeyDictionary()
+
+    def install(self, in_child: Callable[[], None]) -> None:
+        """Run `wait_until_quiet` before every `os.fork()` of this process, and `in_child`
+        in the child after it (which then starts with no stream of its own)."""
+        def child() -> None:
+            self._forget_in_child()
+            in_child()
+
+        os.register_at_fork(before=self.wait_until_quiet, after_in_child=child)

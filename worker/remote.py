@@ -74,8 +74,25 @@ _grpc_common._wait_once = _wait_once
 
 _channels: dict[str, grpc.Channel] = {}
 _channels_lock = threading.Lock()
+_inherited: list[grpc.Channel] = []  # in a forked child: the parent's channels, kept and never used
+
+
+def _own_channels_in_child() -> None:
+    """In a forked child: set the parent's channels aside, so that the child's first stop
+    opens a channel of its own. The parent's channel is driven by gRPC's threads of the
+    parent, which a fork does not copy: gRPC starts one for a channel only when it has no
+    call open, and under `meshdbg run` every rank keeps its agent stream open, so a forked
+    child's stream on it was never driven (its stop waited for the welcome for good: a
+    DataLoader worker's breakpoint()). Set aside, not closed: closing would shut down the
+    connection the parent still uses; kept referenced for the same reason."""
+    global _channels_lock
+    _channels_lock = threading.Lock()  # another thread of the parent may have held it at the fork
+    _inherited.extend(_channels.values())
+    _channels.clear()
+
+
 _fork_guard = ForkGuard(lambda: list(_channels.values()))
-_fork_guard.install()
+_fork_guard.install(in_child=_own_channels_in_child)
 
 
 def channel_for(connection: ConnectionInfo) -> grpc.Channel:
