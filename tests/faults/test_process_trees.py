@@ -24,6 +24,13 @@ from meshdbg.wire.connection import pid_alive
 RANKS = 2
 
 
+def every_rank_wrote(pids_dir: Path) -> list[Path]:
+    """Each rank's file of pids once all are in place ([] before): a file counts once renamed
+    into place, not while it is the `.tmp` its rank still writes (maybe empty yet)."""
+    written = [path for path in pids_dir.iterdir() if path.suffix != ".tmp"]
+    return written if len(written) == RANKS else []
+
+
 def start_job(tmp_path: Path) -> tuple[subprocess.Popen, list[int]]:
     """`meshdbg run` of the script; every pid it wrote (ranks and what they started)."""
     pids_dir = tmp_path / "pids"
@@ -33,8 +40,7 @@ def start_job(tmp_path: Path) -> tuple[subprocess.Popen, list[int]]:
     run = subprocess.Popen([sys.executable, "-m", "meshdbg", "run", "--mesh", f"procs={RANKS}", "spawns_children.py"],
                            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            cwd=SCRIPTS)
-    written = wait_for(lambda: len(list(pids_dir.iterdir())) == RANKS and list(pids_dir.iterdir()), 30,
-                       "every rank to start its children")
+    written = wait_for(lambda: every_rank_wrote(pids_dir), 30, "every rank to start its children")
     pids = [int(pid) for path in written for pid in path.read_text().split()]
     assert len(pids) == 3 * RANKS and all(pid_alive(pid) for pid in pids)
     return run, pids
@@ -74,8 +80,8 @@ def test_a_host_agent_stops_what_its_ranks_start(tmp_path: Path) -> None:
                       for rank in range(RANKS))
         try:
             await agent.start(HostPlan(0, [str(SCRIPTS / "spawns_children.py")], str(SCRIPTS), ranks))
-            written = await asyncio.to_thread(wait_for, lambda: len(list(pids_dir.iterdir())) == RANKS
-                                              and list(pids_dir.iterdir()), 30, "every rank to start its children")
+            written = await asyncio.to_thread(wait_for, lambda: every_rank_wrote(pids_dir), 30,
+                                              "every rank to start its children")
             pids = [int(pid) for path in written for pid in path.read_text().split()]
             assert len(pids) == 3 * RANKS and all(pid_alive(pid) for pid in pids)
             await agent.stop(grace=5)
