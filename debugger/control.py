@@ -24,7 +24,8 @@ from meshdbg.wire.pending import PendingRequests
 from meshdbg.debugger.views import (CastResult, Change, CompareView, HostView, PdbReply, RankStacksView, Sessions,
                                     SessionView, Shared, Waited, WorkerView, change_of)
 from meshdbg.wire.chunks import check_line
-from meshdbg.wire.connection import PROTOCOL_VERSION, ConnectionInfo, resolve_connection
+from meshdbg.wire.connection import ConnectionInfo, resolve_connection
+from meshdbg.wire.handshake import handshake
 from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
 from meshdbg.wire.tls import channel_credentials
 from meshdbg.debugger.deadlines import cut_off_text
@@ -224,9 +225,7 @@ class ControlClient:
 
     async def handshake(self) -> None:
         """Check the server answers and speaks our protocol (a MeshdbgError says why not)."""
-        with self.translating():
-            await self.stub.Handshake(pb.HandshakeRequest(protocol_version=PROTOCOL_VERSION),
-                                      metadata=self.connection.metadata(), timeout=CONNECT_TIMEOUT_S)
+        await handshake(self.channel, self.connection, CONNECT_TIMEOUT_S)
 
     @contextlib.asynccontextmanager
     async def cut_off_when_left_behind(self) -> AsyncIterator[None]:

@@ -27,11 +27,10 @@ from meshdbg.host.agent import HostAgent, reserve_port
 from meshdbg.host.identity import hello, script_digest
 from meshdbg.host.plan import HostPlan
 from meshdbg.host.pyspy import PySpyError, py_spy_stacks
-from meshdbg.wire.connection import PROTOCOL_VERSION, ConnectionInfo
+from meshdbg.wire.connection import ConnectionInfo
+from meshdbg.wire.handshake import handshake
 from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
 from meshdbg.wire.logs import logger, said
-from meshdbg.wire.proto import debugger_pb2 as pb
-from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 from meshdbg.wire.proto import host_pb2 as host_pb
 from meshdbg.wire.proto import host_pb2_grpc as host_grpc
 from meshdbg.wire.status import error_from_rpc
@@ -143,7 +142,7 @@ class RemoteAgent:
         try:
             self.uplink.send(host_pb.HostMessage(hello=hello(addr, self.index, port.getsockname()[1])))
             log.info("joining the run at %s (index hint %s)", addr, self.index)
-            await self._admitted(channel)
+            await handshake(channel, self.connection)  # a wrong token refused on Join itself may read as INTERNAL
             call = host_grpc.HostsStub(channel).Join(self.uplink.messages(), metadata=self.connection.metadata())
             finishing = asyncio.create_task(self._finish_when_done())
             try:
@@ -164,17 +163,6 @@ class RemoteAgent:
             await self.agent.close()
             port.close()
             await channel.close(grace=None)
-
-    async def _admitted(self, channel: grpc.aio.Channel) -> None:
-        """The run takes our token and speaks our protocol, asked first with a unary call. A
-        stream the server refuses at once may end in gRPC's INTERNAL ("Internal error from
-        Core", the refusal racing our first message: 1 join in 10 with a wrong token) rather
-        than UNAUTHENTICATED, and a wrong token would then read as a broken server."""
-        try:
-            await pb_grpc.DebuggerStub(channel).Handshake(pb.HandshakeRequest(protocol_version=PROTOCOL_VERSION),
-                                                          metadata=self.connection.metadata())
-        except grpc.RpcError as exc:
-            raise error_from_rpc(exc, self.connection.addr) from None
 
     async def _obey(self, command: host_pb.HostCommand) -> None:
         kind = command.WhichOneof("kind")

@@ -93,7 +93,8 @@ class Server:
     def close(self) -> str:
         """Kill the workers started through it, then stop the server; what each of them wrote
         that nobody read (for a failed test's report)."""
-        left = [(f"worker {Path(worker.args[1]).name} (pid {worker.pid})", *stop_process(worker)) for worker in self.workers]
+        left = [(f"worker {Path(worker.args[1]).name} (pid {worker.pid})", *stop_process(worker))
+                for worker in self.workers]
         self.process.terminate()
         left.append(("meshdbg serve", *self.process.communicate(timeout=10)))
         return "".join(f"--- {name}, {stream} ---\n{text.rstrip()}\n" for name, out, err in left

@@ -1,0 +1,24 @@
+"""Asking a meshdbg server whether it takes our token and speaks our protocol: one unary call.
+
+Both a control client (meshdbg.debugger.control) and a joining host agent (meshdbg.host.remote)
+ask it first: a refusal of a unary call comes back as what it is (UNAUTHENTICATED,
+FAILED_PRECONDITION), where a stream refused at once may end in gRPC's INTERNAL instead.
+"""
+
+from __future__ import annotations
+
+import grpc
+
+from meshdbg.wire.connection import PROTOCOL_VERSION, ConnectionInfo
+from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
+from meshdbg.wire.status import error_from_rpc
+
+
+async def handshake(channel: grpc.aio.Channel, connection: ConnectionInfo, timeout: float | None = None) -> None:
+    """The server at `connection`, over `channel`, answers and takes us; else a MeshdbgError says why not."""
+    try:
+        await pb_grpc.DebuggerStub(channel).Handshake(pb.HandshakeRequest(protocol_version=PROTOCOL_VERSION),
+                                                      metadata=connection.metadata(), timeout=timeout)
+    except grpc.RpcError as exc:
+        raise error_from_rpc(exc, connection.addr) from None
