@@ -12,7 +12,7 @@ import operator
 from typing import AsyncIterator, Callable
 
 from meshdbg.debugger.selection import Selection
-from meshdbg.debugger.sessions import LISTED_FIELD, Session, Writer, length_delimited
+from meshdbg.debugger.sessions import Session, Writer
 from meshdbg.wire.environment import RECONNECT_S
 from meshdbg.wire.errors import NoMatchError
 from meshdbg.wire.proto import debugger_pb2 as pb
@@ -41,6 +41,7 @@ class SessionRegistry:
         # queue → (wants worker exits, which session changes it takes: None for all)
         self._watchers: dict[asyncio.Queue[pb.WatchEvent | None], tuple[bool, Interest | None]] = {}
         self.closing = False  # the server shuts down on purpose: broken streams are ends, not silences
+        self.parked: set[Writer] = set()  # session streams that wait for their process's next stop
         self.tasks: set[asyncio.Task] = set()  # background watches of silent sessions (meshdbg.debugger.liveness)
         self.reconnect_s = RECONNECT_S.get()  # how long they may stay silent (read at start: a bad value stops it)
 
@@ -50,7 +51,9 @@ class SessionRegistry:
         self.closing = True
         for task in self.tasks:
             task.cancel()
-        farewells = asyncio.gather(*(s.say_goodbye(reason) for s in self._sessions.values()), return_exceptions=True)
+        goodbye = pb.ServerMessage(goodbye=pb.KeepGoodbye(reason=reason))
+        farewells = asyncio.gather(*(s.writer(goodbye) for s in self._sessions.values()),
+                                   *(write(goodbye) for write in self.parked), return_exceptions=True)
         try:
             await asyncio.wait_for(farewells, timeout)
         except TimeoutError:
@@ -71,7 +74,21 @@ class SessionRegistry:
         self._sorted = self.listing = None
         self._by_process.setdefault(_process_of(session), []).append(session)
         self.publish(WatchKind.OPENED, session)
+        for other in self._others_of_thread(session):
+            if other.state is State.NOT_ANSWERING:
+                other.on_end("", EndReason.STOPPED_AGAIN)
         return session
+
+    def stopped_again(self, session: Session) -> bool:
+        """Whether `session`'s thread has another live session. A thread stops in one session
+        at a time, so one whose stream broke is over once its thread opened another: the
+        hello of a stop that a stalled server read after the worker gave up on that stream
+        and opened a new one (not a silent stop to keep, which only it re-registers)."""
+        return bool(self._others_of_thread(session))
+
+    def _others_of_thread(self, session: Session) -> list[Session]:
+        return [other for other in self._by_process.get(_process_of(session), ())
+                if other is not session and other.thread_id == session.thread_id]
 
     def close(self, session: Session, reason: EndReason) -> None:
         if self._sessions.pop(session.id, None) is not None:

@@ -42,6 +42,10 @@ log = logger(__name__)
 SERVER_VERSION = "0.1.0"
 HELLO_TIMEOUT_S = 10.0  # a stream that says nothing for this long is closed
 HELLO_LIMIT = 64 * 1024  # bytes: identities stay small, so listings of thousands stay fast
+SESSION_STREAM = "a session"  # a worker's session stream, in errors and the log
+# Session streams kept open for their processes' next stops, at most (~24 KiB of the server's
+# memory each); past it, a stream whose session ends is closed, as a worker that asks no parking's.
+PARKED_LIMIT = 1024
 _M = TypeVar("_M", bound=Message)  # the message type of a stream
 
 async def _abort(context: grpc.aio.ServicerContext, exc: MeshdbgError) -> None:
@@ -60,11 +64,20 @@ async def opening_hello(request_iterator: AsyncIterator[Any], context: grpc.aio.
     made printable (meshdbg.debugger.sanitize). Typed Any: each stream's `hello` is a message
     of its own (pb.Identity, an agent's hello), which the caller names.
 
-    Aborts the RPC with DEADLINE_EXCEEDED when nothing comes within HELLO_TIMEOUT_S, with
-    INVALID_ARGUMENT when the first message is something else or larger than HELLO_LIMIT, and
-    with FAILED_PRECONDITION when the hello's identity speaks another protocol version.
+    Aborts the RPC with DEADLINE_EXCEEDED when nothing comes within HELLO_TIMEOUT_S, else as
+    `checked_hello` does.
     """
-    first = await first_message(request_iterator, context, stream)
+    return await checked_hello(await first_message(request_iterator, context, stream), context, stream, identity_of)
+
+
+async def checked_hello(first: Any, context: grpc.aio.ServicerContext, stream: str,
+                        identity_of: Callable[[Any], pb.Identity] = lambda hello: hello) -> Any:
+    """The `hello` of `first`, a stream's message that must be one (see `opening_hello`).
+
+    Aborts the RPC with INVALID_ARGUMENT when `first` is something else (or None: the stream
+    closed) or larger than HELLO_LIMIT, and with FAILED_PRECONDITION when the hello's identity
+    speaks another protocol version.
+    """
     if first is None or not first.HasField("hello"):
         await refuse(context, grpc.StatusCode.INVALID_ARGUMENT, f"{stream} must open with hello", stream)
     size = first.ByteSize()
@@ -171,25 +184,41 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
                       ) -> None:
         # While its worker sits stopped, this frame is all a session's stream holds in Python: no
         # generator (its requests are read off the context), no message (each is let go once taken).
+        #
+        # A stream carries one session after another: a worker that ends a session with `park`
+        # keeps the stream for its process's next stop, which opens with a new hello on it (no
+        # stream to set up and tear down per stop, on either side: issue 22's `continue`).
         requests = Requests(context)
         write = StreamWriter(context, EndReason.WORKER_GONE)
-        session = await self._opened(requests, context, write)
-        output, reason = "", EndReason.WORKER_GONE
+        session: RankSession | None = await self._opened(
+            await opening_hello(requests, context, SESSION_STREAM), context, write)
+        while session is not None and await self._serve(session, requests, write):
+            self.registry.parked.add(write)
+            try:  # the stream waits for its process's next stop, as long as it takes
+                first = await anext(requests, None)
+            finally:
+                self.registry.parked.discard(write)
+            session = None if first is None else await self._opened(
+                await checked_hello(first, context, SESSION_STREAM), context, write)
+
+    async def _serve(self, session: RankSession, requests: Requests, write: StreamWriter) -> bool:
+        """Carry `session` until it ends; whether its worker parked the stream for its next stop."""
+        output, reason, park = "", EndReason.WORKER_GONE, False
         try:
             await write(pb.ServerMessage(welcome=pb.Welcome(session_id=session.id)))
             async for message in requests:
                 if message.HasField("ended"):
-                    output, reason = message.ended.output, EndReason.of(message.ended.reason)
+                    output, reason, park = message.ended.output, EndReason.of(message.ended.reason), message.ended.park
                     break
                 await self._take(session, message)
                 del message  # a parsed message is an arena of 0.5 KiB or more: not kept while the worker waits
         finally:
             if session.writer is write:  # else the stop was re-registered on a newer stream
                 self._stream_ended(session, output, reason)
+        return park and not self.registry.closing and len(self.registry.parked) < PARKED_LIMIT
 
-    async def _opened(self, requests: Requests, context: grpc.aio.ServicerContext, write: StreamWriter) -> RankSession:
+    async def _opened(self, hello: pb.Identity, context: grpc.aio.ServicerContext, write: StreamWriter) -> RankSession:
         """The session a worker's stream opens with its hello (a new one, or the one it re-registers)."""
-        hello: pb.Identity = await opening_hello(requests, context, "a session")
         resumes = hello.resumes_session
         session = self.registry.open(hello, write)
         log.info("session %d%s: rank %d (%s) pid %d thread %r on %s, from %s", session.id,
@@ -217,6 +246,8 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             gone = gone_reason(session.identity)
             if gone.alive and self.registry.closing:  # it took our goodbye and runs on
                 reason = EndReason.SERVER_STOPPED
+            elif gone.alive and self.registry.stopped_again(session):
+                reason = EndReason.STOPPED_AGAIN
             elif gone.alive:
                 keep_while_alive(session, gone)
                 return

@@ -362,10 +362,6 @@ class Session:
         """Why nothing can be asked of this session now: its worker is not answering."""
         return SessionError(self.gone or f"rank {self.rank} is not answering")
 
-    async def say_goodbye(self, reason: str) -> None:
-        """Tell the worker the server shuts down on purpose, so it continues at once."""
-        await self._write(pb.ServerMessage(goodbye=pb.KeepGoodbye(reason=reason)))
-
     def on_end(self, output: str, reason: EndReason) -> None:
         """The session is over: continued, quit, or the worker went away."""
         if self.state is State.EXITED:

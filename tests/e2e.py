@@ -13,13 +13,20 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
+import grpc
+
 from meshdbg.wire.connection import ConnectionInfo
+from meshdbg.wire.keepalive import SERVER_KEEPALIVE
+from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
+from meshdbg.debugger.auth import TokenInterceptor
 from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.servicer import DebuggerServicer
 from watching import wait_sessions
 
 SCRIPTS = Path(__file__).parent / "scripts"
@@ -148,3 +155,31 @@ def with_meshdbg_pth(tmp_path: Path) -> str:
     shutil.copy(Path(__file__).parents[1] / "meshdbg.pth", site)
     (boot / "sitecustomize.py").write_text(f"import site\nsite.addsitedir({str(site)!r})\n")
     return str(boot)
+
+
+@contextlib.contextmanager
+def servicer_on_loopback(servicer: DebuggerServicer, **options: int) -> Iterator[ConnectionInfo]:
+    """`servicer` on a real gRPC server on loopback (token "t"), with grpc.aio.server's `options`."""
+    started = threading.Event()
+    stop: list[asyncio.Event] = []
+    addr: list[str] = []
+
+    async def serve() -> None:
+        server = grpc.aio.server(interceptors=[TokenInterceptor("t")], options=SERVER_KEEPALIVE, **options)
+        pb_grpc.add_DebuggerServicer_to_server(servicer, server)
+        addr.append(f"127.0.0.1:{server.add_insecure_port('127.0.0.1:0')}")
+        await server.start()
+        stop.append(asyncio.Event())
+        started.set()
+        await stop[0].wait()
+        await server.stop(0)
+
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
+    thread.start()
+    assert started.wait(10)
+    try:
+        yield ConnectionInfo(addr[0], "t")
+    finally:
+        loop.call_soon_threadsafe(stop[0].set)
+        thread.join(10)

@@ -88,6 +88,7 @@ class EndReason(_Mirror):
     THREAD_FINISHED = "the thread finished"
     WORKER_GONE = "the worker went away"
     SERVER_STOPPED = "the server stopped"
+    STOPPED_AGAIN = "its thread stopped again"  # a hello a stalled server read after its worker gave up on it
 
 
     @property

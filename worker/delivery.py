@@ -28,6 +28,7 @@ import collections
 import queue
 import sys
 import threading
+import time
 from typing import Any, Callable, Protocol
 
 import grpc
@@ -36,6 +37,7 @@ from grpc import _channel
 from grpc._cython import cygrpc  # type: ignore[attr-defined]  # (no stubs for gRPC's Cython core)
 
 _NO_FLAGS = 0
+_FLUSH_POLL_S = 0.001
 EXIT_LOCK_WAIT_S = 0.5  # at interpreter exit, how long a send waits for the call's lock before it gives up
 _CORE_NAMES = ("OperationType", "ReceiveMessageOperation", "SendMessageOperation", "SendCloseFromClientOperation")
 _CORE = hasattr(_channel, "_event_handler") and all(hasattr(cygrpc, name) for name in _CORE_NAMES)
@@ -121,6 +123,15 @@ class Sender(Protocol):
 
     def send(self, message: Message, last: bool = False) -> None: ...
 
+    def flush(self, timeout: float) -> bool:
+        """Wait (up to `timeout`) until every message sent was handed to the transport (or the
+        stream is over); whether that happened in time."""
+        ...
+
+    def close(self) -> None:
+        """Half-close the stream after the messages sent (once; nothing is sent after)."""
+        ...
+
 
 def outbox(responses: Any, requests: queue.SimpleQueue[Any]) -> Sender:
     """The sender of the stream `responses`, whose request iterator reads `requests` until
@@ -151,6 +162,20 @@ class QueuedOutbox:
         if last:
             self._requests.put(None)
 
+    def flush(self, timeout: float) -> bool:
+        """(Taken off the queue by gRPC's request thread, which sends it at once, stands for sent.)"""
+        deadline = time.monotonic() + timeout
+        while self._requests.qsize():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(_FLUSH_POLL_S)
+        return True
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._requests.put(None)
+
 
 class Outbox:
     """Sends on a stream from whichever thread calls `send`, in order, never waiting: a
@@ -166,7 +191,7 @@ class Outbox:
     def __init__(self, responses: Any, release: Callable[[], None]) -> None:
         self._state, self._call = responses._state, responses._call
         self._fill_state = _channel._event_handler(self._state, None)
-        self._queued: collections.deque[tuple[bytes, bool]] = collections.deque()
+        self._queued: collections.deque[tuple[bytes | None, bool]] = collections.deque()
         self._closed = False  # the last message was given
         responses.add_done_callback(lambda _: release())
         with self._state.condition:
@@ -201,11 +226,27 @@ class Outbox:
         finally:
             self._state.condition.release()
 
-    def _start(self, data: bytes, last: bool) -> None:
-        """Hand `data` to gRPC, with the half-close when `last` (the state's condition held)."""
-        operations = (cygrpc.SendMessageOperation(data, _NO_FLAGS),
+    def flush(self, timeout: float) -> bool:
+        with self._state.condition:
+            return self._state.condition.wait_for(
+                lambda: not (self._queued or _SEND in self._state.due) or self._state.code is not None, timeout)
+
+    def close(self) -> None:
+        with self._state.condition:
+            if self._closed or self._state.code is not None:
+                return
+            self._closed = True
+            if _SEND in self._state.due or self._queued:
+                self._queued.append((None, True))
+            else:
+                self._start(None, True)
+
+    def _start(self, data: bytes | None, last: bool) -> None:
+        """Hand `data` (None: no message) to gRPC, with the half-close when `last` (the state's
+        condition held)."""
+        operations = (*((cygrpc.SendMessageOperation(data, _NO_FLAGS),) if data is not None else ()),
                       *((cygrpc.SendCloseFromClientOperation(_NO_FLAGS),) if last else ()))
-        kinds = (_SEND, _CLOSE) if last else (_SEND,)
+        kinds = (*((_SEND,) if data is not None else ()), *((_CLOSE,) if last else ()))
         self._state.due.update(kinds)
         if not self._call.operate(operations, self._sent):
             self._state.due.difference_update(kinds)

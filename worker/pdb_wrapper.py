@@ -243,7 +243,7 @@ class PdbWrapper(pdb.Pdb):
         capture's thread to drain), so the server has it at once."""
         remote = self.remote
         if remote is not None:
-            remote.end(fit_reply(self._take_output()) if self._prompted else "", reason)
+            remote.end(fit_reply(self._take_output()) if self._prompted else "", reason, park=True)
         self._output.close_session()
         self.remote = None
         self._leaving = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import queue
 import random
+import socket
 import threading
 import time
 from typing import Any, Callable, cast
@@ -22,11 +23,11 @@ from meshdbg.wire.chunks import chunks, tail_start
 from meshdbg.wire.connection import ConnectionInfo
 from meshdbg.wire.environment import RECONNECT_S
 from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
-from meshdbg.wire.tls import channel_credentials
+from meshdbg.wire.tls import channel_credentials, split_addr
 from meshdbg.wire.errors import ConnectionFailed, MeshdbgError
 from meshdbg.wire.status import error_from_rpc
 from meshdbg.wire.vocabulary import EndReason
-from meshdbg.worker.delivery import deliver_each, outbox
+from meshdbg.worker import parking
 from meshdbg.worker.forking import ForkGuard
 from meshdbg.worker.notices import setting
 from meshdbg.wire.proto import debugger_pb2 as pb
@@ -34,6 +35,7 @@ from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 
 CONNECT_TIMEOUT_S = 5.0  # the longest single wait for a connection's state to change
 REFUSED_GRACE_S = 1.5  # a channel failing this long after its first failure is refused (reconnects take <= 1 s)
+PROBE_TIMEOUT_S = 1.0  # how long a connection to a failing server's port may take to be accepted
 END_TIMEOUT_S = 5.0  # how long an ending session waits for the server to close its stream
 RETRY_PAUSE_S = 0.05  # the first pause between tries; it doubles up to RETRY_PAUSE_MAX_S
 RETRY_PAUSE_MAX_S = 2.0
@@ -84,11 +86,13 @@ def _own_channels_in_child() -> None:
     call open, and under `meshdbg run` every rank keeps its agent stream open, so a forked
     child's stream on it was never driven (its stop waited for the welcome for good: a
     DataLoader worker's breakpoint()). Set aside, not closed: closing would shut down the
-    connection the parent still uses; kept referenced for the same reason."""
+    connection the parent still uses; kept referenced for the same reason. The parent's
+    parked streams go aside with them."""
     global _channels_lock
     _channels_lock = threading.Lock()  # another thread of the parent may have held it at the fork
     _inherited.extend(_channels.values())
     _channels.clear()
+    parking.forget_in_child()
 
 
 _fork_guard = ForkGuard(lambda: list(_channels.values()))
@@ -133,8 +137,11 @@ def ready_channel(connection: ConnectionInfo, deadline: float) -> grpc.Channel:
     A server that is slow to answer (a loaded machine, a burst of thousands of breakpoints, a
     hung server that may wake up) is waited for until `deadline`. A refused connection (the
     channel still failing REFUSED_GRACE_S after its first failure, which covers one reconnect
-    after an earlier outage) raises ConnectionFailed then: whoever retries resolves the server
-    again, since it may have moved.
+    after an earlier outage, and nothing accepting a connection at the address) raises
+    ConnectionFailed then: whoever retries resolves the server again, since it may have moved.
+    A server stopped for a few seconds (SIGSTOP, a starved machine) fails gRPC's connection
+    too, its handshake unanswered, but the kernel still accepts at its port: a stop reached
+    meanwhile waits for it instead of letting the rank run on (`accepts_connections`).
     """
     channel = channel_for(connection)
     if connected_now(channel):
@@ -158,13 +165,26 @@ def ready_channel(connection: ConnectionInfo, deadline: float) -> grpc.Channel:
                 if failed_since is None and grpc.ChannelConnectivity.TRANSIENT_FAILURE in states:
                     failed_since = now
                 if failed_since is not None and now >= failed_since + REFUSED_GRACE_S:
-                    raise ConnectionFailed(f"no meshdbg server reachable at {connection.addr} (connection failed)")
+                    if not accepts_connections(connection.addr):
+                        raise ConnectionFailed(f"no meshdbg server reachable at {connection.addr} (connection failed)")
+                    failed_since = None  # stalled, not gone: waited for until the deadline
+                    states.clear()
                 if now >= deadline and states:  # the channel's state is known, and it is not READY
                     raise ConnectionFailed(f"no meshdbg server reachable at {connection.addr} (no answer)")
                 until = deadline if failed_since is None else min(deadline, failed_since + REFUSED_GRACE_S)
                 changed.wait(min(max(until - now, 0.0), CONNECT_TIMEOUT_S) if states else CONNECT_TIMEOUT_S)
     finally:
         channel.unsubscribe(watch)
+
+
+def accepts_connections(addr: str) -> bool:
+    """Whether something listens at `addr`: a TCP connection is accepted within
+    PROBE_TIMEOUT_S. Asked only once gRPC kept failing to connect for REFUSED_GRACE_S."""
+    try:
+        with socket.create_connection(split_addr(addr), timeout=PROBE_TIMEOUT_S):
+            return True
+    except (OSError, ValueError):  # refused, unreachable, silent, or no port in the address
+        return False
 
 
 StreamMethod = Callable[[grpc.Channel], grpc.StreamStreamMultiCallable]  # e.g. lambda ch: Stub(ch).Method
@@ -255,22 +275,47 @@ class RemoteSession:
         self._last_prompt: pb.WorkerMessage | None = None
         self.pid = os.getpid()
         self.ended = False
+        self._park = False  # the stream is to be kept for the process's next stop (`end`)
         self.farewell = ""  # why the stream is over for good, once it is
         self.on_interrupt: Callable[[], pb.Frame] = pb.Frame  # set by the pdb that owns the session
         self.on_command: Callable[[], None] = lambda: None  # a line or a resume is about to be received (idem)
         self._open(connect())
 
     def _open(self, connection: ConnectionInfo, window_s: float | None = None) -> None:
+        """Open this stop on a stream: a parked one of the process when it has one (a new
+        stop, not one re-registering after its stream broke: `window_s`), else a new one."""
         hello = pb.Identity()
         hello.CopyFrom(self._identity)
         hello.resumes_session = getattr(self, "session_id", 0)
-        self._outgoing, self._responses, welcome = open_stream(
-            connection, lambda channel: pb_grpc.DebuggerStub(channel).Session, pb.WorkerMessage(hello=hello), window_s)
+        first = pb.WorkerMessage(hello=hello)
+        parked = parking.take(connection.addr) if window_s is None else None
+        welcome = self._reopen(parked, first) if parked is not None else None
+        if welcome is None:
+            outgoing, responses, welcome = open_stream(
+                connection, lambda channel: pb_grpc.DebuggerStub(channel).Session, first, window_s)
+            self._stream = parking.SessionStream(outgoing, responses, self._deliver_to(threading.Event()))
         self.addr = connection.addr
         self.session_id = welcome.welcome.session_id
-        self._outbox = outbox(self._responses, self._outgoing)
-        over = self._over = threading.Event()  # this stream's end was delivered
-        deliver_each(self._responses, lambda message: self._arrived(message, over))
+
+    def _reopen(self, parked: parking.SessionStream, first: pb.WorkerMessage) -> pb.ServerMessage | None:
+        """Open this stop on `parked` (a stream of the process's last stops); its welcome, or
+        None when the stream turned out dead (closed: the caller opens a new one)."""
+        if not parked.claim(self._deliver_to(threading.Event())):
+            return None
+        parked.outbox.send(first)
+        reply = self._inbox.get()
+        if reply is not None and reply.HasField("welcome"):
+            self._stream = parked
+            return reply
+        parked.close()  # its end, or the server's goodbye (it shuts down): nothing more of it is read
+        self._inbox = queue.SimpleQueue()
+        return None
+
+    def _deliver_to(self, over: threading.Event) -> parking.Deliver:
+        """What a stream of this session delivers its messages to; `over` is set once its end
+        was delivered."""
+        self._over = over
+        return lambda message: self._arrived(message, over)
 
     @property
     def owned(self) -> bool:
@@ -306,17 +351,17 @@ class RemoteSession:
                 body.output = body.output[start:]
         if kind == "prompt":
             self._last_prompt = message  # what a reconnected stream shows again
-        self._outbox.send(message)
+        self._stream.outbox.send(message)
 
     def send_output(self, text: str, stop: int | None = None) -> None:
         """Stream `text[:stop]` as output chunks, waiting while the wire is behind, so that
         output of any size flows through bounded memory (dropped once the stream is gone)."""
         for piece in chunks(text, stop):
-            while self._outbox.backlog >= OUTGOING_LIMIT:
-                if self._responses.done():
+            while self._stream.outbox.backlog >= OUTGOING_LIMIT:
+                if self._stream.responses.done():
                     return
                 time.sleep(_WAIT_S)
-            self._outbox.send(pb.WorkerMessage(output=pb.OutputChunk(text=piece)))
+            self._stream.outbox.send(pb.WorkerMessage(output=pb.OutputChunk(text=piece)))
 
     def receive(self) -> pb.ServerMessage | None:
         """The next server message, or None once the stream is over for good (`farewell`)."""
@@ -334,20 +379,30 @@ class RemoteSession:
     def _reconnect(self) -> bool:
         """Reach the server again within the reconnect window and re-register this stop;
         False (with `farewell` set) when no server answered in time."""
-        if not reopen(self._outgoing, lambda window_s: self._open(self._connect(), window_s)):
+        if not reopen(self._stream.outgoing, lambda window_s: self._open(self._connect(), window_s)):
             self.farewell = f"no debugger reachable at {self.addr} for {setting(RECONNECT_S):g} s ({RECONNECT_S.name})"
             return False
         if self._last_prompt is not None:
-            self._outbox.send(self._last_prompt)
+            self._stream.outbox.send(self._last_prompt)
         return True
 
-    def end(self, output: str, reason: EndReason) -> None:
-        """Tell the server the session is over, and half-close (once: a later call does nothing)."""
+    def end(self, output: str, reason: EndReason, park: bool = False) -> None:
+        """Tell the server the session is over (once: a later call does nothing). With `park`,
+        keep the stream for the process's next stop if there is room (`wait_closed` parks
+        it), else half-close it."""
         if not self.ended:
             self.ended = True
-            self._outbox.send(pb.WorkerMessage(ended=pb.Ended(output=output, reason=reason.pb)), last=True)
+            self._park = park and parking.room(self.addr)
+            self._stream.outbox.send(pb.WorkerMessage(ended=pb.Ended(output=output, reason=reason.pb, park=self._park)),
+                                     last=not self._park)
 
     def wait_closed(self) -> None:
-        """Let the server finish the stream (bounded), so it has the end before the program
-        goes on (it may exit at once)."""
-        self._over.wait(END_TIMEOUT_S)
+        """Make sure (bounded) the server gets the end before the program goes on, as it may
+        exit at once: a stream kept for the next stop once the end was handed to the
+        transport (the server reads it before anything else of the stream, the process's exit
+        included; meshdbg.worker.parking), any other once the server closed it."""
+        if self._park:
+            self._stream.outbox.flush(END_TIMEOUT_S)
+            parking.park(self.addr, self._stream)
+        else:
+            self._over.wait(END_TIMEOUT_S)

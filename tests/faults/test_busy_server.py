@@ -9,8 +9,6 @@ leave no gRPC thread behind (in a burst of 10,000 they were thousands).
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import threading
 import time
 from typing import Iterator
@@ -18,50 +16,21 @@ from typing import Iterator
 import grpc
 import pytest
 
-from meshdbg.debugger.auth import TokenInterceptor
+from e2e import servicer_on_loopback
+
 from meshdbg.debugger.servicer import DebuggerServicer
 from meshdbg.debugger.registry import SessionRegistry
 from meshdbg.wire.connection import ConnectionInfo, PROTOCOL_VERSION
 from meshdbg.wire.environment import RECONNECT_S
-from meshdbg.wire.keepalive import SERVER_KEEPALIVE
 from meshdbg.wire.proto import debugger_pb2 as pb
-from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 from meshdbg.wire.vocabulary import EndReason
 from meshdbg.worker.remote import RemoteSession
-
-
-@contextlib.contextmanager
-def serving(servicer: DebuggerServicer, **options: int) -> Iterator[ConnectionInfo]:
-    """`servicer` on a real gRPC server on loopback (token "t"), with grpc.aio.server's `options`."""
-    started = threading.Event()
-    stop: list[asyncio.Event] = []
-    addr: list[str] = []
-
-    async def serve() -> None:
-        server = grpc.aio.server(interceptors=[TokenInterceptor("t")], options=SERVER_KEEPALIVE, **options)
-        pb_grpc.add_DebuggerServicer_to_server(servicer, server)
-        addr.append(f"127.0.0.1:{server.add_insecure_port('127.0.0.1:0')}")
-        await server.start()
-        stop.append(asyncio.Event())
-        started.set()
-        await stop[0].wait()
-        await server.stop(0)
-
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    assert started.wait(10)
-    try:
-        yield ConnectionInfo(addr[0], "t")
-    finally:
-        loop.call_soon_threadsafe(stop[0].set)
-        thread.join(10)
 
 
 @pytest.fixture
 def one_rpc_at_a_time() -> Iterator[ConnectionInfo]:
     """A real meshdbg server on loopback that runs one RPC at a time."""
-    with serving(DebuggerServicer(SessionRegistry()), maximum_concurrent_rpcs=1) as connection:
+    with servicer_on_loopback(DebuggerServicer(SessionRegistry()), maximum_concurrent_rpcs=1) as connection:
         yield connection
 
 
@@ -117,7 +86,7 @@ def test_streams_dropped_after_their_hello_are_retried_without_leaking_threads(m
     monkeypatch.setenv(RECONNECT_S.name, "1")
     servicer = RefusesAfterHello(SessionRegistry())
     servicer.busy_until = time.monotonic() + 3
-    with serving(servicer) as connection:
+    with servicer_on_loopback(servicer) as connection:
         readers = request_readers()
         session = RemoteSession(lambda: connection, pb.Identity(rank=0, protocol_version=PROTOCOL_VERSION))
         assert time.monotonic() >= servicer.busy_until

@@ -5,6 +5,7 @@ server died is not taken for connected."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import threading
@@ -86,3 +87,34 @@ def test_a_channel_whose_server_died_is_not_taken_for_connected(
     assert _within_deadline(lambda: not connected_now(channel))
     with pytest.raises(ConnectionFailed):
         ready_channel(connection, time.monotonic() + DEADLINE_S)
+
+
+def test_a_stopped_server_is_waited_for_not_taken_for_gone(server_process: tuple[subprocess.Popen, ConnectionInfo]
+                                                          ) -> None:
+    """A server stopped for seconds (SIGSTOP, a starved machine) fails gRPC's connection, but
+    its port still accepts: a stop reached meanwhile waits for it (it was told "connection
+    failed" after REFUSED_GRACE_S, and the rank ran on past its breakpoint()). A connection
+    that was up when the server stopped is READY until keepalive breaks it: then this."""
+    process, connection = server_process
+    process.send_signal(signal.SIGSTOP)
+    outcome: list[object] = []
+    waiting = threading.Thread(target=lambda: outcome.append(_ready_or_error(connection)))
+    try:
+        waiting.start()
+        waiting.join(STALL_S)  # the fault: the server stays stopped this long, past keepalive's ~4 s
+        assert not outcome, outcome  # still waiting for it, not given up
+    finally:
+        process.send_signal(signal.SIGCONT)
+    waiting.join(DEADLINE_S)
+    assert outcome == [channel_for(connection)]
+
+
+STALL_S = 6.0
+
+
+def _ready_or_error(connection: ConnectionInfo) -> object:
+    try:
+        channel = ready_channel(connection, time.monotonic() + STALL_S + DEADLINE_S)
+    except ConnectionFailed as exc:
+        return exc
+    return channel

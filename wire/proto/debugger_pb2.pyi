@@ -31,6 +31,7 @@ class EndReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     END_REASON_THREAD_FINISHED: _ClassVar[EndReason]
     END_REASON_WORKER_GONE: _ClassVar[EndReason]
     END_REASON_SERVER_STOPPED: _ClassVar[EndReason]
+    END_REASON_STOPPED_AGAIN: _ClassVar[EndReason]
 
 class WatchKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -73,6 +74,7 @@ END_REASON_QUIT: EndReason
 END_REASON_THREAD_FINISHED: EndReason
 END_REASON_WORKER_GONE: EndReason
 END_REASON_SERVER_STOPPED: EndReason
+END_REASON_STOPPED_AGAIN: EndReason
 WATCH_KIND_UNSPECIFIED: WatchKind
 WATCH_KIND_OPENED: WatchKind
 WATCH_KIND_SYNCED: WatchKind
@@ -239,12 +241,14 @@ class Interrupted(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ...) -> None: ...
 
 class Ended(_message.Message):
-    __slots__ = ("output", "reason")
+    __slots__ = ("output", "reason", "park")
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    PARK_FIELD_NUMBER: _ClassVar[int]
     output: str
     reason: EndReason
-    def __init__(self, output: _Optional[str] = ..., reason: _Optional[_Union[EndReason, str]] = ...) -> None: ...
+    park: bool
+    def __init__(self, output: _Optional[str] = ..., reason: _Optional[_Union[EndReason, str]] = ..., park: _Optional[bool] = ...) -> None: ...
 
 class ServerMessage(_message.Message):
     __slots__ = ("welcome", "input", "resume", "interrupt", "goodbye", "query")
