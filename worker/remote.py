@@ -36,7 +36,7 @@ from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 CONNECT_TIMEOUT_S = 5.0  # the longest single wait for a connection's state to change
 REFUSED_GRACE_S = 1.5  # a channel failing this long after its first failure is refused (reconnects take <= 1 s)
 PROBE_TIMEOUT_S = 1.0  # how long a connection to a failing server's port may take to be accepted
-END_TIMEOUT_S = 5.0  # how long an ending session waits for the server to close its stream
+END_TIMEOUT_S = 5.0  # how long an ending session waits for the server to close its stream (or gRPC to send its end)
 RETRY_PAUSE_S = 0.05  # the first pause between tries; it doubles up to RETRY_PAUSE_MAX_S
 RETRY_PAUSE_MAX_S = 2.0
 # A server that accepts connections but refuses or drops new streams (a burst of 10,000
@@ -259,7 +259,9 @@ class RemoteSession:
     (meshdbg.worker.delivery), so an `interrupt` reaches the worker while its pdb thread runs
     a command (`n` over a long loop): it is answered at once through `on_interrupt`, and
     everything else is queued for `receive`, with no thread of ours in between. A session
-    belongs to the process that opened it; a forked child opens its own.
+    belongs to the process that opened it; a forked child opens its own. A new stop opens on
+    a stream the process's last stops kept (meshdbg.worker.parking) when it has one, and its
+    end keeps the stream for the next (`end(park=True)`).
 
     A broken stream does not end the stop: `receive` reconnects (to the server the connection
     resolves to then, so a server restarted on the same connection file counts) for up to the
