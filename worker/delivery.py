@@ -216,13 +216,7 @@ class Outbox:
         if not self._state.condition.acquire(timeout=EXIT_LOCK_WAIT_S if sys.is_finalizing() else -1):
             return
         try:
-            if self._closed or self._state.code is not None:
-                return
-            self._closed = last
-            if _SEND in self._state.due or self._queued:
-                self._queued.append((data, last))
-            else:
-                self._start(data, last)
+            self._give(data, last)
         finally:
             self._state.condition.release()
 
@@ -233,13 +227,19 @@ class Outbox:
 
     def close(self) -> None:
         with self._state.condition:
-            if self._closed or self._state.code is not None:
-                return
-            self._closed = True
-            if _SEND in self._state.due or self._queued:
-                self._queued.append((None, True))
-            else:
-                self._start(None, True)
+            self._give(None, True)
+
+    def _give(self, data: bytes | None, last: bool) -> None:
+        """`data` (None: no message) and with `last` the half-close, after what was given
+        before: handed to gRPC now if nothing is being sent, else queued (the state's
+        condition held; dropped once the last was given or the stream is over)."""
+        if self._closed or self._state.code is not None:
+            return
+        self._closed = last
+        if _SEND in self._state.due or self._queued:
+            self._queued.append((data, last))
+        else:
+            self._start(data, last)
 
     def _start(self, data: bytes | None, last: bool) -> None:
         """Hand `data` (None: no message) to gRPC, with the half-close when `last` (the state's

@@ -130,3 +130,23 @@ def test_a_send_waits_for_the_first_messages_send_to_complete(channel: grpc.Chan
     sender.send(_line("prompt"), last=True)
     assert arrived.get(timeout=10).input.line == "prompt"
     assert arrived.get(timeout=10) is None
+
+
+def test_flush_waits_for_the_sends_and_close_half_closes_after_them(channel: grpc.Channel, path: str) -> None:
+    """What a kept session stream needs (meshdbg.worker.parking): its end handed to the
+    transport before the program runs on (`flush`), and at exit a half-close with no message
+    after what was sent (`close`), which the server answers by ending the call."""
+    outgoing, responses = _stream(channel, path)
+    arrived: queue.SimpleQueue[pb.ServerMessage | None] = queue.SimpleQueue()
+    deliver_each(responses, arrived.put)
+    sender = outbox(responses, outgoing)
+    for index in range(50):
+        sender.send(_line(f"line {index}"))
+    assert sender.flush(10)
+    assert sender.backlog == 0
+    sender.close()
+    assert [arrived.get(timeout=10).input.line for _ in range(50)] == [f"line {index}" for index in range(50)]
+    assert arrived.get(timeout=10) is None  # the echo's request iterator ended: the call is over
+    assert responses.code() is grpc.StatusCode.OK
+    sender.close()  # once: nothing more to do
+    assert sender.flush(1)  # the stream is over: nothing waits
