@@ -254,8 +254,11 @@ class Outbox:
     def _sent(self, event: Any) -> bool:
         call_done: bool = self._fill_state(event)
         with self._state.condition:
-            if self._queued and self._state.code is None:
+            if self._state.code is not None:
+                self._queued.clear()  # the call is over: nothing more goes out
+            elif self._queued and _SEND not in self._state.due:
+                # (Another thread may have started a send between the completion taking this
+                # one off the call and now: then its completion starts the next. gRPC allows
+                # one send in flight, and refuses a second in this, its channel thread.)
                 self._start(*self._queued.popleft())
-            else:
-                self._queued.clear()
         return call_done

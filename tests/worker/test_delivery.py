@@ -6,8 +6,12 @@ gRPC without the internals the direct one uses would take."""
 
 from __future__ import annotations
 
+import os
 import queue
+import subprocess
+import sys
 import threading
+from pathlib import Path
 from concurrent import futures
 from typing import Iterator
 
@@ -150,3 +154,52 @@ def test_flush_waits_for_the_sends_and_close_half_closes_after_them(channel: grp
     assert responses.code() is grpc.StatusCode.OK
     sender.close()  # once: nothing more to do
     assert sender.flush(1)  # the stream is over: nothing waits
+
+
+def test_a_send_started_while_the_last_ones_completion_is_handled_is_waited_for() -> None:
+    """Between a send's completion taking it off the call (gRPC's event handler) and the outbox
+    starting the next queued message, another thread can start a send of its own (nothing was
+    in flight) and a third queue one behind it: the next one then waits for that send's
+    completion. It was started at once, a second send in flight, which gRPC refuses ("call
+    error 8"), in gRPC's channel thread, which died of it: a rank streaming a large output with
+    the program writing beside it stopped answering (tests/faults/test_slow_clients.py, ~1 in 16
+    under load). The window is held open here while the two other threads send; in a process
+    of its own, since a channel whose thread died never closes."""
+    done = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+                           "import test_delivery; test_delivery.send_in_the_window()"],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0 and done.stdout.split() == ["first", "second", "third"], done.stdout + done.stderr
+
+
+def send_in_the_window() -> None:
+    """The scenario of the test above: prints the lines that came back, and exits at once."""
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(
+        "test.Echo", {"Echo": grpc.stream_stream_rpc_method_handler(_echo)})])
+    channel = grpc.insecure_channel(f"127.0.0.1:{server.add_insecure_port('127.0.0.1:0')}")
+    server.start()
+    outgoing, responses = _stream(channel, "direct")
+    arrived: queue.SimpleQueue[pb.ServerMessage | None] = queue.SimpleQueue()
+    deliver_each(responses, arrived.put)
+    sender = outbox(responses, outgoing)
+    assert isinstance(sender, delivery.Outbox)
+    fill_state, held = sender._fill_state, []
+
+    def completion_with_others_sending(event: object) -> bool:
+        done = fill_state(event)  # the send that completed is off the call now
+        if not held:
+            held.append(True)
+            for line in ("second", "third"):  # the second starts at once, the third queues behind it
+                thread = threading.Thread(target=sender.send, args=(_line(line),))
+                thread.start()
+                thread.join()
+        return done
+
+    sender._fill_state = completion_with_others_sending  # type: ignore[method-assign]
+    sender.send(_line("first"))
+    try:
+        for _ in range(3):
+            message = arrived.get(timeout=10)
+            print(message.input.line if message is not None else "(the end)", flush=True)
+    finally:
+        os._exit(0)  # not through gRPC's shutdown, which waits for a dead channel thread
