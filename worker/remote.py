@@ -35,7 +35,9 @@ from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 
 CONNECT_TIMEOUT_S = 5.0  # the longest single wait for a connection's state to change
 REFUSED_GRACE_S = 1.5  # a channel failing this long after its first failure is refused (reconnects take <= 1 s)
-PROBE_TIMEOUT_S = 1.0  # how long a connection to a failing server's port may take to be accepted
+PROBE_TIMEOUT_S = 1.0  # how long a failing server's port may take to accept a connection, and to answer on it
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"  # what every HTTP/2 connection opens with
+_FRAME_HEADER, _FRAME_TYPE, _SETTINGS = 9, 3, 0x4  # an HTTP/2 server answers it with a SETTINGS frame
 END_TIMEOUT_S = 5.0  # how long an ending session waits for the server to close its stream (or gRPC to send its end)
 RETRY_PAUSE_S = 0.05  # the first pause between tries; it doubles up to RETRY_PAUSE_MAX_S
 RETRY_PAUSE_MAX_S = 2.0
@@ -141,7 +143,7 @@ def ready_channel(connection: ConnectionInfo, deadline: float) -> grpc.Channel:
     ConnectionFailed then: whoever retries resolves the server again, since it may have moved.
     A server stopped for a few seconds (SIGSTOP, a starved machine) fails gRPC's connection
     too, its handshake unanswered, but the kernel still accepts at its port: a stop reached
-    meanwhile waits for it instead of letting the rank run on (`accepts_connections`).
+    meanwhile waits for it instead of letting the rank run on (`server_waking`).
     """
     channel = channel_for(connection)
     if connected_now(channel):
@@ -165,9 +167,9 @@ def ready_channel(connection: ConnectionInfo, deadline: float) -> grpc.Channel:
                 if failed_since is None and grpc.ChannelConnectivity.TRANSIENT_FAILURE in states:
                     failed_since = now
                 if failed_since is not None and now >= failed_since + REFUSED_GRACE_S:
-                    if not accepts_connections(connection.addr):
+                    if not server_waking(connection.addr):
                         raise ConnectionFailed(f"no meshdbg server reachable at {connection.addr} (connection failed)")
-                    failed_since = None  # stalled, not gone: waited for until the deadline
+                    failed_since = None  # stopped, not gone: waited for until the deadline
                     states.clear()
                 if now >= deadline and states:  # the channel's state is known, and it is not READY
                     raise ConnectionFailed(f"no meshdbg server reachable at {connection.addr} (no answer)")
@@ -177,14 +179,27 @@ def ready_channel(connection: ConnectionInfo, deadline: float) -> grpc.Channel:
         channel.unsubscribe(watch)
 
 
-def accepts_connections(addr: str) -> bool:
-    """Whether something listens at `addr`: a TCP connection is accepted within
-    PROBE_TIMEOUT_S. Asked only once gRPC kept failing to connect for REFUSED_GRACE_S."""
+def server_waking(addr: str) -> bool:
+    """Whether an HTTP/2 server that is stopped or starved listens at `addr`: a TCP connection
+    is accepted (its kernel accepts for it), and to HTTP/2's client preface nothing comes back
+    within PROBE_TIMEOUT_S, not even the connection's end, or an HTTP/2 SETTINGS frame does (it
+    woke meanwhile). To be waited for. Not one: nothing listening (refused), a host that does
+    not answer, or a listener that answers otherwise (another service, TLS against plaintext):
+    their stops go on as before. Asked only once gRPC kept failing to connect for
+    REFUSED_GRACE_S."""
     try:
-        with socket.create_connection(split_addr(addr), timeout=PROBE_TIMEOUT_S):
-            return True
+        probe = socket.create_connection(split_addr(addr), timeout=PROBE_TIMEOUT_S)
     except (OSError, ValueError):  # refused, unreachable, silent, or no port in the address
         return False
+    with probe:
+        try:
+            probe.sendall(_HTTP2_PREFACE)
+            frame = probe.recv(_FRAME_HEADER)  # b"": the connection's end
+            return len(frame) > _FRAME_TYPE and frame[_FRAME_TYPE] == _SETTINGS
+        except TimeoutError:
+            return True
+        except OSError:  # reset: awake, and not taking us
+            return False
 
 
 StreamMethod = Callable[[grpc.Channel], grpc.StreamStreamMultiCallable]  # e.g. lambda ch: Stub(ch).Method

@@ -6,6 +6,7 @@ server died is not taken for connected."""
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -118,3 +119,30 @@ def _ready_or_error(connection: ConnectionInfo) -> object:
     except ConnectionFailed as exc:
         return exc
     return channel
+
+
+def test_a_listener_that_is_no_meshdbg_server_is_not_waited_for() -> None:
+    """Another service at the address (or TLS against plaintext) accepts connections too, but
+    answers: a stop gives up after the grace, as for a refused connection, and does not wait
+    the whole reconnect window as for a stopped server."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    served = threading.Event()
+
+    def answer_and_close() -> None:
+        while not served.is_set():
+            try:
+                peer, _ = listener.accept()
+            except OSError:  # closed: the test is over
+                return
+            with peer:
+                peer.recv(64)
+                peer.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    threading.Thread(target=answer_and_close, daemon=True).start()
+    connection = ConnectionInfo(f"127.0.0.1:{listener.getsockname()[1]}", "token")
+    try:
+        with pytest.raises(ConnectionFailed, match=r"\(connection failed\)"):  # not "(no answer)", at the deadline
+            ready_channel(connection, time.monotonic() + 60)
+    finally:
+        served.set()
+        listener.close()
