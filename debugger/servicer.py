@@ -44,7 +44,7 @@ HELLO_TIMEOUT_S = 10.0  # a stream that says nothing for this long is closed
 HELLO_LIMIT = 64 * 1024  # bytes: identities stay small, so listings of thousands stay fast
 SESSION_STREAM = "a session"  # a worker's session stream, in errors and the log
 # Session streams kept open for their processes' next stops, at most (~24 KiB of the server's
-# memory each); past it, a stream whose session ends is closed, as a worker that asks no parking's.
+# memory each); past it, a stream whose session ends is closed, as if its worker had not asked.
 PARKED_LIMIT = 1024
 _M = TypeVar("_M", bound=Message)  # the message type of a stream
 

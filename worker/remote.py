@@ -139,8 +139,8 @@ def ready_channel(connection: ConnectionInfo, deadline: float) -> grpc.Channel:
     A server that is slow to answer (a loaded machine, a burst of thousands of breakpoints, a
     hung server that may wake up) is waited for until `deadline`. A refused connection (the
     channel still failing REFUSED_GRACE_S after its first failure, which covers one reconnect
-    after an earlier outage, and nothing accepting a connection at the address) raises
-    ConnectionFailed then: whoever retries resolves the server again, since it may have moved.
+    after an earlier outage, and no stopped or waking server at the address: `server_waking`)
+    raises ConnectionFailed then: whoever retries resolves the server again, since it may have moved.
     A server stopped for a few seconds (SIGSTOP, a starved machine) fails gRPC's connection
     too, its handshake unanswered, but the kernel still accepts at its port: a stop reached
     meanwhile waits for it instead of letting the rank run on (`server_waking`).
