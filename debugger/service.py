@@ -10,6 +10,7 @@ from typing import Callable, Sequence
 
 import grpc
 
+from meshdbg.debugger.attached_client import AttachedClient
 from meshdbg.debugger.auth import DecodingInterceptor, TokenInterceptor
 from meshdbg.debugger.certificates import ServerCertificate
 from meshdbg.wire.tls import insecure_bind_warning
@@ -21,6 +22,7 @@ from meshdbg.wire.errors import MeshdbgError, UsageError
 from meshdbg.wire.keepalive import SERVER_KEEPALIVE
 from meshdbg.wire.logs import logger, said
 from meshdbg.debugger.mesh_servicer import MeshServicer
+from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 from meshdbg.wire.proto import mesh_pb2_grpc as mesh_grpc
 from meshdbg.debugger.servicer import DebuggerServicer
@@ -124,6 +126,11 @@ class DebugClient:
         if self._server is None:
             raise MeshdbgError(f"`meshdbg {self.what}` has not started")
         return LocalChannel(self._server)
+
+    def attached(self, target: pb.AttachTarget) -> AttachedClient:
+        """An attach for a client in this process and loop (`meshdbg run`'s console), called
+        in place of a stream (ControlClient.beside); MeshdbgError when `target` names no session."""
+        return AttachedClient(self.registry, target)
 
     def idle(self) -> bool:
         """No session is open: a garbage-collection pause costs no one anything now."""

@@ -7,7 +7,7 @@ meshdbg errors into gRPC status codes. The logic lives in meshdbg.debugger.sessi
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator, Awaitable, Callable, NoReturn, TypeVar
+from typing import Any, AsyncIterator, Callable, NoReturn, TypeVar
 
 from google.protobuf.message import Message
 
@@ -16,18 +16,18 @@ import grpc
 from meshdbg.wire.connection import PROTOCOL_VERSION
 from meshdbg.wire.chunks import check_line
 from meshdbg.wire.coords import format_coords
-from meshdbg.wire.errors import MeshdbgError, SessionError, UsageError
+from meshdbg.wire.errors import MeshdbgError, SessionError
 from meshdbg.wire.logs import logger
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 from meshdbg.debugger.auth import Requests, reads_requests
 from meshdbg.debugger.deadlines import (CAST_S, CLIENT_STALL_S, COMPARE_S, CONTINUE_S, INTERRUPT_S, STACKS_S, NoAnswer,
                                          answer_within, cut_off_text, deadline)
+from meshdbg.debugger.attached_client import AttachedClient
 from meshdbg.debugger.casting import cast
 from meshdbg.debugger.evaluation import ask, evaluate_all
 from meshdbg.debugger.sampling import collect_stacks
 from meshdbg.debugger.liveness import gone_reason, keep_while_alive
-from meshdbg.debugger.peers import PeerFeed
 from meshdbg.debugger.pipeline_query import ask_pipeline
 from meshdbg.debugger.sanitize import sanitize_identity
 from meshdbg.debugger.selection import ALL, parse_selection
@@ -36,7 +36,7 @@ from meshdbg.debugger.registry import SessionRegistry
 from meshdbg.debugger.sessions import Session as RankSession
 from meshdbg.debugger.workers import WorkerRegistry
 from meshdbg.wire.status import status_code_of
-from meshdbg.wire.vocabulary import EndReason, State, wire_value
+from meshdbg.wire.vocabulary import EndReason
 
 log = logger(__name__)
 SERVER_VERSION = "0.1.0"
@@ -357,83 +357,22 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         if first is None or not first.HasField("target"):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "attach must open with a target")
         try:
-            session = self._resolve(first.target)
+            client = AttachedClient(self.registry, first.target)
         except MeshdbgError as exc:
             await _abort(context, exc)
         write = ClientWriter(context)
-        feed = PeerFeed()
-        replay = session.replay(first.target.following)
-        session.subscribe(feed)  # from the replay on, nothing others do here goes unseen
         try:
-            await write(pb.AttachEvent(attached=session.info()))
-            await write(pb.AttachEvent(reply=replay))
-            sharer = asyncio.create_task(self._share_with(feed, write))
-            watcher = asyncio.create_task(self._announce_end(session, feed, write))
-            try:
-                await self._serve_attached(session, feed, request_iterator, write)
-            finally:
-                watcher.cancel()
-                sharer.cancel()
+            for event in client.opening():
+                await write(event)
+            async with client.sharing(write):
+                async for request in request_iterator:
+                    if await client.answer(request, write):
+                        break
         except SessionError:
             pass  # the client went away or was cut off: the session is untouched
         finally:
-            session.unsubscribe(feed)
+            client.close()
         await write.end()
-
-    async def _serve_attached(self, session: RankSession, feed: PeerFeed, request_iterator: AsyncIterator[pb.AttachRequest],
-                              write: Callable[[pb.AttachEvent], Awaitable[None]]) -> None:
-        """An attach stream's requests: pdb lines (sent as `feed`'s client's) and completions."""
-        async for request in request_iterator:
-            kind = request.WhichOneof("kind")
-            if kind == "input":
-                reply = await self._attached_command(session, request.input, feed, write)
-                await write(pb.AttachEvent(reply=reply))
-                if reply.ended:
-                    return
-            elif kind == "complete":
-                c = request.complete
-                matches = await session.complete(c.text, c.line, c.begidx, c.endidx)
-                await write(pb.AttachEvent(completions=pb.Completions(request_id=c.request_id, matches=matches)))
-
-    def _resolve(self, target: pb.AttachTarget) -> RankSession:
-        if target.WhichOneof("kind") == "session_id":
-            return self.registry.get(target.session_id)
-        return self.registry.by_rank(target.rank.rank, target.rank.name)
-
-    @staticmethod
-    async def _attached_command(session: RankSession, line: pb.Input, feed: PeerFeed,
-                                write: Callable[[pb.AttachEvent], Awaitable[None]]) -> pb.Reply:
-        """pdb's reply to one line (its output streamed ahead of it), or why it could not run."""
-        async def forward(text: str) -> None:
-            await write(pb.AttachEvent(output=pb.OutputChunk(text=text)))
-
-        try:
-            return await session.execute(line.line, forward, eof=line.eof, by=feed)
-        except (SessionError, UsageError) as exc:
-            return pb.Reply(output=f"*** {exc}\n", prompt=session.prompt, frame=session.frame,
-                            ended=session.state is State.EXITED, reason=wire_value(session.end_reason),
-                            prompt_kind=session.prompt_kind.pb)
-
-    @staticmethod
-    async def _share_with(feed: PeerFeed, write: Callable[[pb.AttachEvent], Awaitable[None]]) -> None:
-        """Send an attached client what others do on its session, as it comes."""
-        while True:
-            shared = await feed.get()
-            try:
-                await write(pb.AttachEvent(shared=shared))
-            except SessionError:  # the client went away: its stream ends on its own
-                return
-            finally:
-                feed.done()
-
-    @staticmethod
-    async def _announce_end(session: RankSession, feed: PeerFeed, write: Callable[[pb.AttachEvent], Awaitable[None]]
-                            ) -> None:
-        """Tell an idle client that its session ended elsewhere (continue, exit, kill), after
-        what it was still to be shown of it."""
-        await session.ended.wait()
-        await feed.drained()
-        await write(pb.AttachEvent(reply=pb.Reply(frame=session.frame, ended=True, reason=wire_value(session.end_reason))))
 
     async def Watch(self, request: pb.WatchRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[pb.WatchEvent]:
         async for event in self.registry.watch(exits=request.exits):

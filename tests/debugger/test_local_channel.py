@@ -18,6 +18,7 @@ import pytest
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.local_channel import RESPONSE_WINDOW, LocalChannel, MethodTable
 from meshdbg.debugger.service import DebugClient
+from meshdbg.debugger.views import Shared
 from meshdbg.wire.errors import ConnectionFailed, NoMatchError
 from meshdbg.wire.vocabulary import State
 
@@ -68,6 +69,39 @@ def test_a_client_beside_its_server_gets_what_a_client_over_a_socket_gets(tmp_pa
                         pass
                 refusals.append(str(refused.value))
             assert refusals[0] == refusals[1]
+
+    asyncio.run(beside_a_stopped_worker(tmp_path, body))
+
+
+def test_an_attach_beside_its_server_sees_what_an_attach_over_a_socket_sees(tmp_path: Path) -> None:
+    """The console's attach is answered in place (no stream: meshdbg.debugger.attached_client);
+    each client attached the one way, then the other: the same replies to a large output and
+    to Tab, the same view of the other client's lines, the same end when a third resumes."""
+    async def both_ways(me: ControlClient, other: ControlClient) -> tuple[list[tuple[Any, ...]], list[str]]:
+        """`me` attaches and runs a large output and a Tab, `other` a line; what each saw of the other."""
+        mine: list[Shared] = []
+        theirs: list[Shared] = []
+        async with me.attach(rank=0, on_shared=mine.append) as pdb, other.attach(rank=0, on_shared=theirs.append) as peer:
+            big = await pdb.send("p 'y' * 300_000")  # streamed in chunks, joined in the reply
+            assert big.output == repr("y" * 300_000) + "\n"
+            assert await pdb.complete("wo", "p wo", 2, 4) == ["word"]
+            await peer.send("p word")
+            async with asyncio.timeout(10):
+                while not (any(shared.reply for shared in mine) and any(shared.reply for shared in theirs)):
+                    await asyncio.sleep(0.01)
+        return [(s.line, s.output, s.reply and s.reply.output) for s in mine], [s.line for s in theirs if s.line]
+
+    async def body(server: DebugClient) -> None:
+        async with ControlClient(server.connection) as remote, ControlClient.beside(server) as local:
+            seen_over_socket, seen_in_place = await both_ways(remote, local), await both_ways(local, remote)
+            assert seen_over_socket == seen_in_place
+            assert seen_in_place == ([("p word", "", None), (None, "", "'x'\n")], ["p 'y' * 300_000"])
+            async with remote.attach(rank=0) as over_socket, local.attach(rank=0) as in_place, \
+                    ControlClient(server.connection) as third:
+                await third.resume("all")
+                async with asyncio.timeout(10):
+                    ends = [await over_socket.wait_ended(), await in_place.wait_ended()]
+                assert ends[0] == ends[1] and ends[0].ended and str(ends[0].reason) == "continued"
 
     asyncio.run(beside_a_stopped_worker(tmp_path, body))
 

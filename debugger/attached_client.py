@@ -1,0 +1,101 @@
+"""One client attached to one session, as the server serves it, whatever carries its lines.
+
+A remote client's attach is a gRPC stream (`DebuggerServicer.Attach`); a client in the
+server's own process and loop (`meshdbg run`'s console, `run --dap`) calls the same object
+straight from its task (`ControlClient.beside`), with no stream, no handler task and no
+reader task in between: in `run`, a `p x` is then one hop, as its floor (issue 22). Both
+get the same events in the same order: the attached session and its replay first, then each
+line's output and reply, what others do on the session as it comes, and the session's end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import AsyncIterator, Awaitable, Callable
+
+from meshdbg.wire.errors import SessionError, UsageError
+from meshdbg.wire.proto import debugger_pb2 as pb
+from meshdbg.wire.vocabulary import State, wire_value
+from meshdbg.debugger.peers import PeerFeed
+from meshdbg.debugger.registry import SessionRegistry
+
+EventWriter = Callable[[pb.AttachEvent], Awaitable[None]]  # to the client; SessionError once it is gone
+
+
+class AttachedClient:
+    """A client's place on the session `target` names (MeshdbgError when none): it sees what
+    others do there from the replay on, until `close`."""
+
+    def __init__(self, registry: SessionRegistry, target: pb.AttachTarget) -> None:
+        if target.WhichOneof("kind") == "session_id":
+            self.session = registry.get(target.session_id)
+        else:
+            self.session = registry.by_rank(target.rank.rank, target.rank.name)
+        self._feed = PeerFeed()
+        self._replay = self.session.replay(target.following)
+        self.session.subscribe(self._feed)  # from the replay on, nothing others do here goes unseen
+
+    def opening(self) -> tuple[pb.AttachEvent, pb.AttachEvent]:
+        """What the client is sent first: the session, then what was on screen."""
+        return pb.AttachEvent(attached=self.session.info()), pb.AttachEvent(reply=self._replay)
+
+    def close(self) -> None:
+        self.session.unsubscribe(self._feed)
+
+    async def answer(self, request: pb.AttachRequest, write: EventWriter) -> bool:
+        """Answer one request of the client (a pdb line, run as this client's, or a completion)
+        through `write`; whether the session ended with it."""
+        kind = request.WhichOneof("kind")
+        if kind == "input":
+            reply = await self._command(request.input, write)
+            await write(pb.AttachEvent(reply=reply))
+            return reply.ended
+        if kind == "complete":
+            c = request.complete
+            matches = await self.session.complete(c.text, c.line, c.begidx, c.endidx)
+            await write(pb.AttachEvent(completions=pb.Completions(request_id=c.request_id, matches=matches)))
+        return False
+
+    async def _command(self, line: pb.Input, write: EventWriter) -> pb.Reply:
+        """pdb's reply to one line (its output streamed ahead of it), or why it could not run."""
+        async def forward(text: str) -> None:
+            await write(pb.AttachEvent(output=pb.OutputChunk(text=text)))
+
+        session = self.session
+        try:
+            return await session.execute(line.line, forward, eof=line.eof, by=self._feed)
+        except (SessionError, UsageError) as exc:
+            return pb.Reply(output=f"*** {exc}\n", prompt=session.prompt, frame=session.frame,
+                            ended=session.state is State.EXITED, reason=wire_value(session.end_reason),
+                            prompt_kind=session.prompt_kind.pb)
+
+    @contextlib.asynccontextmanager
+    async def sharing(self, write: EventWriter) -> AsyncIterator[None]:
+        """While inside: what others do on the session goes to `write` as it comes, and the
+        session's end once it ends elsewhere (continue, exit, kill) after all of that."""
+        sharer = asyncio.create_task(self._share(write))
+        watcher = asyncio.create_task(self._announce_end(write))
+        try:
+            yield
+        finally:
+            watcher.cancel()
+            sharer.cancel()
+
+    async def _share(self, write: EventWriter) -> None:
+        while True:
+            shared = await self._feed.get()
+            try:
+                await write(pb.AttachEvent(shared=shared))
+            except SessionError:  # the client went away: its stream ends on its own
+                return
+            finally:
+                self._feed.done()
+
+    async def _announce_end(self, write: EventWriter) -> None:
+        session = self.session
+        await session.ended.wait()
+        await self._feed.drained()
+        with contextlib.suppress(SessionError):  # the client went away meanwhile
+            await write(pb.AttachEvent(reply=pb.Reply(frame=session.frame, ended=True,
+                                                      reason=wire_value(session.end_reason))))
