@@ -88,6 +88,18 @@ def _take_pending_interrupt() -> None:
     """A Python call, where an interrupt raised into this thread just before lands."""
 
 
+def _forget_unhandled_interrupt() -> None:
+    """Let the program exit as it will after an interrupted pdb command.
+
+    CPython's `eval` of a string (what `p`, `pp` and `display` run) that raises
+    KeyboardInterrupt marks the interpreter to kill itself with SIGINT at its exit, though pdb
+    caught the interrupt and the program went on (3.11-3.13; local pdb's program ends so too): under
+    `meshdbg run` the launcher would take that for a failed rank and stop the mesh. The next
+    string evaluation clears the mark.
+    """
+    eval("None")
+
+
 class _Activity(enum.Enum):
     """What the session's thread is doing, as an interrupt must know it."""
 
@@ -126,6 +138,7 @@ class PdbWrapper(pdb.Pdb):
         self._activity = _Activity.RUNNING
         self._activity_lock = threading.Condition(threading.Lock())  # an interrupt (another thread) reads what this one does
         self._interrupted = False
+        self._interrupted_command = False  # a KeyboardInterrupt was raised into the command under way
         self._prompted = False
         # (pdb, frame, line) of the last position shown in this stop, and its (frame, location)
         self._shown_position: tuple[tuple[pdb.Pdb, FrameType, int], tuple[pb.Frame, str]] | None = None
@@ -319,12 +332,17 @@ class PdbWrapper(pdb.Pdb):
     def _set_activity(self, activity: _Activity) -> None:
         with self._activity_lock:
             leaving_command = self._activity is _Activity.COMMAND
+            interrupted, self._interrupted_command = self._interrupted_command and leaving_command, False
             self._activity = activity
             self._activity_lock.notify_all()
         if leaving_command:
-            # Still inside pdb's command loop, whose KeyboardInterrupt handler shows it as
-            # local pdb does (`--KeyboardInterrupt--`): a late interrupt cannot reach user code.
-            _take_pending_interrupt()
+            try:
+                # Still inside pdb's command loop, whose KeyboardInterrupt handler shows it as
+                # local pdb does (`--KeyboardInterrupt--`): a late interrupt cannot reach user code.
+                _take_pending_interrupt()
+            finally:
+                if interrupted:
+                    _forget_unhandled_interrupt()
 
     def _command_arrived(self) -> None:
         """A line (or a resume) is on its way to pdb's thread, which may not have woken yet."""
@@ -347,6 +365,7 @@ class PdbWrapper(pdb.Pdb):
                 self.break_in(frame)
             elif self._activity is _Activity.COMMAND:
                 _raise_in_thread(self._thread_id, KeyboardInterrupt)
+                self._interrupted_command = True
         user = innermost_user_frame(frame)
         return _wire_frame(user, user.f_lineno) if user is not None else pb.Frame()
 

@@ -16,6 +16,7 @@ from meshdbg.debugger.control import ControlClient
 from meshdbg.wire.errors import UsageError
 from meshdbg.wire.vocabulary import EndReason
 from parity import SCRIPTS, bootstrap_worker, local_transcript
+from watching import watch_until
 
 
 async def _step_until(pdb, text: str) -> None:
@@ -241,3 +242,23 @@ def test_assignments_in_interact_stick_as_with_bang(server: Server) -> None:
             await pdb.send("c")
 
     server.run(body)
+
+
+def test_an_interrupted_command_leaves_the_programs_exit_status_alone(server: Server) -> None:
+    """(CPython marks an interpreter whose `eval` of a string raised KeyboardInterrupt to kill
+    itself with SIGINT at exit, though pdb caught it: local pdb's program, Ctrl-C'd in `p`, ends
+    so on 3.11-3.13, and under `meshdbg run` the launcher would stop the mesh for that rank)"""
+    worker = server.worker("hold.py")
+    server.wait_sessions(1)
+
+    async def body(client: ControlClient) -> None:
+        async with client.attach(rank=0) as pdb:
+            command = asyncio.create_task(pdb.send("p sum(k for k in range(10**10))"))
+            await asyncio.wait_for(watch_until(client, {"running": [0]}), 10)
+            await client.break_in(pdb.session.id)
+            assert (await asyncio.wait_for(command, 10)).output.strip() == "*** KeyboardInterrupt"
+            assert (await pdb.send("c")).ended  # no other string evaluated before the program ends
+
+    server.run(body)
+    out, err = worker.communicate(timeout=30)
+    assert (worker.returncode, out.strip()) == (0, "rank 0 continued"), err
