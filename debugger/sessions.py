@@ -184,13 +184,15 @@ class Session:
     def unsubscribe(self, feed: PeerFeed) -> None:
         self._peers = tuple(peer for peer in self._peers if peer is not feed)
 
-    def _share(self, make: Callable[..., pb.ProgramShared], *args: object) -> None:
-        """`make(*args)` to every attached client but the issuer (built only if one is there)."""
+    def _share(self, make: Callable[..., pb.ProgramShared], *args: object) -> bool:
+        """`make(*args)` to every attached client but the issuer (built only if one is there);
+        whether any was."""
         others = [feed for feed in self._peers if feed is not self._issuer]
         if others:
             shared = make(*args)
             for feed in others:
                 feed.put(shared)
+        return bool(others)
 
     async def complete(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
         """Tab completions computed by the remote pdb in its current frame."""
@@ -292,8 +294,9 @@ class Session:
             self._collected.append(text)
 
     def on_prompt(self, prompt: pb.Prompt) -> None:
-        if self._pending is None and prompt.output.replace(prompt.location + "\n", "", 1).strip():
-            self._unseen = prompt.output  # a stop no command asked for began with more than its position
+        # More than the position, with no command waiting for it: a stop that began so (display
+        # changes), or the late reply to a command whose rank stopped answering, then woke.
+        unasked = self._pending is None and prompt.output.replace(prompt.location + "\n", "", 1).strip()
         self._set_state(State.STOPPED)
         self.stops += 1
         self._frame = prompt.frame.SerializeToString()
@@ -304,7 +307,9 @@ class Session:
         def reply() -> pb.Reply:  # one each: the issuer's copy is added to (`_send`)
             return pb.Reply(output=prompt.output, prompt=prompt.prompt, frame=prompt.frame, prompt_kind=prompt.kind)
 
-        self._share(lambda: peers.reply(reply()))
+        shown = self._share(lambda: peers.reply(reply()))
+        if unasked and not shown:
+            self._unseen = prompt.output  # for whoever comes next: the next attach, or the next command's output
         self._registry.publish(WatchKind.UPDATED, self)
         if self._pending and not self._pending.done():
             self._pending.set_result(reply())
