@@ -15,8 +15,8 @@ line-buffered, as it is on a terminal.
 Never a deadlock: nothing flushes the program's streams while holding the lock the reader
 needs, the reader never waits for pdb's thread, and a full wire only slows the reader (which
 slows the writer, as a slow terminal does). When the last session ends the descriptors are
-restored at once; the reader then drains what is left (a forked child may still hold the
-pipe) into the old destination only, until end of file, and parks for the next capture.
+restored at once; the pipes and their reader are kept for the process's next session, the
+reader teeing what still comes (a forked child may hold the pipes) into the old destination only.
 Under `meshdbg run` what goes on to the launcher's pipes is marked as shown
 (meshdbg.wire.shown_marks), so a console attached to this rank does not print it a second
 time as a log line.
@@ -43,7 +43,7 @@ STREAMS = (1, 2)
 READ_BYTES = 64 * 1024
 _POLL_MS = 200  # how often the reader looks for sinks whose session ended without saying so
 READER_NAME = "meshdbg-output"  # a thread reading a capture's pipes
-IDLE_NAME = "meshdbg-output-idle"  # one parked for the process's next capture
+IDLE_NAME = "meshdbg-output-idle"  # one between sessions, kept for the process's next capture
 
 
 
@@ -104,44 +104,84 @@ def _write_all(fd: int, data: bytes) -> bool:
 
 
 class _Epoch:
-    """One capture, from the first session opened to the last one ended: the pipes, the saved
-    descriptors and the reader thread."""
+    """The capture's pipes, the saved descriptors and the reader thread. Made at a process's
+    first session and kept between its sessions: `capture` puts the pipes over fd 1 and 2,
+    `restore` gives them back, and the pipes stay open and read in between (no pipe to make,
+    no reader to wake or end at each stop: a continue to 32 ranks ends 32 captures at once)."""
 
     def __init__(self, owner: "FdCapture") -> None:
         self._owner = owner
-        self.saved: dict[int, int] = {}  # where each stream went before
-        try:
-            for fd in STREAMS:
-                self.saved[fd] = os.dup(fd)
-        except OSError:  # a stream closed from the start: nothing to capture it into
-            for saved in self.saved.values():
-                os.close(saved)
-            raise
+        self.saved: dict[int, int] = {}  # where each stream went before the capture under way
         self.reads: dict[int, int] = {}  # pipe read end → the stream it captures
+        self._writes: dict[int, int] = {}  # stream → its pipe's write end, kept open by us
         self._decoders = {fd: codecs.getincrementaldecoder("utf-8")(errors="replace") for fd in STREAMS}
         self._alive = dict.fromkeys(STREAMS, True)  # still able to tee to the old destination
-        marks = setting(SHOWN_MARKS)  # the launcher's pipes (not a file a child was sent to)
-        self._marked = {fd: marks and stat.S_ISFIFO(os.fstat(saved).st_mode) for fd, saved in self.saved.items()}
+        self._marked = dict.fromkeys(STREAMS, False)  # the launcher's pipes: what is teed there is marked shown
         self._wake_read, self._wake_write = os.pipe()
-        self.restored = False
         self._pending = select.poll()  # whether the pipes hold anything, asked in one call (`holds_data`)
-        for fd in STREAMS:
-            read, write = os.pipe()
-            os.set_blocking(read, False)
-            os.dup2(write, fd)
-            os.close(write)
-            self.reads[read] = fd
-            self._pending.register(read, select.POLLIN)
+        self.restored = True
+        self.over = False  # the reader ended (its pipes closed under it): not to be captured with again
+        self._thread: threading.Thread | None = None
+        try:
+            for fd in STREAMS:
+                read, write = os.pipe()
+                self.reads[read], self._writes[fd] = fd, write
+                os.set_blocking(read, False)
+                self._pending.register(read, select.POLLIN)
+            self.capture()
+        except OSError:
+            self._close(self._wake_read, self._wake_write, *self.reads, *self._writes.values())
+            raise
         _readers.run(self._run)
 
+    def usable(self) -> bool:
+        """The reader runs and each kept write end is still its pipe's (a program that closed
+        every descriptor, as a daemon does, may have reused their numbers)."""
+        try:
+            return not self.over and len(self.reads) == len(STREAMS) and all(
+                os.fstat(self._writes[fd]).st_ino == os.fstat(read).st_ino for read, fd in self.reads.items())
+        except OSError:
+            return False
+
+    def capture(self) -> None:
+        """The pipes over fd 1 and 2, from where those go now (the program may have moved
+        them since the last capture). Called with the owner's lock held (the reader tees to
+        `saved`)."""
+        saved: dict[int, int] = {}
+        try:
+            for fd in STREAMS:
+                saved[fd] = os.dup(fd)
+        except OSError:  # a stream closed: nothing to capture it into
+            self._close(*saved.values())
+            raise
+        old, self.saved = self.saved, saved
+        self._close(*old.values())
+        marks = setting(SHOWN_MARKS)  # the launcher's pipes (not a file a child was sent to)
+        self._marked = {fd: marks and stat.S_ISFIFO(os.fstat(saved).st_mode) for fd, saved in saved.items()}
+        self._alive = dict.fromkeys(STREAMS, True)
+        for fd in STREAMS:
+            os.dup2(self._writes[fd], fd)
+        self.restored = False
+        self._name(READER_NAME)
+        _write_all(self._wake_write, b"x")  # the reader watches for ended sessions again
+
     def restore(self) -> None:
-        """Give fd 1 and 2 back their old destinations (the reader drains the rest)."""
+        """Give fd 1 and 2 back their old destinations (the reader tees what is left there)."""
         if self.restored:
             return
         self.restored = True
         for fd, saved in self.saved.items():
             os.dup2(saved, fd)
-        _write_all(self._wake_write, b"x")
+        self._name(IDLE_NAME)
+
+    def _name(self, name: str) -> None:
+        if self._thread is not None:
+            self._thread.name = name
+
+    @staticmethod
+    def _close(*fds: int) -> None:
+        for fd in fds:
+            os.close(fd)
 
     def holds_data(self) -> bool:
         """Something waits in a pipe (or one reached end of file): one system call, so that
@@ -174,34 +214,38 @@ class _Epoch:
         return open_any
 
     def _run(self) -> None:
+        self._thread = threading.current_thread()
+        self._name(IDLE_NAME if self.restored else READER_NAME)
         poller = select.poll()
         for read in self.reads:
             poller.register(read, select.POLLIN)
         poller.register(self._wake_read, select.POLLIN)
         while self.reads:
-            try:
-                events = poller.poll(_POLL_MS)
+            try:  # between sessions, nothing to watch for but the program's output
+                events = poller.poll(-1 if self.restored else _POLL_MS)
             except InterruptedError:
                 continue
             if any(fd == self._wake_read for fd, _ in events):
                 os.read(self._wake_read, 16)
             with self._owner.lock:
-                before = set(self.reads)
+                before, capturing = set(self.reads), not self.restored
                 self.drain(self._owner.live_sinks(self))
             for read in before - set(self.reads):
                 poller.unregister(read)
-        for fd in (self._wake_read, self._wake_write, *self.saved.values()):
-            os.close(fd)
-        self._owner.unbuffer()  # a capture stopped here (a session that ended unannounced)
+            if capturing and self.restored:  # stopped here: its session ended unannounced
+                self._owner.unbuffer()
+        with self._owner.lock:
+            self.over = True
+            self._close(self._wake_read, self._wake_write, *self.saved.values())
 
 
 class _Readers:
-    """The threads that run the captures' readers. A reader whose capture is over (its pipes
-    drained to their end) parks, named IDLE_NAME and woken by nothing, until the process's
-    next capture, instead of ending: a thread started and ended at every stop cost each
-    process about 0.2 ms of the 5–6 ms a stop cost it when 32 ranks stopped and went on
-    together on 2 cores (issue 22). Several run at once only while an old capture still
-    drains (a forked child holding its pipe) beside a new one."""
+    """The threads that run the captures' readers. A capture is kept between sessions, so its
+    reader runs as long as the process (named IDLE_NAME between sessions); one whose capture
+    is over (its pipes closed under it) parks, named so too and woken by nothing, for the
+    process's next capture instead of ending: a thread started and ended at every stop cost
+    each process about 0.2 ms of the 5–6 ms a stop cost it when 32 ranks stopped and went on
+    together on 2 cores (issue 22)."""
 
     def __init__(self) -> None:
         self._reset()
@@ -245,7 +289,8 @@ class FdCapture:
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self._sinks: list[Sink] = []
-        self._epoch: _Epoch | None = None
+        self._epoch: _Epoch | None = None  # the capture under way
+        self._kept: _Epoch | None = None  # the last one, kept for the next session
         self._pid = os.getpid()
         # sys.stdout and sys.stderr, when we made them line-buffered, with what they were
         self._line_buffered: list[tuple[_Reconfigurable, bool, bool]] = []
@@ -254,7 +299,7 @@ class FdCapture:
         """In a forked child the parent's capture is not ours (its reader is not here): start afresh."""
         if self._pid != os.getpid():
             self.lock = threading.RLock()
-            self._sinks, self._epoch, self._pid, self._line_buffered = [], None, os.getpid(), []
+            self._sinks, self._epoch, self._kept, self._pid, self._line_buffered = [], None, None, os.getpid(), []
 
     def attach(self, sink: Sink) -> None:
         """Send the program's output to `sink` too, capturing from now on if nothing did."""
@@ -265,11 +310,19 @@ class FdCapture:
                 self._sinks.append(sink)
             if self._epoch is None:
                 try:
-                    self._epoch = _Epoch(self)
+                    self._epoch = self._recaptured() or _Epoch(self)
                 except OSError as exc:  # out of descriptors: the session works, without the program's output
                     sys.stderr.write(f"meshdbg: cannot capture the program's output ({exc})\n")
                     return
                 self._line_buffer()
+
+    def _recaptured(self) -> _Epoch | None:
+        """The kept capture, over fd 1 and 2 again, if it is still usable (the lock held)."""
+        kept, self._kept = self._kept, None
+        if kept is None or not kept.usable():
+            return None
+        kept.capture()
+        return kept
 
     def detach(self, sink: Sink) -> None:
         """`sink`'s session is over: flush to it what came before, then let it go (and restore
@@ -318,6 +371,7 @@ class FdCapture:
         epoch, self._epoch = self._epoch, None
         if epoch is not None:
             epoch.restore()
+            self._kept = None if epoch.over else epoch
 
     def _line_buffer(self) -> None:
         """sys.stdout and sys.stderr line-buffered, as on a terminal, so a print shows before

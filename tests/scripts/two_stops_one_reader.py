@@ -1,5 +1,5 @@
 """A worker that stops twice: the capture of its second stop is read by the thread that read
-the first one's, parked in between (meshdbg.worker.fd_capture); it says so on stdout."""
+the first one's, idle in between (meshdbg.worker.fd_capture); it says so on stdout."""
 import threading
 import time
 

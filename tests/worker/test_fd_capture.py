@@ -17,6 +17,7 @@ import pytest
 from e2e import SCRIPTS, Server, stop_process
 from meshdbg.debugger.control import ControlClient
 
+WRITE_TO_FD_1 = "!__import__('os').write(1, b'during\\n')"  # the program's own output, past sys.stdout
 RESTORED = "restored and no capture thread\n"  # and one parked reader (tests/scripts/output_restored.py)
 
 
@@ -69,3 +70,34 @@ def test_the_stops_of_a_process_share_one_reader_thread(server: Server) -> None:
         server.run(lambda client: client.resume("all"))
     out, err = worker.communicate(timeout=30)
     assert out.endswith("one reader for both stops\n"), (out, err)
+
+
+def _two_stops(server: Server, script: str, *args: str, line: str) -> tuple[str, subprocess.Popen]:
+    """`script` stopped twice: `continue` at the first stop, `line` then `continue` at the second."""
+    worker = server.worker(script, 0, "", *args)
+
+    async def body(client: ControlClient) -> str:
+        async with client.attach(rank=0) as pdb:
+            assert (await pdb.send("c")).ended
+        await asyncio.to_thread(server.wait_sessions, 1)
+        async with client.attach(rank=0, following=True) as pdb:
+            output = (await pdb.send(line)).output
+            assert (await pdb.send("c")).ended
+        return output
+
+    server.wait_sessions(1)
+    return server.run(body), worker
+
+
+def test_a_stop_captures_fd_1_from_where_the_program_sent_it_since_the_last(server: Server, tmp_path: Path) -> None:
+    """(the capture is kept between stops: each one saves where fd 1 and 2 go anew)"""
+    output, worker = _two_stops(server, "moves_stdout.py", str(tmp_path / "moved"), line=WRITE_TO_FD_1)
+    out, _ = worker.communicate(timeout=30)
+    assert output == "during\n7\n"  # the program's write, then pdb's echo of its value
+    assert (tmp_path / "moved").read_text() == "during\nafter\n" and "during" not in out
+
+
+def test_a_kept_capture_whose_descriptors_were_closed_and_reused_is_not_used(server: Server) -> None:
+    output, worker = _two_stops(server, "kept_capture_closed.py", line=WRITE_TO_FD_1)
+    out, err = worker.communicate(timeout=30)
+    assert output == "during\n7\n" and out.endswith("during\nafter\n"), (out, err)
