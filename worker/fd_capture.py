@@ -321,7 +321,11 @@ class FdCapture:
         kept, self._kept = self._kept, None
         if kept is None or not kept.usable():
             return None
-        kept.capture()
+        try:
+            kept.capture()
+        except OSError:  # fd 1 or 2 closed now: kept for a later stop that finds them open
+            self._kept = kept
+            raise
         return kept
 
     def detach(self, sink: Sink) -> None:

@@ -101,3 +101,23 @@ def test_a_kept_capture_whose_descriptors_were_closed_and_reused_is_not_used(ser
     output, worker = _two_stops(server, "kept_capture_closed.py", line=WRITE_TO_FD_1)
     out, err = worker.communicate(timeout=30)
     assert output == "during\n7\n" and out.endswith("during\nafter\n"), (out, err)
+
+
+def test_a_stop_with_fd_1_closed_goes_on_uncaptured_and_the_capture_serves_a_later_stop(server: Server,
+                                                                                      tmp_path: Path) -> None:
+    worker = server.worker("closes_stdout.py", 0, "", str(tmp_path / "reopened"))
+
+    async def body(client: ControlClient) -> list[str]:
+        outputs = []
+        for line in ("p 1", "p 2", WRITE_TO_FD_1):
+            await asyncio.to_thread(server.wait_sessions, 1)
+            async with client.attach(rank=0, following=True) as pdb:
+                outputs.append((await pdb.send(line)).output)
+                assert (await pdb.send("c")).ended
+        return outputs
+
+    server.wait_sessions(1)
+    assert server.run(body) == ["1\n", "2\n", "during\n7\n"]
+    _, err = worker.communicate(timeout=30)
+    assert (tmp_path / "reopened").read_text() == "during\n"
+    assert err.strip().endswith("1 capture reader(s)"), err
