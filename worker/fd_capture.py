@@ -115,8 +115,8 @@ class _Epoch:
         self.reads: dict[int, int] = {}  # pipe read end → the stream it captures
         self._writes: dict[int, int] = {}  # stream → its pipe's write end, kept open by us
         self._decoders = {fd: codecs.getincrementaldecoder("utf-8")(errors="replace") for fd in STREAMS}
-        self._alive = dict.fromkeys(STREAMS, True)  # still able to tee to the old destination
-        self._marked = dict.fromkeys(STREAMS, False)  # the launcher's pipes: what is teed there is marked shown
+        self._alive: dict[int, bool]  # still able to tee to the old destination (set by `capture`)
+        self._marked: dict[int, bool]  # the launcher's pipes: what is teed there is marked shown (`capture`)
         self._wake_read, self._wake_write = os.pipe()
         self._pending = select.poll()  # whether the pipes hold anything, asked in one call (`holds_data`)
         self.restored = True

@@ -332,7 +332,7 @@ class PdbWrapper(pdb.Pdb):
     def _set_activity(self, activity: _Activity) -> None:
         with self._activity_lock:
             leaving_command = self._activity is _Activity.COMMAND
-            interrupted, self._interrupted_command = self._interrupted_command and leaving_command, False
+            interrupted, self._interrupted_command = self._interrupted_command, False  # (set only in a command)
             self._activity = activity
             self._activity_lock.notify_all()
         if leaving_command:
