@@ -1,4 +1,4 @@
-"""bench/bench_floor.py runs end to end at tiny sizes: a JSON line per path with its ratio,
+"""bench/bench_floor.py and bench/bench_least_path.py run end to end at tiny sizes: a JSON line per path with its ratio,
 a FAIL line for each ratio past its target, the CPU each process spent per operation where
 the bench meters it, and --strict's exit status (issue 22).
 
@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_floor.py"
+LEAST_PATH = BENCH.with_name("bench_least_path.py")
 PATHS = {"attach_p_api", "attach_p_plain", "run_p", "cast_2", "continue_2", "cast_8", "continue_8", "list_api",
          "list_cli", "memory", "cli_start", "schedule"}
 
@@ -42,3 +43,15 @@ def test_the_floor_bench_prints_a_ratio_per_path_and_fails_strictly() -> None:
     summary = json.loads(lines[-1])
     assert summary["failed"] == [line.split()[1] for line in failed]
     assert done.returncode == (2 if failed else 0)
+
+
+@pytest.mark.timeout(90)
+def test_the_least_path_bench_prints_each_process_swapped_in_against_the_echo() -> None:
+    done = subprocess.run([sys.executable, str(LEAST_PATH), "--reps", "2"], capture_output=True, text=True, timeout=80)
+    assert done.returncode == 0, done.stderr[-3000:]
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["path"] for r in records] == ["two_hop_echo", "least", "meshdbg_worker", "meshdbg_server", "meshdbg"]
+    echo_ms = records[0]["ms"]
+    for record in records:
+        assert record["ms"] > 0
+        assert record["ratio"] == pytest.approx(record["ms"] / echo_ms, abs=0.01 + 0.02 * record["ratio"])

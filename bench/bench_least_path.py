@@ -1,0 +1,233 @@
+"""Where attached `p x` spends its time beyond the raw floor: each of meshdbg's three processes
+swapped in, one at a time, for the least a pdb-over-protobuf process can do.
+
+    python bench/bench_least_path.py [--reps N]
+
+bench_floor.py compares attached `p x` with a two-hop raw echo (bytes, no pdb, no protobuf).
+No debugger can reach that: a worker runs pdb's command, every hop parses and builds protobuf
+messages. This measures, interleaved in one run, against that same echo:
+
+| path | client | server | worker |
+|---|---|---|---|
+| least | raw stream | least server | least worker |
+| meshdbg_worker | raw stream | least server | meshdbg's (bench_core_worker.py) |
+| meshdbg_server | raw stream on `Attach` | `meshdbg serve` | meshdbg's |
+| meshdbg | `AttachedSession.send` | `meshdbg serve` | meshdbg's |
+
+The least server (`--server`) parses each request and builds the message it forwards, nothing
+else (no session, no auth, no transcript); the least worker (`--worker ADDR`) is `pdb.Pdb`
+whose stdin and stdout are one synchronous stream, threaded as the echo worker is. Each line
+of output is {"path", "ms", "ratio"} (the ratio to the two-hop echo); the difference between
+two consecutive paths is what that process of meshdbg's costs over the least one. About 10 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import json
+import os
+import pdb
+import queue
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import AsyncIterator, Awaitable, Callable
+
+import grpc
+
+from bench_core import Processes, wait_stopped
+from bench_core_echo import RELAY_METHOD, round_trip
+from bench_floor_measure import STOP_TIMEOUT_S, blocks, interleaved
+
+from meshdbg.debugger.control import ControlClient
+from meshdbg.wire.connection import ConnectionInfo
+from meshdbg.wire.proto import debugger_pb2 as pb
+
+HERE = Path(__file__).resolve().parent
+LEAST_CLIENT, MESHDBG_WORKER_CLIENT = "/least.Relay/Client", "/least.Relay/MeshdbgWorkerClient"
+PAYLOAD = b"x" * 96  # the echo's message, about a `p x` reply
+LINE = "p x"
+
+
+class LeastRelay:
+    """Forwards one client's pdb lines to one worker and its prompts back, as protobuf."""
+
+    def __init__(self) -> None:
+        self.worker: grpc.aio.ServicerContext | None = None
+        self.ready = asyncio.Event()
+        self.prompts: asyncio.Queue[pb.Prompt] = asyncio.Queue()
+
+    async def from_worker(self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> None:
+        requests = aiter(requests)
+        pb.WorkerMessage.FromString(await anext(requests))  # the hello
+        await context.write(pb.ServerMessage(welcome=pb.Welcome(session_id=1)).SerializeToString())
+        pb.WorkerMessage.FromString(await anext(requests))  # the first prompt
+        self.worker = context
+        self.ready.set()
+        async for message in requests:
+            self.prompts.put_nowait(pb.WorkerMessage.FromString(message).prompt)
+
+    async def from_client(self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> None:
+        await self.ready.wait()
+        assert self.worker is not None
+        async for request in requests:
+            line = pb.AttachRequest.FromString(request).input.line
+            await self.worker.write(pb.ServerMessage(input=pb.Input(line=line)).SerializeToString())
+            prompt = await self.prompts.get()
+            await context.write(pb.AttachEvent(reply=pb.Reply(output=prompt.output, prompt=prompt.prompt))
+                                .SerializeToString())
+
+
+async def serve_least() -> None:
+    """The least server, for a least worker (`/least.Relay/*`) and for a meshdbg worker (its
+    `Session` stream), until terminated; prints its port first."""
+    least, for_meshdbg_worker = LeastRelay(), LeastRelay()
+    stream = grpc.stream_stream_rpc_method_handler
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers([
+        grpc.method_handlers_generic_handler("least.Relay", {
+            "Client": stream(least.from_client), "Worker": stream(least.from_worker),
+            "MeshdbgWorkerClient": stream(for_meshdbg_worker.from_client)}),
+        grpc.method_handlers_generic_handler("meshdbg.v1.Debugger", {"Session": stream(for_meshdbg_worker.from_worker)})])
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    print(port, flush=True)
+    await server.wait_for_termination()
+
+
+class _Written(io.TextIOBase):
+    """pdb's stdout: kept until the next prompt."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.parts.append(text)
+        return len(text)
+
+
+def least_worker(addr: str) -> None:
+    """Stop in pdb with `x` in scope, pdb's stdin and stdout over one stream (a request thread
+    sends, this thread reads), until the stream ends."""
+    outgoing: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    outgoing.put(pb.WorkerMessage(hello=pb.Identity(rank=0)).SerializeToString())
+    with grpc.insecure_channel(addr) as channel:
+        messages = channel.stream_stream("/least.Relay/Worker")(iter(outgoing.get, None))
+        next(messages)  # the welcome
+        written = _Written()
+
+        class RemoteStdin:
+            def readline(self) -> str:
+                text, prompt = "".join(written.parts), "(Pdb) "
+                written.parts.clear()
+                outgoing.put(pb.WorkerMessage(prompt=pb.Prompt(output=text.removesuffix(prompt), prompt=prompt))
+                             .SerializeToString())
+                return pb.ServerMessage.FromString(next(messages)).input.line + "\n"
+
+        debugger = pdb.Pdb(stdin=RemoteStdin(), stdout=written)  # type: ignore[arg-type]
+        debugger.use_rawinput = False
+        x = {"rank": 0, "round": 0, "loss": 0.0}  # what `p x` prints
+        debugger.set_trace()
+        del x
+
+
+async def measure(reps: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="meshdbg-least-") as tmp, open(Path(tmp) / "log", "wb") as log:
+        procs = Processes(log)
+        try:
+            await _measure(procs, Path(tmp), reps)
+        finally:
+            procs.stop_all()
+
+
+async def _measure(procs: Processes, tmp: Path, reps: int) -> None:
+    token = secrets.token_urlsafe(32)
+    env = {**os.environ, "MESHDBG_TOKEN": token, "MESHDBG_CONNECTION_FILE": str(tmp / "connection.json")}
+    env.pop("MESHDBG_ADDR", None)
+    me, echo = str(Path(__file__).resolve()), str(HERE / "bench_core_echo.py")
+
+    async def address_of(argv: list[str], what: str) -> str:
+        """The address a server printed first (a port alone is on loopback)."""
+        line = await procs.first_line(procs.spawn(argv, env, stdout=subprocess.PIPE), what)
+        return line if ":" in line else f"127.0.0.1:{line}"
+
+    def meshdbg_worker(addr: str, rank: int) -> None:
+        procs.spawn([sys.executable, str(HERE / "bench_core_worker.py"), "1", "0"],
+                    {**env, "MESHDBG_ADDR": addr, "MESHDBG_RANK": str(rank),
+                     "PYTHONBREAKPOINT": "meshdbg.worker.remote_breakpointhook"})
+
+    relay = await address_of([sys.executable, echo, "--relay"], "the relay")
+    procs.spawn([sys.executable, echo, "--worker", relay], env)
+    least = await address_of([sys.executable, me, "--server"], "the least server")
+    procs.spawn([sys.executable, me, "--worker", least], env)
+    meshdbg_worker(least, 0)
+    serve = await address_of([sys.executable, "-m", "meshdbg", "serve", "--port", "0"], "meshdbg serve")
+    meshdbg_worker(serve, 0)
+    meshdbg_worker(serve, 1)
+    request = pb.AttachRequest(input=pb.Input(line=LINE))
+    async with ControlClient(ConnectionInfo(serve, token)) as client, \
+            grpc.aio.insecure_channel(relay) as relay_channel, grpc.aio.insecure_channel(least) as least_channel:
+        await wait_stopped(client, 2, STOP_TIMEOUT_S)
+        hop = relay_channel.stream_stream(RELAY_METHOD)()
+        raw_attach = client.stub.Attach(metadata=client.connection.metadata())
+        await raw_attach.write(pb.AttachRequest(target=pb.AttachTarget(rank=pb.RankTarget(rank=1))))
+        await raw_attach.read(), await raw_attach.read()  # attached, the replay
+
+        def raw_p(call: grpc.aio.StreamStreamCall, serialized: bool) -> Callable[[], Awaitable[None]]:
+            """`p x` written and its reply read on `call` (`serialized`: a generic stream of bytes)."""
+            async def p_x() -> None:
+                await call.write(request.SerializeToString() if serialized else request)
+                event = await call.read()
+                reply = (pb.AttachEvent.FromString(event) if serialized else event).reply
+                if "'rank'" not in reply.output:
+                    raise RuntimeError(f"unexpected reply to {LINE!r}: {reply.output!r}")
+            return p_x
+
+        async with client.attach(rank=0) as attached:
+            async def api_p() -> None:
+                if "'rank': 0" not in (await attached.send(LINE)).output:
+                    raise RuntimeError("unexpected reply to `p x` through the API")
+
+            measures = {
+                "two_hop_echo": blocks(lambda: round_trip(hop, PAYLOAD), 20),
+                "least": blocks(raw_p(least_channel.stream_stream(LEAST_CLIENT)(), True), 20),
+                "meshdbg_worker": blocks(raw_p(least_channel.stream_stream(MESHDBG_WORKER_CLIENT)(), True), 20),
+                "meshdbg_server": blocks(raw_p(raw_attach, False), 20),
+                "meshdbg": blocks(api_p, 20)}
+            for each in measures.values():  # warm-up
+                await each()
+            samples = await interleaved(measures, reps)
+        floor = statistics.median(samples["two_hop_echo"])
+        for path, seconds in samples.items():
+            median = statistics.median(seconds)
+            print(json.dumps({"path": path, "ms": float(f"{median * 1e3:.4g}"), "ratio": round(median / floor, 2)}),
+                  flush=True)
+        raw_attach.cancel()
+        await client.resume("all")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=60, help="blocks of 20 round trips per path (default 60)")
+    parser.add_argument("--server", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--worker", metavar="ADDR", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.server:
+        asyncio.run(serve_least())
+    elif args.worker:
+        least_worker(args.worker)
+    else:
+        asyncio.run(measure(args.reps))
+
+
+if __name__ == "__main__":
+    main()
