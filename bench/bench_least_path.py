@@ -215,9 +215,17 @@ async def _measure(procs: Processes, tmp: Path, reps: int) -> None:
         await client.resume("all")
 
 
+def _positive(text: str) -> int:
+    """A count of at least 1 (argparse's type check)."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
+    return int(text)
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=60, help="blocks of 20 round trips per path (default 60)")
+    parser = argparse.ArgumentParser(description="Attached `p x` with each of meshdbg's processes swapped in for the "
+                                                 "least pdb-over-protobuf one, against the two-hop echo.")
+    parser.add_argument("--reps", type=_positive, default=60, help="blocks of 20 round trips per path (default 60)")
     parser.add_argument("--server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--worker", metavar="ADDR", help=argparse.SUPPRESS)
     args = parser.parse_args()
