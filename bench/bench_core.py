@@ -100,6 +100,12 @@ class BenchError(RuntimeError):
     """The system under test did not behave as the bench expects."""
 
 
+def report_failure(bench: str, exc: BenchError, log: Path) -> None:
+    """Say on stderr why `bench` stopped, with the tail of its subprocesses' stderr (`log`)."""
+    tail = log.read_text(errors="replace")[-2000:]
+    print(f"{bench}: {exc}\n--- subprocess stderr (tail) ---\n{tail}", file=sys.stderr)
+
+
 def _ms(seconds: float) -> float:
     return round(seconds * 1000.0, 3)
 

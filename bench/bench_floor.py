@@ -46,7 +46,7 @@ from pathlib import Path
 
 import grpc
 
-from bench_core import BenchError, Processes, process_cpu_s, wait_stopped
+from bench_core import BenchError, Processes, process_cpu_s, report_failure, wait_stopped
 from bench_core_echo import RELAY_METHOD, round_trip
 from bench_floor_measure import ME, STOP_TIMEOUT_S, CpuMeter, Report, blocks, interleaved, timed
 from bench_floor_process import cli_start, inside_run, memory
@@ -392,8 +392,7 @@ def main(argv: list[str] | None = None) -> int:
                 asyncio.run(PHASES[phase](Bench(config, procs, Path(tmp), report)))
             except BenchError as exc:
                 log.flush()
-                tail = (Path(tmp) / "stderr.log").read_text(errors="replace")[-2000:]
-                print(f"bench_floor: {exc}\n--- subprocess stderr (tail) ---\n{tail}", file=sys.stderr)
+                report_failure("bench_floor", exc, Path(tmp) / "stderr.log")
                 return 1
             finally:
                 procs.stop_all()

@@ -40,8 +40,9 @@ from typing import AsyncIterator, Awaitable, Callable
 
 import grpc
 
-from bench_core import Processes, wait_stopped
+from bench_core import BenchError, Processes, report_failure, wait_stopped
 from bench_core_echo import RELAY_METHOD, round_trip
+from bench_floor import PAYLOAD
 from bench_floor_measure import STOP_TIMEOUT_S, blocks, interleaved
 
 from meshdbg.debugger.control import ControlClient
@@ -50,7 +51,6 @@ from meshdbg.wire.proto import debugger_pb2 as pb
 
 HERE = Path(__file__).resolve().parent
 LEAST_CLIENT, MESHDBG_WORKER_CLIENT = "/least.Relay/Client", "/least.Relay/MeshdbgWorkerClient"
-PAYLOAD = b"x" * 96  # the echo's message, about a `p x` reply
 LINE = "p x"
 
 
@@ -140,13 +140,19 @@ def least_worker(addr: str) -> None:
         del x
 
 
-async def measure(reps: int) -> None:
+def measure(reps: int) -> int:
+    """Run the paths, print their lines; 1 (and why, on stderr) if the system under test misbehaved."""
     with tempfile.TemporaryDirectory(prefix="meshdbg-least-") as tmp, open(Path(tmp) / "log", "wb") as log:
         procs = Processes(log)
         try:
-            await _measure(procs, Path(tmp), reps)
+            asyncio.run(_measure(procs, Path(tmp), reps))
+        except BenchError as exc:
+            log.flush()
+            report_failure("bench_least_path", exc, Path(tmp) / "log")
+            return 1
         finally:
             procs.stop_all()
+    return 0
 
 
 async def _measure(procs: Processes, tmp: Path, reps: int) -> None:
@@ -189,13 +195,13 @@ async def _measure(procs: Processes, tmp: Path, reps: int) -> None:
                 event = await call.read()
                 reply = (pb.AttachEvent.FromString(event) if serialized else event).reply
                 if "'rank'" not in reply.output:
-                    raise RuntimeError(f"unexpected reply to {LINE!r}: {reply.output!r}")
+                    raise BenchError(f"unexpected reply to {LINE!r}: {reply.output!r}")
             return p_x
 
         async with client.attach(rank=0) as attached:
             async def api_p() -> None:
                 if "'rank': 0" not in (await attached.send(LINE)).output:
-                    raise RuntimeError("unexpected reply to `p x` through the API")
+                    raise BenchError(f"unexpected reply to {LINE!r} through the API")
 
             measures = {
                 "two_hop_echo": blocks(lambda: round_trip(hop, PAYLOAD), 20),
@@ -222,7 +228,7 @@ def _positive(text: str) -> int:
     return int(text)
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description="Attached `p x` with each of meshdbg's processes swapped in for the "
                                                  "least pdb-over-protobuf one, against the two-hop echo.")
     parser.add_argument("--reps", type=_positive, default=60, help="blocks of 20 round trips per path (default 60)")
@@ -234,8 +240,9 @@ def main() -> None:
     elif args.worker:
         least_worker(args.worker)
     else:
-        asyncio.run(measure(args.reps))
+        return measure(args.reps)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
