@@ -35,7 +35,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Sequence
+from typing import IO, Awaitable, Callable, Sequence
 
 from bench_core_echo import RELAY_METHOD, measure_floor
 
@@ -100,10 +100,21 @@ class BenchError(RuntimeError):
     """The system under test did not behave as the bench expects."""
 
 
-def report_failure(bench: str, exc: BenchError, log: Path) -> None:
-    """Say on stderr why `bench` stopped, with the tail of its subprocesses' stderr (`log`)."""
-    tail = log.read_text(errors="replace")[-2000:]
-    print(f"{bench}: {exc}\n--- subprocess stderr (tail) ---\n{tail}", file=sys.stderr)
+def ran(bench: str, work: Callable[[Processes], Awaitable[None]], log: IO[bytes], log_path: Path) -> bool:
+    """Run `work` with processes of its own (ended after it, whatever happened); False, with
+    why on stderr and the tail of the subprocesses' stderr (`log`, at `log_path`), when the
+    system under test misbehaved (BenchError)."""
+    procs = Processes(log)
+    try:
+        asyncio.run(work(procs))
+        return True
+    except BenchError as exc:
+        log.flush()
+        tail = log_path.read_text(errors="replace")[-2000:]
+        print(f"{bench}: {exc}\n--- subprocess stderr (tail) ---\n{tail}", file=sys.stderr)
+        return False
+    finally:
+        procs.stop_all()
 
 
 def _ms(seconds: float) -> float:

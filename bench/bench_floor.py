@@ -43,10 +43,11 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Awaitable
 
 import grpc
 
-from bench_core import BenchError, Processes, process_cpu_s, report_failure, wait_stopped
+from bench_core import BenchError, Processes, process_cpu_s, ran, wait_stopped
 from bench_core_echo import RELAY_METHOD, round_trip
 from bench_floor_measure import ME, STOP_TIMEOUT_S, CpuMeter, Report, blocks, interleaved, timed
 from bench_floor_process import cli_start, inside_run, memory
@@ -387,15 +388,10 @@ def main(argv: list[str] | None = None) -> int:
                       "load_average": os.getloadavg()}), flush=True)
     with tempfile.TemporaryDirectory(prefix="meshdbg-floor-") as tmp, open(Path(tmp) / "stderr.log", "wb") as log:
         for phase in phases:
-            procs = Processes(log)
-            try:
-                asyncio.run(PHASES[phase](Bench(config, procs, Path(tmp), report)))
-            except BenchError as exc:
-                log.flush()
-                report_failure("bench_floor", exc, Path(tmp) / "stderr.log")
+            def run_phase(procs: Processes, phase: str = phase) -> Awaitable[None]:
+                return PHASES[phase](Bench(config, procs, Path(tmp), report))
+            if not ran("bench_floor", run_phase, log, Path(tmp) / "stderr.log"):
                 return 1
-            finally:
-                procs.stop_all()
     print(json.dumps({"summary": "floor", "ratios": report.ratios, "failed": report.failed,
                       "seconds": round(time.monotonic() - started, 1), "load_average": os.getloadavg()}), flush=True)
     return 2 if strict and report.failed else 0

@@ -40,7 +40,7 @@ from typing import AsyncIterator, Awaitable, Callable
 
 import grpc
 
-from bench_core import BenchError, Processes, report_failure, wait_stopped
+from bench_core import BenchError, Processes, ran, wait_stopped
 from bench_core_echo import RELAY_METHOD, round_trip
 from bench_floor import PAYLOAD
 from bench_floor_measure import STOP_TIMEOUT_S, blocks, interleaved
@@ -143,16 +143,7 @@ def least_worker(addr: str) -> None:
 def measure(reps: int) -> int:
     """Run the paths, print their lines; 1 (and why, on stderr) if the system under test misbehaved."""
     with tempfile.TemporaryDirectory(prefix="meshdbg-least-") as tmp, open(Path(tmp) / "log", "wb") as log:
-        procs = Processes(log)
-        try:
-            asyncio.run(_measure(procs, Path(tmp), reps))
-        except BenchError as exc:
-            log.flush()
-            report_failure("bench_least_path", exc, Path(tmp) / "log")
-            return 1
-        finally:
-            procs.stop_all()
-    return 0
+        return 0 if ran("bench_least_path", lambda procs: _measure(procs, Path(tmp), reps), log, Path(tmp) / "log") else 1
 
 
 async def _measure(procs: Processes, tmp: Path, reps: int) -> None:
