@@ -113,26 +113,32 @@ async def refuse(context: grpc.aio.ServicerContext, code: grpc.StatusCode, why: 
 class StreamWriter:
     """`context.write` for several writers at once, one at a time in order; SessionError(`gone`)
     once the peer left. A worker's session stream waits for days holding this, so it is slotted
-    and holds no lock: a write that finds another under way waits for that one's end."""
+    and holds no lock: a write that finds another under way waits for that one's end, on a
+    future made only then (most writes find none: a command's input, then its worker's reply)."""
 
-    __slots__ = ("_context", "_gone", "_writing")
+    __slots__ = ("_context", "_gone", "_busy", "_written")
 
     def __init__(self, context: grpc.aio.ServicerContext, gone: str) -> None:
         self._context = context
         self._gone = gone
-        self._writing: asyncio.Future[None] | None = None  # the write under way, set when it ends
+        self._busy = False  # a write is under way
+        self._written: asyncio.Future[None] | None = None  # set when it ends, made by the first write waiting for it
 
     async def __call__(self, message: Message) -> None:
-        while self._writing is not None:
-            await asyncio.shield(self._writing)  # shielded: a waiter cancelled cancels not the writer's future
-        writing = self._writing = asyncio.get_running_loop().create_future()
+        while self._busy:
+            if self._written is None:
+                self._written = asyncio.get_running_loop().create_future()
+            await asyncio.shield(self._written)  # shielded: a waiter cancelled cancels not the others' future
+        self._busy = True
         try:
             if self._context.done():
                 raise SessionError(self._gone)
             await self._context.write(message)
         finally:
-            self._writing = None
-            writing.set_result(None)
+            self._busy = False
+            written, self._written = self._written, None
+            if written is not None:
+                written.set_result(None)
 
 
 class ClientWriter:
@@ -143,29 +149,64 @@ class ClientWriter:
     session's output goes on into its transcript (replayed to whoever attaches next), and `cut`
     says why, for the status the client reads if it comes back. What waits for the client is
     bounded by the transport's flow-control window, never by the size of the output.
+
+    One watchdog timer serves every write, not a timer each: a write only notes when it began,
+    and the timer, when due, cuts the write under way if it began CLIENT_STALL_S ago, or is set
+    again for when it would be (armed by the first write after an idle spell). A `p x` then
+    makes and cancels no timer (issue 22: a timer per write cost the attached `p` 2-3 %).
     """
 
     def __init__(self, context: grpc.aio.ServicerContext) -> None:
         self._context = context
         self._lock = asyncio.Lock()
+        self._writing: asyncio.Task[Any] | None = None  # the task whose write is under way
+        self._began = 0.0  # when that write began (the loop's clock)
+        self._watchdog: asyncio.TimerHandle | None = None
         self.cut = ""
 
     async def __call__(self, message: Message) -> None:
         async with self._lock:
             if self.cut or self._context.done():
                 raise SessionError(self.cut or "the client went away")
+            writing = self._writing = asyncio.current_task()
+            assert writing is not None  # a write is awaited, so in a task
+            cancelling = writing.cancelling()
+            loop = asyncio.get_running_loop()
+            self._began = loop.time()
+            if self._watchdog is None:
+                self._watchdog = loop.call_at(self._began + CLIENT_STALL_S, self._watch)
             try:
-                async with asyncio.timeout(CLIENT_STALL_S):  # not wait_for: no task of its own per message
-                    await self._context.write(message)
-            except TimeoutError:
-                self.cut = cut_off_text()
-                raise SessionError(self.cut) from None
+                await self._context.write(message)
+            except asyncio.CancelledError:
+                if self.cut and writing.uncancel() <= cancelling:  # cut by the watchdog, not cancelled from outside
+                    raise SessionError(self.cut) from None
+                raise
             except Exception as exc:  # the call is over (gRPC's ExecuteBatchError): never the session's failure
                 raise SessionError("the client went away") from exc
+            finally:
+                self._writing = None
+
+    def _watch(self) -> None:
+        """The watchdog is due: cut a write stalled for CLIENT_STALL_S, else wait for when the
+        write under way would be (none under way: the next write arms it again)."""
+        self._watchdog = None
+        writing = self._writing
+        if writing is None:
+            return
+        loop = asyncio.get_running_loop()
+        due = self._began + CLIENT_STALL_S
+        if loop.time() < due:
+            self._watchdog = loop.call_at(due, self._watch)
+            return
+        self.cut = cut_off_text()
+        writing.cancel()
 
     async def end(self) -> None:
         """End the call with the reason it was cut, if it was (a client that was not cut is
         simply done)."""
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
         if self.cut:
             await self._context.abort(grpc.StatusCode.ABORTED, self.cut)
 
@@ -351,9 +392,13 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         silent = [s.info() for s, outcome in zip(sessions, outcomes) if isinstance(outcome, NoAnswer)]
         return pb.ContinueReply(resumed=resumed, no_answer=silent)
 
+    @reads_requests
     async def Attach(self, request_iterator: AsyncIterator[pb.AttachRequest], context: grpc.aio.ServicerContext
                      ) -> None:
-        first = await first_message(request_iterator, context, "an attach stream")
+        # Its requests are read off the context (`Requests`): no request iterator or decoding
+        # generator stepped between each line and its command (issue 22).
+        requests = Requests(context)
+        first = await first_message(requests, context, "an attach stream")
         if first is None or not first.HasField("target"):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "attach must open with a target")
         try:
@@ -365,7 +410,7 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
             for event in client.opening():
                 await write(event)
             async with client.sharing(write):
-                async for request in request_iterator:
+                async for request in requests:
                     if await client.answer(request, write):
                         break
         except SessionError:
