@@ -19,8 +19,12 @@ import gc
 import importlib
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
 
 from meshdbg.wire.errors import MeshdbgError
+
+if TYPE_CHECKING:
+    from asyncio import AbstractEventLoop
 
 
 @dataclass(frozen=True)
@@ -30,7 +34,7 @@ class Verb:
     module: str
     help: str
     function: str = "main"
-    lasts: bool = False  # runs until stopped (a server, the console, a stream): see `run`
+    lasts: bool = False  # runs until stopped (a server, the console, a stream): see `run` and `execute`
 
 
 VERBS: dict[str, Verb] = {
@@ -82,12 +86,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def execute(args: argparse.Namespace) -> int:
-    """Run the verb `args` chose; its exit status (module docstring)."""
+    """Run the verb `args` chose; its exit status (module docstring).
+
+    A verb that lasts runs on uvloop's event loop: each round trip of a server or a console is
+    several loop steps, each cheaper in uvloop's C loop than in asyncio's own (issue 22: the
+    README's Speed section). A verb that returns in a moment keeps asyncio's loop: importing
+    uvloop would cost it more than it saves.
+    """
     import asyncio  # here, once `run` has turned the collector off: its import is most of this module's
 
     try:
         outcome = args.handler(args)
-        return asyncio.run(outcome) if asyncio.iscoroutine(outcome) else outcome
+        if not asyncio.iscoroutine(outcome):
+            return outcome
+        with asyncio.Runner(loop_factory=loop_factory(args.verb)) as runner:
+            return runner.run(outcome)
     except MeshdbgError as exc:
         print(f"meshdbg: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -97,6 +110,16 @@ def execute(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `meshdbg list | head`: the reader left, nothing to report
         sys.stdout = None
         return 0
+
+
+def loop_factory(verb: str) -> Callable[[], AbstractEventLoop] | None:
+    """What makes the event loop `verb` runs on (see `execute`): uvloop's for a verb that lasts,
+    None (asyncio's own) for the others. bench/bench_floor.py runs `run`'s path on it too."""
+    if not VERBS[verb].lasts:
+        return None
+    import uvloop
+
+    return uvloop.new_event_loop
 
 
 def run() -> int:
