@@ -35,7 +35,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Awaitable, Callable, Sequence
+from typing import IO, Any, Callable, Coroutine, Sequence
 
 from bench_core_echo import RELAY_METHOD, measure_floor
 
@@ -100,13 +100,16 @@ class BenchError(RuntimeError):
     """The system under test did not behave as the bench expects."""
 
 
-def ran(bench: str, work: Callable[[Processes], Awaitable[None]], log: IO[bytes], log_path: Path) -> bool:
-    """Run `work` with processes of its own (ended after it, whatever happened); False, with
-    why on stderr and the tail of the subprocesses' stderr (`log`, at `log_path`), when the
-    system under test misbehaved (BenchError)."""
+def ran(bench: str, work: Callable[[Processes], Coroutine[Any, Any, None]], log: IO[bytes], log_path: Path,
+        loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None) -> bool:
+    """Run `work` with processes of its own (ended after it, whatever happened), on the loop
+    `loop_factory` makes (asyncio's own by default); False, with why on stderr and the tail of
+    the subprocesses' stderr (`log`, at `log_path`), when the system under test misbehaved
+    (BenchError)."""
     procs = Processes(log)
     try:
-        asyncio.run(work(procs))
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            runner.run(work(procs))
         return True
     except BenchError as exc:
         log.flush()

@@ -7,7 +7,8 @@
   same path as an attached pdb command (control client → server → worker and back), with
   the same gRPC stacks on each side. With several workers connected the relay fans each
   client message out to all of them and streams every answer back: the floor of a cast or
-  a continue. `--aio-workers ADDR N` dials N echoing grpc.aio streams from one process (the
+  a continue. `--relay --uvloop` runs the relay on uvloop's event loop, as meshdbg's server
+  runs (bench_least_path.py's reference). `--aio-workers ADDR N` dials N echoing grpc.aio streams from one process (the
   floor of simulated sessions, bench_scale_worker.py --answer). Every worker stream opens as a
   meshdbg session does, with messages of the same sizes (a hello in, a welcome out, a prompt
   in), and the relay keeps the hello and the prompt, as a server keeps who a session is and
@@ -177,5 +178,8 @@ if __name__ == "__main__":
         echo_as_worker(sys.argv[2])
     elif sys.argv[1:2] == ["--aio-workers"]:
         asyncio.run(echo_as_aio_workers(sys.argv[2], int(sys.argv[3])))
-    else:
-        asyncio.run(serve(relay=sys.argv[1:2] == ["--relay"]))
+    else:  # `--relay --uvloop`: the relay on uvloop's event loop, as meshdbg's lasting verbs run
+        import uvloop
+
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop if "--uvloop" in sys.argv else None) as runner:
+            runner.run(serve(relay=sys.argv[1:2] == ["--relay"]))

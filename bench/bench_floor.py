@@ -43,16 +43,17 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Awaitable
+from typing import Any, Coroutine
 
 import grpc
 
 from bench_core import BenchError, Processes, process_cpu_s, ran, wait_stopped
 from bench_core_echo import RELAY_METHOD, round_trip
-from bench_floor_measure import ME, STOP_TIMEOUT_S, CpuMeter, Report, blocks, interleaved, timed
+from bench_floor_measure import ME, STOP_TIMEOUT_S, CpuMeter, Measure, Report, blocks, interleaved, timed
 from bench_floor_process import cli_start, inside_run, memory
 from bench_schedule import floor as build_actions
 
+from meshdbg.debugger.cli import loop_factory
 from meshdbg.debugger.control import ControlClient
 from meshdbg.wire.connection import ConnectionInfo
 from meshdbg.wire.proto import debugger_pb2 as pb
@@ -388,9 +389,12 @@ def main(argv: list[str] | None = None) -> int:
                       "load_average": os.getloadavg()}), flush=True)
     with tempfile.TemporaryDirectory(prefix="meshdbg-floor-") as tmp, open(Path(tmp) / "stderr.log", "wb") as log:
         for phase in phases:
-            def run_phase(procs: Processes, phase: str = phase) -> Awaitable[None]:
+            def run_phase(procs: Processes, phase: str = phase) -> Coroutine[Any, Any, None]:
                 return PHASES[phase](Bench(config, procs, Path(tmp), report))
-            if not ran("bench_floor", run_phase, log, Path(tmp) / "stderr.log"):
+            # run_p is `meshdbg run`'s path in this process: on the loop `meshdbg run` runs on
+            # (its floor, one hop from this process, too).
+            on = loop_factory("run") if phase == "run" else None
+            if not ran("bench_floor", run_phase, log, Path(tmp) / "stderr.log", on):
                 return 1
     print(json.dumps({"summary": "floor", "ratios": report.ratios, "failed": report.failed,
                       "seconds": round(time.monotonic() - started, 1), "load_average": os.getloadavg()}), flush=True)

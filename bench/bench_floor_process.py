@@ -20,7 +20,6 @@ import asyncio
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Awaitable, Callable
 

@@ -9,6 +9,7 @@ messages. This measures, interleaved in one run, against that same echo:
 
 | path | client | server | worker |
 |---|---|---|---|
+| two_hop_echo_uvloop | raw stream | the echo's relay on uvloop | the echo's |
 | least | raw stream | least server | least worker |
 | meshdbg_worker | raw stream | least server | meshdbg's (bench_core_worker.py) |
 | meshdbg_server | raw stream on `Attach` | `meshdbg serve` | meshdbg's |
@@ -18,7 +19,10 @@ The least server (`--server`) parses each request and builds the message it forw
 else (no session, no auth, no transcript); the least worker (`--worker ADDR`) is `pdb.Pdb`
 whose stdin and stdout are one synchronous stream, threaded as the echo worker is. Each line
 of output is {"path", "ms", "ratio"} (the ratio to the two-hop echo); the difference between
-two consecutive paths is what that process of meshdbg's costs over the least one. About 10 s.
+two consecutive paths is what that process of meshdbg's costs over the least one. `meshdbg
+serve` runs on uvloop's event loop (meshdbg.debugger.cli.loop_factory), the least server and
+the echo's relay on asyncio's: two_hop_echo_uvloop shows what that loop alone is worth to the
+floor. About 10 s.
 """
 
 from __future__ import annotations
@@ -164,6 +168,8 @@ async def _measure(procs: Processes, tmp: Path, reps: int) -> None:
 
     relay = await address_of([sys.executable, echo, "--relay"], "the relay")
     procs.spawn([sys.executable, echo, "--worker", relay], env)
+    relay_uvloop = await address_of([sys.executable, echo, "--relay", "--uvloop"], "the relay on uvloop")
+    procs.spawn([sys.executable, echo, "--worker", relay_uvloop], env)
     least = await address_of([sys.executable, me, "--server"], "the least server")
     procs.spawn([sys.executable, me, "--worker", least], env)
     meshdbg_worker(least, 0)
@@ -172,9 +178,11 @@ async def _measure(procs: Processes, tmp: Path, reps: int) -> None:
     meshdbg_worker(serve, 1)
     request = pb.AttachRequest(input=pb.Input(line=LINE))
     async with ControlClient(ConnectionInfo(serve, token)) as client, \
-            grpc.aio.insecure_channel(relay) as relay_channel, grpc.aio.insecure_channel(least) as least_channel:
+            grpc.aio.insecure_channel(relay) as relay_channel, grpc.aio.insecure_channel(least) as least_channel, \
+            grpc.aio.insecure_channel(relay_uvloop) as relay_uvloop_channel:
         await wait_stopped(client, 2, STOP_TIMEOUT_S)
         hop = relay_channel.stream_stream(RELAY_METHOD)()
+        hop_uvloop = relay_uvloop_channel.stream_stream(RELAY_METHOD)()
         raw_attach = client.stub.Attach(metadata=client.connection.metadata())
         await raw_attach.write(pb.AttachRequest(target=pb.AttachTarget(rank=pb.RankTarget(rank=1))))
         await raw_attach.read(), await raw_attach.read()  # attached, the replay
@@ -196,6 +204,7 @@ async def _measure(procs: Processes, tmp: Path, reps: int) -> None:
 
             measures = {
                 "two_hop_echo": blocks(lambda: round_trip(hop, PAYLOAD), 20),
+                "two_hop_echo_uvloop": blocks(lambda: round_trip(hop_uvloop, PAYLOAD), 20),
                 "least": blocks(raw_p(least_channel.stream_stream(LEAST_CLIENT)(), True), 20),
                 "meshdbg_worker": blocks(raw_p(least_channel.stream_stream(MESHDBG_WORKER_CLIENT)(), True), 20),
                 "meshdbg_server": blocks(raw_p(raw_attach, False), 20),

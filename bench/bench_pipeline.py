@@ -53,7 +53,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from meshdbg.worker.pipelining.ir import ActionType  # noqa: E402
 from meshdbg.worker.pipelining.lowering import lower  # noqa: E402
 from meshdbg.worker.pipelining.schedules import generate  # noqa: E402
 from meshdbg.worker.pipelining.simulator import Costs, simulate  # noqa: E402
