@@ -476,7 +476,7 @@ class Console:
         elif kind is not WatchKind.CLOSED and session.state is State.STOPPED:
             if self._is_following(key):
                 self.following = None
-                if self.attachment is None and not self._active.default_buffer.text:
+                if self.attachment is None and not self._typing():
                     # As local pdb after `c`: the rank you let run comes back to your prompt
                     # when it stops again, unless you have started typing something else.
                     self._spawn(self._run_quietly(self.attach(
@@ -489,6 +489,12 @@ class Console:
         if note:
             self.announce(note)
         self._refresh()
+
+    def _typing(self) -> bool:
+        """Whether the person has typed something at the prompt reading keys now. Between two
+        prompts (the `c` just done, `meshdbg>` not yet drawn) nobody is: the last prompt's
+        buffer still holds the line it took, which is not a line being typed."""
+        return self._active.app.is_running and bool(self._active.default_buffer.text)
 
     def _is_following(self, key: RankKey) -> bool:
         return self.following is not None and (self.following.name, self.following.rank) == key

@@ -26,6 +26,11 @@ elif then == "long":  # a long Python loop, then a 4 s sleep (Ctrl-C while `n` r
         total += k
     time.sleep(4)  # blocking in C
     slept = True
+elif then.startswith("gate:"):  # gate:PATH: stop again once the file PATH exists (the test says when)
+    gate, deadline = then.removeprefix("gate:"), time.monotonic() + 50
+    while not os.path.exists(gate) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    breakpoint()
 elif then == "spin":
     deadline = time.monotonic() + 50
     while time.monotonic() < deadline:

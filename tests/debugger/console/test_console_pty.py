@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pexpect
 from console_harness import WAIT_S, Mesh
@@ -106,6 +107,21 @@ def test_a_continued_rank_comes_back_to_the_prompt_at_its_next_stop(mesh: Mesh) 
     run(child, "c", "continued; back at meshdbg>", re.escape("(Pdb r1 hosts=0,gpus=1)"))
     run(child, "p second_stop", "True", re.escape("(Pdb r1 hosts=0,gpus=1)"))
     run(child, "c", "continued; back at meshdbg>", TOP)
+
+
+def test_a_continued_rank_that_stops_while_you_type_is_announced_and_your_line_kept(mesh: Mesh,
+                                                                                    tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    mesh.start_worker(1, "hosts=0,gpus=1", then=f"gate:{gate}")
+    mesh.wait_sessions(live={1})
+    child = mesh.console("1")
+    child.expect(re.escape("(Pdb r1 hosts=0,gpus=1)"))
+    run(child, "c", "continued; back at meshdbg>", TOP)
+    child.send("lis")
+    child.expect("lis")
+    gate.touch()
+    child.expect(re.escape("attach 1 to debug it again"))
+    run(child, "t", r"1\s+worker\s+hosts=0,gpus=1\s+stopped", TOP)
 
 
 def test_history_is_kept_across_runs(three_ranks: Mesh) -> None:
