@@ -34,21 +34,22 @@ class Verb:
     module: str
     help: str
     function: str = "main"
-    lasts: bool = False  # runs until stopped (a server, the console, a stream): see `run` and `execute`
+    lasts: bool = False  # runs until stopped (a server, the console, a stream): see `run`
+    uvloop: bool = False  # runs on uvloop's event loop: see `execute`
 
 
 VERBS: dict[str, Verb] = {
-    "serve": Verb("meshdbg.debugger.verbs.serve", "run a DebugClient for workers started by another launcher", lasts=True),
-    "run": Verb("meshdbg.debugger.run", "start a DebugClient and a mesh of workers running SCRIPT (or -m MODULE)", lasts=True),
+    "serve": Verb("meshdbg.debugger.verbs.serve", "run a DebugClient for workers started by another launcher", lasts=True, uvloop=True),
+    "run": Verb("meshdbg.debugger.run", "start a DebugClient and a mesh of workers running SCRIPT (or -m MODULE)", lasts=True, uvloop=True),
     "list": Verb("meshdbg.debugger.verbs.listing", "the sessions and their state"),
     "cast": Verb("meshdbg.debugger.verbs.cast", "run a pdb command on a set of ranks"),
     "continue": Verb("meshdbg.debugger.verbs.resume", "resume the selected (default: all) stopped ranks"),
     "stacks": Verb("meshdbg.debugger.verbs.stacks", "every selected rank's Python stack, running or stopped, as a merged tree"),
     "compare": Verb("meshdbg.debugger.verbs.compare", "evaluate EXPR on stopped ranks, grouped by equal value"),
     "interrupt": Verb("meshdbg.debugger.verbs.interrupt", "break the selected ranks into pdb (a running command: at its next line)"),
-    "attach": Verb("meshdbg.debugger.verbs.attach", "open the interactive console (optionally in one rank's pdb)", lasts=True),
-    "watch": Verb("meshdbg.debugger.verbs.watch", "stream stops, crashes and exits as they happen", lasts=True),
-    "dap": Verb("meshdbg.debugger.verbs.dap", "a Debug Adapter Protocol server for IDEs over the whole mesh", lasts=True),
+    "attach": Verb("meshdbg.debugger.verbs.attach", "open the interactive console (optionally in one rank's pdb)", lasts=True, uvloop=True),
+    "watch": Verb("meshdbg.debugger.verbs.watch", "stream stops, crashes and exits as they happen", lasts=True, uvloop=True),
+    "dap": Verb("meshdbg.debugger.verbs.dap", "a Debug Adapter Protocol server for IDEs over the whole mesh", lasts=True, uvloop=True),
     "host": Verb("meshdbg.debugger.verbs.host", "this node's agent for a multi-host run: meshdbg host --join URL", lasts=True),
     "hosts": Verb("meshdbg.debugger.verbs.hosts", "the hosts of a run and their state"),
     "servers": Verb("meshdbg.debugger.verbs.servers", "the live servers this user can reach"),
@@ -88,10 +89,12 @@ def main(argv: list[str] | None = None) -> int:
 def execute(args: argparse.Namespace) -> int:
     """Run the verb `args` chose; its exit status (module docstring).
 
-    A verb that lasts runs on uvloop's event loop: each round trip of a server or a console is
-    several loop steps, each cheaper in uvloop's C loop than in asyncio's own (issue 22: the
-    README's Speed section). A verb that returns in a moment keeps asyncio's loop: importing
-    uvloop would cost it more than it saves.
+    The servers and consoles (`serve`, `run`, `attach`, `watch`, `dap`) run on uvloop's event
+    loop: each round trip is several loop steps, each cheaper in uvloop's C loop than in
+    asyncio's own (issue 22: the README's Speed section). A verb that returns in a moment keeps
+    asyncio's loop, as importing uvloop would cost it more than it saves; so does the host
+    agent (`host`), on no round trip's path, whose py-spy, spawned from uvloop's loop inside a
+    host's namespaces, was killed by SIGABRT in 5 runs of 15 (tests/host/test_host_stacks.py).
     """
     import asyncio  # here, once `run` has turned the collector off: its import is most of this module's
 
@@ -113,9 +116,9 @@ def execute(args: argparse.Namespace) -> int:
 
 
 def loop_factory(verb: str) -> Callable[[], AbstractEventLoop] | None:
-    """What makes the event loop `verb` runs on (see `execute`): uvloop's for a verb that lasts,
-    None (asyncio's own) for the others. bench/bench_floor.py runs `run`'s path on it too."""
-    if not VERBS[verb].lasts:
+    """What makes the event loop `verb` runs on (see `execute`): uvloop's, or None (asyncio's
+    own). bench/bench_floor.py runs `run`'s path on it too."""
+    if not VERBS[verb].uvloop:
         return None
     import uvloop
 
