@@ -99,12 +99,20 @@ def test_continue_in_pdb_returns_to_the_top_prompt(three_ranks: Mesh) -> None:
     run(child, "continue", re.escape("resumed 2 sessions (ranks 0-1)"), TOP)
 
 
+def continued(mesh: Mesh, rank: int, then: str, bootstrap: bool = False) -> pexpect.spawn:
+    """A console attached to a new worker of rank `rank` (which then does `then`: stopping_worker.py),
+    that let it run with `c`: back at meshdbg>."""
+    mesh.start_worker(rank, then=then, bootstrap=bootstrap)
+    mesh.wait_sessions(stopped={rank})
+    child = mesh.console(str(rank))
+    child.expect(re.escape(f"(Pdb r{rank} hosts={rank // 2},gpus={rank % 2})"))
+    run(child, "c", "continued; back at meshdbg>")
+    return child
+
+
 def test_a_continued_rank_comes_back_to_the_prompt_at_its_next_stop(mesh: Mesh) -> None:
-    mesh.start_worker(1, "hosts=0,gpus=1", then="again")
-    mesh.wait_sessions(live={1})
-    child = mesh.console("1")
+    child = continued(mesh, 1, "again")
     child.expect(re.escape("(Pdb r1 hosts=0,gpus=1)"))
-    run(child, "c", "continued; back at meshdbg>", re.escape("(Pdb r1 hosts=0,gpus=1)"))
     run(child, "p second_stop", "True", re.escape("(Pdb r1 hosts=0,gpus=1)"))
     run(child, "c", "continued; back at meshdbg>", TOP)
 
@@ -112,11 +120,8 @@ def test_a_continued_rank_comes_back_to_the_prompt_at_its_next_stop(mesh: Mesh) 
 def test_a_continued_rank_that_stops_while_you_type_is_announced_and_your_line_kept(mesh: Mesh,
                                                                                     tmp_path: Path) -> None:
     gate = tmp_path / "gate"
-    mesh.start_worker(1, "hosts=0,gpus=1", then=f"gate:{gate}")
-    mesh.wait_sessions(live={1})
-    child = mesh.console("1")
-    child.expect(re.escape("(Pdb r1 hosts=0,gpus=1)"))
-    run(child, "c", "continued; back at meshdbg>", TOP)
+    child = continued(mesh, 1, f"gate:{gate}")
+    child.expect(TOP)
     child.send("lis")
     child.expect("lis")
     gate.touch()
@@ -173,11 +178,8 @@ def test_ctrl_c_cancels_a_pending_cast(three_ranks: Mesh) -> None:
 
 
 def test_ctrl_c_interrupts_the_rank_that_was_continued(mesh: Mesh) -> None:
-    mesh.start_worker(0, then="spin", bootstrap=True)
-    mesh.wait_sessions(stopped={0})
-    child = mesh.console("0")
-    child.expect(re.escape("(Pdb r0 hosts=0,gpus=0)"))
-    run(child, "c", "continued; back at meshdbg>", TOP)
+    child = continued(mesh, 0, "spin", bootstrap=True)
+    child.expect(TOP)
     child.sendcontrol("c")
     child.expect("interrupting rank 0")
     child.expect(re.escape("(Pdb r0 hosts=0,gpus=0)"))
