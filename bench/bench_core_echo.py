@@ -23,6 +23,7 @@ Generic handlers and raw bytes, no .proto. Each server prints its port on its fi
 from __future__ import annotations
 
 import asyncio
+import importlib
 import queue
 import sys
 import time
@@ -178,8 +179,7 @@ if __name__ == "__main__":
         echo_as_worker(sys.argv[2])
     elif sys.argv[1:2] == ["--aio-workers"]:
         asyncio.run(echo_as_aio_workers(sys.argv[2], int(sys.argv[3])))
-    else:  # `--relay --uvloop`: the relay on uvloop's event loop, as meshdbg's lasting verbs run
-        import uvloop
-
-        with asyncio.Runner(loop_factory=uvloop.new_event_loop if "--uvloop" in sys.argv else None) as runner:
+    else:  # `--relay --uvloop`: the relay on uvloop's event loop, as meshdbg's servers run (imported only then)
+        with asyncio.Runner(loop_factory=importlib.import_module("uvloop").new_event_loop
+                            if "--uvloop" in sys.argv else None) as runner:
             runner.run(serve(relay=sys.argv[1:2] == ["--relay"]))
