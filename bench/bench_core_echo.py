@@ -8,7 +8,9 @@
   the same gRPC stacks on each side. With several workers connected the relay fans each
   client message out to all of them and streams every answer back: the floor of a cast or
   a continue. `--relay --uvloop` runs the relay on uvloop's event loop, as meshdbg's server
-  runs (bench_least_path.py's reference). `--aio-workers ADDR N` dials N echoing grpc.aio streams from one process (the
+  runs (bench_least_path.py's reference). `--polled-worker ADDR` echoes as `--worker` does, on
+  a call the waiting thread polls itself (PolledEcho: what a worker's threading could save).
+  `--aio-workers ADDR N` dials N echoing grpc.aio streams from one process (the
   floor of simulated sessions, bench_scale_worker.py --answer). Every worker stream opens as a
   meshdbg session does, with messages of the same sizes (a hello in, a welcome out, a prompt
   in), and the relay keeps the hello and the prompt, as a server keeps who a session is and
@@ -23,13 +25,16 @@ Generic handlers and raw bytes, no .proto. Each server prints its port on its fi
 from __future__ import annotations
 
 import asyncio
+import collections
 import importlib
 import queue
 import sys
+import threading
 import time
 from typing import AsyncIterator
 
 import grpc
+from grpc._cython import cygrpc  # type: ignore[attr-defined]  # (no stubs for gRPC's Cython core)
 
 METHOD = "/bench.Echo/Echo"
 RELAY_METHOD = "/bench.Relay/Client"
@@ -110,6 +115,99 @@ def echo_as_worker(addr: str) -> None:
             outgoing.put(message)
 
 
+class PolledEcho:
+    """`--worker`'s echo on a stream whose completion queue is its own (grpc's segregated
+    call, as a single-threaded unary-stream call has), polled by the thread that waits for a
+    message, or by a helper thread while none waits; an empty batch (`_WAKE`) makes the
+    helper's poll return, so that the waiting thread polls instead.
+
+    A sync stream-stream call is otherwise polled by the channel's spin thread, which hands
+    each message to the waiting thread: a wake-up and a GIL hand-off more per message. This is
+    what bench_least_path.py's two_hop_echo_polled measures; meshdbg's worker does not do it
+    (README, "What a worker polling its own call would save").
+    """
+
+    _WAKE = object()
+
+    def __init__(self, addr: str) -> None:
+        self._channel = grpc.insecure_channel(addr)
+        flags = 0
+        opening = (((cygrpc.SendInitialMetadataOperation(None, flags), cygrpc.SendMessageOperation(HELLO, flags)), None),
+                   ((cygrpc.ReceiveStatusOnClientOperation(flags),), None),
+                   ((cygrpc.ReceiveInitialMetadataOperation(flags),), None),
+                   ((cygrpc.ReceiveMessageOperation(flags),), None))
+        self._call = self._channel._channel.segregated_call(  # type: ignore[attr-defined]
+            cygrpc.PropagationConstants.GRPC_PROPAGATE_DEFAULTS, b"/bench.Relay/Worker", None, None, None, None,
+            opening, cygrpc.build_census_context(), None)
+        self._condition = threading.Condition()
+        self._poller: str | None = None  # "waiter" or "helper", while one is inside the poll
+        self._waiting = False
+        self._woken = False  # a _WAKE is on its way to the helper's poll
+        self._over = False
+        self._inbox: collections.deque[bytes] = collections.deque()
+        threading.Thread(target=self._help, daemon=True).start()
+
+    def send(self, message: bytes) -> None:
+        self._call.operate((cygrpc.SendMessageOperation(message, 0),), None)
+
+    def receive(self) -> bytes | None:
+        """The next message (None once the stream is over), polled for by this thread."""
+        with self._condition:
+            self._waiting = True
+            while not self._inbox and not self._over:
+                if self._poller == "helper":
+                    if not self._woken:
+                        self._woken = True
+                        self._call.operate((), self._WAKE)
+                    self._condition.wait()
+                else:
+                    self._poll("waiter")
+            self._waiting = False
+            self._condition.notify_all()
+            return self._inbox.popleft() if self._inbox else None
+
+    def _help(self) -> None:
+        with self._condition:
+            while not self._over:
+                if self._waiting or self._poller is not None:
+                    self._condition.wait()
+                else:
+                    self._poll("helper")
+
+    def _poll(self, who: str) -> None:
+        """Take one event of the call (the condition held, released while polling)."""
+        self._poller = who
+        self._condition.release()
+        try:
+            event = self._call.next_event()
+        finally:
+            self._condition.acquire()
+            self._poller = None
+        self._condition.notify_all()
+        if event.tag is self._WAKE:
+            self._woken = False
+            return
+        for operation in event.batch_operations:
+            if operation.type() == cygrpc.OperationType.receive_message:
+                message = operation.message()
+                if message is None:
+                    self._over = True
+                else:
+                    self._inbox.append(message)
+                    self._call.operate((cygrpc.ReceiveMessageOperation(0),), None)
+            elif operation.type() == cygrpc.OperationType.receive_status_on_client:
+                self._over = True
+
+
+def echo_polled(addr: str) -> None:
+    """`--worker`'s echo on a PolledEcho stream."""
+    stream = PolledEcho(addr)
+    stream.receive()  # the welcome
+    stream.send(PROMPT)
+    while (message := stream.receive()) is not None:
+        stream.send(message)
+
+
 async def echo_as_aio_workers(addr: str, count: int, per_channel: int = 200) -> None:
     """Dial the relay with `count` grpc.aio streams (`per_channel` to a connection) and echo
     on each until terminated."""
@@ -177,6 +275,8 @@ async def round_trip(call: grpc.aio.StreamStreamCall, payload: bytes, answers: i
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--worker"]:
         echo_as_worker(sys.argv[2])
+    elif sys.argv[1:2] == ["--polled-worker"]:
+        echo_polled(sys.argv[2])
     elif sys.argv[1:2] == ["--aio-workers"]:
         asyncio.run(echo_as_aio_workers(sys.argv[2], int(sys.argv[3])))
     else:  # `--relay --uvloop`: the relay on uvloop's event loop, as meshdbg's servers run (imported only then)

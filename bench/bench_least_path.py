@@ -10,6 +10,7 @@ messages. This measures, interleaved in one run, against that same echo:
 | path | client | server | worker |
 |---|---|---|---|
 | two_hop_echo_uvloop | raw stream | the echo's relay on uvloop | the echo's |
+| two_hop_echo_polled | raw stream | the echo's relay | the echo's, polling its own call (`--polled-worker`) |
 | least | raw stream | least server | least worker |
 | meshdbg_worker | raw stream | least server | meshdbg's (bench_core_worker.py) |
 | meshdbg_server | raw stream on `Attach` | `meshdbg serve` | meshdbg's |
@@ -22,7 +23,8 @@ of output is {"path", "ms", "ratio"} (the ratio to the two-hop echo); the differ
 two consecutive paths is what that process of meshdbg's costs over the least one. `meshdbg
 serve` runs on uvloop's event loop (meshdbg.debugger.cli.loop_factory), the least server and
 the echo's relay on asyncio's: two_hop_echo_uvloop shows what that loop alone is worth to the
-floor. About 10 s.
+floor, and two_hop_echo_polled what a worker that polls its own call would (its thread takes
+each message off the stream itself, not from gRPC's channel thread). About 10 s.
 """
 
 from __future__ import annotations
@@ -170,6 +172,8 @@ async def _measure(procs: Processes, tmp: Path, reps: int) -> None:
     procs.spawn([sys.executable, echo, "--worker", relay], env)
     relay_uvloop = await address_of([sys.executable, echo, "--relay", "--uvloop"], "the relay on uvloop")
     procs.spawn([sys.executable, echo, "--worker", relay_uvloop], env)
+    relay_polled = await address_of([sys.executable, echo, "--relay"], "the relay of the polled worker")
+    procs.spawn([sys.executable, echo, "--polled-worker", relay_polled], env)
     least = await address_of([sys.executable, me, "--server"], "the least server")
     procs.spawn([sys.executable, me, "--worker", least], env)
     meshdbg_worker(least, 0)
@@ -179,10 +183,12 @@ async def _measure(procs: Processes, tmp: Path, reps: int) -> None:
     request = pb.AttachRequest(input=pb.Input(line=LINE))
     async with ControlClient(ConnectionInfo(serve, token)) as client, \
             grpc.aio.insecure_channel(relay) as relay_channel, grpc.aio.insecure_channel(least) as least_channel, \
-            grpc.aio.insecure_channel(relay_uvloop) as relay_uvloop_channel:
+            grpc.aio.insecure_channel(relay_uvloop) as relay_uvloop_channel, \
+            grpc.aio.insecure_channel(relay_polled) as relay_polled_channel:
         await wait_stopped(client, 2, STOP_TIMEOUT_S)
         hop = relay_channel.stream_stream(RELAY_METHOD)()
         hop_uvloop = relay_uvloop_channel.stream_stream(RELAY_METHOD)()
+        hop_polled = relay_polled_channel.stream_stream(RELAY_METHOD)()
         raw_attach = client.stub.Attach(metadata=client.connection.metadata())
         await raw_attach.write(pb.AttachRequest(target=pb.AttachTarget(rank=pb.RankTarget(rank=1))))
         await raw_attach.read(), await raw_attach.read()  # attached, the replay
@@ -205,6 +211,7 @@ async def _measure(procs: Processes, tmp: Path, reps: int) -> None:
             measures = {
                 "two_hop_echo": blocks(lambda: round_trip(hop, PAYLOAD), 20),
                 "two_hop_echo_uvloop": blocks(lambda: round_trip(hop_uvloop, PAYLOAD), 20),
+                "two_hop_echo_polled": blocks(lambda: round_trip(hop_polled, PAYLOAD), 20),
                 "least": blocks(raw_p(least_channel.stream_stream(LEAST_CLIENT)(), True), 20),
                 "meshdbg_worker": blocks(raw_p(least_channel.stream_stream(MESHDBG_WORKER_CLIENT)(), True), 20),
                 "meshdbg_server": blocks(raw_p(raw_attach, False), 20),

@@ -50,8 +50,8 @@ def test_the_least_path_bench_prints_each_process_swapped_in_against_the_echo() 
     done = subprocess.run([sys.executable, str(LEAST_PATH), "--reps", "2"], capture_output=True, text=True, timeout=80)
     assert done.returncode == 0, done.stderr[-3000:]
     records = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [r["path"] for r in records] == ["two_hop_echo", "two_hop_echo_uvloop", "least", "meshdbg_worker",
-                                              "meshdbg_server", "meshdbg"]
+    assert [r["path"] for r in records] == ["two_hop_echo", "two_hop_echo_uvloop", "two_hop_echo_polled", "least",
+                                              "meshdbg_worker", "meshdbg_server", "meshdbg"]
     echo_ms = records[0]["ms"]
     for record in records:
         assert record["ms"] > 0
