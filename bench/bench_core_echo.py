@@ -41,6 +41,7 @@ RELAY_METHOD = "/bench.Relay/Client"
 # A worker stream's opening, the sizes of a simulated session's (bench_scale_worker.py): its
 # hello (identity), the server's welcome (session id), its first prompt (prompt and frame).
 HELLO, WELCOME, PROMPT = b"h" * 66, b"w" * 5, b"p" * 43
+_NO_FLAGS = 0  # a gRPC core operation's flags
 
 
 async def _echo(requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
@@ -131,16 +132,16 @@ class PolledEcho:
 
     def __init__(self, addr: str) -> None:
         self._channel = grpc.insecure_channel(addr)
-        flags = 0
-        opening = (((cygrpc.SendInitialMetadataOperation(None, flags), cygrpc.SendMessageOperation(HELLO, flags)), None),
-                   ((cygrpc.ReceiveStatusOnClientOperation(flags),), None),
-                   ((cygrpc.ReceiveInitialMetadataOperation(flags),), None),
-                   ((cygrpc.ReceiveMessageOperation(flags),), None))
+        opening = (((cygrpc.SendInitialMetadataOperation(None, _NO_FLAGS), cygrpc.SendMessageOperation(HELLO, _NO_FLAGS)),
+                    None),
+                   ((cygrpc.ReceiveStatusOnClientOperation(_NO_FLAGS),), None),
+                   ((cygrpc.ReceiveInitialMetadataOperation(_NO_FLAGS),), None),
+                   ((cygrpc.ReceiveMessageOperation(_NO_FLAGS),), None))
         self._call = self._channel._channel.segregated_call(  # type: ignore[attr-defined]
             cygrpc.PropagationConstants.GRPC_PROPAGATE_DEFAULTS, b"/bench.Relay/Worker", None, None, None, None,
             opening, cygrpc.build_census_context(), None)
         self._condition = threading.Condition()
-        self._poller: str | None = None  # "waiter" or "helper", while one is inside the poll
+        self._helper_polling = False  # the helper is inside the poll (the waiter polls only while `_waiting`)
         self._waiting = False
         self._woken = False  # a _WAKE is on its way to the helper's poll
         self._over = False
@@ -148,20 +149,20 @@ class PolledEcho:
         threading.Thread(target=self._help, daemon=True).start()
 
     def send(self, message: bytes) -> None:
-        self._call.operate((cygrpc.SendMessageOperation(message, 0),), None)
+        self._call.operate((cygrpc.SendMessageOperation(message, _NO_FLAGS),), None)
 
     def receive(self) -> bytes | None:
         """The next message (None once the stream is over), polled for by this thread."""
         with self._condition:
             self._waiting = True
             while not self._inbox and not self._over:
-                if self._poller == "helper":
+                if self._helper_polling:
                     if not self._woken:
                         self._woken = True
                         self._call.operate((), self._WAKE)
                     self._condition.wait()
                 else:
-                    self._poll("waiter")
+                    self._poll()
             self._waiting = False
             self._condition.notify_all()
             return self._inbox.popleft() if self._inbox else None
@@ -169,20 +170,20 @@ class PolledEcho:
     def _help(self) -> None:
         with self._condition:
             while not self._over:
-                if self._waiting or self._poller is not None:
+                if self._waiting:
                     self._condition.wait()
                 else:
-                    self._poll("helper")
+                    self._helper_polling = True
+                    self._poll()
+                    self._helper_polling = False
 
-    def _poll(self, who: str) -> None:
+    def _poll(self) -> None:
         """Take one event of the call (the condition held, released while polling)."""
-        self._poller = who
         self._condition.release()
         try:
             event = self._call.next_event()
         finally:
             self._condition.acquire()
-            self._poller = None
         self._condition.notify_all()
         if event.tag is self._WAKE:
             self._woken = False
@@ -194,7 +195,7 @@ class PolledEcho:
                     self._over = True
                 else:
                     self._inbox.append(message)
-                    self._call.operate((cygrpc.ReceiveMessageOperation(0),), None)
+                    self._call.operate((cygrpc.ReceiveMessageOperation(_NO_FLAGS),), None)
             elif operation.type() == cygrpc.OperationType.receive_status_on_client:
                 self._over = True
 
