@@ -23,8 +23,9 @@ of output is {"path", "ms", "ratio"} (the ratio to the two-hop echo); the differ
 two consecutive paths is what that process of meshdbg's costs over the least one. `meshdbg
 serve` runs on uvloop's event loop (meshdbg.debugger.cli.loop_factory), the least server and
 the echo's relay on asyncio's: two_hop_echo_uvloop shows what that loop alone is worth to the
-floor, and two_hop_echo_polled what a worker that polls its own call would (its thread takes
-each message off the stream itself, not from gRPC's channel thread). About 10 s.
+floor, and two_hop_echo_polled what the echo worker gains by polling its own call (its thread
+takes each message off the stream itself, not from gRPC's channel thread), as meshdbg's worker
+does on its main thread (meshdbg.worker.polled). About 10 s.
 """
 
 from __future__ import annotations

@@ -20,6 +20,11 @@ user's environment: a worker runs in the user's process) gets the portable path 
 the same behaviour and one thread hand-off more each way: a reader thread of ours iterating
 the stream, and gRPC's request thread taking each message off the request queue
 (`direct_path` says which one a stream takes; tests/worker/test_delivery.py runs both).
+
+The main thread's session stream goes one step further (meshdbg.worker.polled): its call has
+a completion queue of its own, which the thread waiting for a message polls, so that even the
+channel thread's hand-off is gone. `deliver` and the Outbox's completions then run on
+whichever thread polls.
 """
 
 from __future__ import annotations
@@ -40,8 +45,9 @@ _NO_FLAGS = 0
 _FLUSH_POLL_S = 0.001
 EXIT_LOCK_WAIT_S = 0.5  # at interpreter exit, how long a send waits for the call's lock before it gives up
 _CORE_NAMES = ("OperationType", "ReceiveMessageOperation", "SendMessageOperation", "SendCloseFromClientOperation")
-_CORE = hasattr(_channel, "_event_handler") and all(hasattr(cygrpc, name) for name in _CORE_NAMES)
-if _CORE:
+# Whether this gRPC has every internal the direct path (and meshdbg.worker.polled) reads.
+CORE_AVAILABLE = hasattr(_channel, "_event_handler") and all(hasattr(cygrpc, name) for name in _CORE_NAMES)
+if CORE_AVAILABLE:
     _RECEIVE = cygrpc.OperationType.receive_message
     _SEND = cygrpc.OperationType.send_message
     _CLOSE = cygrpc.OperationType.send_close_from_client
@@ -51,7 +57,7 @@ def direct_path(responses: Any) -> bool:
     """Whether this gRPC lets `responses` (a sync stream-stream call) be driven from its
     channel thread (every internal this module uses is there), or takes the portable path."""
     state, call = getattr(responses, "_state", None), getattr(responses, "_call", None)
-    return (_CORE and hasattr(responses, "_response_deserializer") and hasattr(call, "operate")
+    return (CORE_AVAILABLE and hasattr(responses, "_response_deserializer") and hasattr(call, "operate")
             and all(hasattr(state, name) for name in ("condition", "due", "response", "code")))
 
 
@@ -60,7 +66,8 @@ def deliver_each(responses: Any, deliver: Callable[[Any], None]) -> None:
     call's iterator, not to be iterated any more) as it arrives, and `deliver(None)` once when
     the stream is over, ended or broken, and done (its status received: gRPC holds no more of
     it, so a fork may follow). `deliver` runs on gRPC's channel thread, which serves every
-    stream of the channel (or, on the portable path, on a reader thread): it must not block."""
+    stream of the channel (or, on the portable path, on a reader thread; on a polled stream,
+    on the thread that polls): it must not block."""
     if not direct_path(responses):
         threading.Thread(target=_read_all, args=(responses, deliver), name="meshdbg-session-reader",
                          daemon=True).start()

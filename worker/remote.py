@@ -30,6 +30,7 @@ from meshdbg.wire.vocabulary import EndReason
 from meshdbg.worker import parking
 from meshdbg.worker.forking import ForkGuard
 from meshdbg.worker.notices import setting
+from meshdbg.worker.polled import available, open_polled, poller_of
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 
@@ -206,7 +207,7 @@ StreamMethod = Callable[[grpc.Channel], grpc.StreamStreamMultiCallable]  # e.g. 
 
 
 def open_stream(connection: ConnectionInfo, method: StreamMethod, first_message: Message,
-                window_s: float | None = None) -> tuple[queue.SimpleQueue, Any, Any]:
+                window_s: float | None = None, polled: bool = False) -> tuple[queue.SimpleQueue, Any, Any]:
     """Open a bidirectional stream that starts with `first_message`, and wait for the first reply.
 
     Returns the outgoing queue (put a message to send it, None to half-close), the iterator
@@ -217,7 +218,9 @@ def open_stream(connection: ConnectionInfo, method: StreamMethod, first_message:
     made for the reconnect window (`window_s`, default MESHDBG_RECONNECT_S), counted
     from the last time the server accepted one, and for LIVE_WAIT_FACTOR windows at most.
     Raises ConnectionFailed (or a subclass) when the server is unreachable (refused) or
-    refuses the stream.
+    refuses the stream. With `polled` (and a gRPC that allows it), the stream's completions
+    are polled by the thread that waits for them (meshdbg.worker.polled): its later messages
+    go through meshdbg.worker.delivery's Outbox, not the queue.
     """
     started = time.monotonic()
     deadline = started + (setting(RECONNECT_S) if window_s is None else window_s)
@@ -230,7 +233,11 @@ def open_stream(connection: ConnectionInfo, method: StreamMethod, first_message:
         # counts again from here (bounded by LIVE_WAIT_FACTOR windows in all).
         window = setting(RECONNECT_S)
         deadline = max(deadline, min(time.monotonic() + window, started + LIVE_WAIT_FACTOR * window))
-        responses = method(channel)(iter(outgoing.get, None), metadata=connection.metadata())
+        multicallable = method(channel)
+        if polled and available(multicallable):
+            responses = open_polled(multicallable, first_message, connection.metadata())
+        else:
+            responses = multicallable(iter(outgoing.get, None), metadata=connection.metadata())
         _fork_guard.opened(channel, cast(grpc.Future, responses))  # a stream's replies are a grpc.Future too
         try:
             return outgoing, responses, next(responses)
@@ -273,7 +280,10 @@ class RemoteSession:
     gRPC's channel thread takes the server's messages off the stream as they come
     (meshdbg.worker.delivery), so an `interrupt` reaches the worker while its pdb thread runs
     a command (`n` over a long loop): it is answered at once through `on_interrupt`, and
-    everything else is queued for `receive`, with no thread of ours in between. A session
+    everything else is queued for `receive`, with no thread of ours in between. The main
+    thread's stream has a completion queue of its own instead, which `receive` polls itself
+    (meshdbg.worker.polled): the message it waits for is taken by the thread that waits, and
+    a helper thread polls while it runs a command. A session
     belongs to the process that opened it; a forked child opens its own. A new stop opens on
     a stream the process's last stops kept (meshdbg.worker.parking) when it has one, and its
     end keeps the stream for the next (`end(park=True)`).
@@ -308,8 +318,11 @@ class RemoteSession:
         parked = parking.take(connection.addr) if window_s is None else None
         welcome = self._reopen(parked, first) if parked is not None else None
         if welcome is None:
+            # (The main thread's stop polls its stream itself; see meshdbg.worker.polled for
+            # why no other thread's does.)
             outgoing, responses, welcome = open_stream(
-                connection, lambda channel: pb_grpc.DebuggerStub(channel).Session, first, window_s)
+                connection, lambda channel: pb_grpc.DebuggerStub(channel).Session, first, window_s,
+                polled=threading.current_thread() is threading.main_thread())
             self._stream = parking.SessionStream(outgoing, responses, self._deliver_to(threading.Event()))
         self.addr = connection.addr
         self.session_id = welcome.welcome.session_id
@@ -320,7 +333,7 @@ class RemoteSession:
         if not parked.claim(self._deliver_to(threading.Event())):
             return None
         parked.outbox.send(first)
-        reply = self._inbox.get()
+        reply = self._next_message(parked)
         if reply is not None and reply.HasField("welcome"):
             self._stream = parked
             return reply
@@ -380,10 +393,21 @@ class RemoteSession:
                 time.sleep(_WAIT_S)
             self._stream.outbox.send(pb.WorkerMessage(output=pb.OutputChunk(text=piece)))
 
+    def _next_message(self, stream: parking.SessionStream) -> pb.ServerMessage | None:
+        """The next message `stream` delivered (None: its end). On a polled stream this thread
+        polls for it; one whose poll was lost (meshdbg.worker.polled) is over too."""
+        poller = poller_of(stream.responses)
+        if poller is not None:
+            inbox = self._inbox
+            poller.wait_for(lambda: not inbox.empty())
+            if poller.lost and inbox.empty():
+                return None
+        return self._inbox.get()
+
     def receive(self) -> pb.ServerMessage | None:
         """The next server message, or None once the stream is over for good (`farewell`)."""
         while True:
-            message = self._inbox.get()
+            message = self._next_message(self._stream)
             if message is not None and not message.HasField("goodbye"):
                 return message
             if message is not None:
@@ -412,6 +436,9 @@ class RemoteSession:
             self._park = park and parking.room(self.addr)
             self._stream.outbox.send(pb.WorkerMessage(ended=pb.Ended(output=output, reason=reason.pb, park=self._park)),
                                      last=not self._park)
+            poller = poller_of(self._stream.responses)
+            if poller is not None:
+                poller.hand_over()  # (this thread polls no more: the program runs on)
 
     def wait_closed(self) -> None:
         """Make sure (bounded) the server gets the end before the program goes on, as it may

@@ -45,7 +45,14 @@ def test_a_refused_session_retries_until_the_server_has_room(one_rpc_at_a_time: 
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(RECONNECT_S.name, "1")
     connection = one_rpc_at_a_time
-    first = RemoteSession(lambda: connection, pb.Identity(rank=0, protocol_version=PROTOCOL_VERSION))
+    # Both stops are a thread's other than the main one, whose stream is polled by that
+    # thread (meshdbg.worker.polled) and has neither a request reader nor the channel's thread.
+    opened: list[RemoteSession] = []
+    opening = threading.Thread(target=lambda: opened.append(
+        RemoteSession(lambda: connection, pb.Identity(rank=0, protocol_version=PROTOCOL_VERSION))))
+    opening.start()
+    opening.join(20)
+    first = opened[0]
     readers = request_readers()
     second: list[RemoteSession | Exception] = []
 

@@ -1,11 +1,13 @@
-"""A paused rank is never lost to its server: not to a hung one, a restarted one, or a stopped worker.
+"""A paused rank is never lost: not to a hung server, a restarted one, a stopped worker, or a signal.
 
 A worker whose server goes silent (SIGSTOP) keeps its stop and re-registers it once the server
 answers again, or with a server restarted on the same connection file; only when none answers
 for the reconnect window (MESHDBG_RECONNECT_S) does it continue, saying so in one line. A
 server stopped on purpose says goodbye and its workers continue at once. A SIGSTOPped worker is
-listed "not answering", never "exited", and is stopped again once it resumes. Real servers,
-real workers, real signals; every test resumes what it stopped.
+listed "not answering", never "exited", and is stopped again once it resumes. Ctrl-C at a
+paused rank's prompt, and a program's own signal handlers, leave the stop as local pdb's
+(meshdbg.worker.polled holds them while the main thread polls its stream). Real servers, real
+workers, real signals; every test resumes what it stopped.
 """
 
 from __future__ import annotations
@@ -148,4 +150,64 @@ def test_a_bootstrapped_rank_is_listed_stopped_again_once_its_server_answers(ser
         return [(w["rank"], w["state"]) for w in json.loads(listed.stdout)] if listed.returncode == 0 else []
 
     wait_for(lambda: workers() == [(0, "stopped")], timeout=NOTICE_S + SLACK_S + 10, what="rank 0 listed stopped")
+    still_paused_and_drivable(server, worker)
+
+
+def answers_until_word(server: Server, rank: int = 0, attempts: int = 20) -> list[str]:
+    """`p word` cast to the rank until it answers 'x' (each answer kept): a command that met a
+    KeyboardInterrupt is answered with it, as local pdb's prompt shows it."""
+    answers = []
+    for _ in range(attempts):
+        cast = server.cli("cast", "--json", str(rank), "p word")
+        answers.append(json.loads(cast.stdout)[0]["output"] if cast.returncode == 0 else cast.stdout + cast.stderr)
+        if answers[-1] == "'x'\n":
+            return answers
+    raise AssertionError(f"rank {rank} never answered `p word` again: {answers}")
+
+
+def test_ctrl_c_at_a_paused_ranks_prompt_leaves_it_paused(server: Server) -> None:
+    """SIGINT to a stopped worker (a terminal's Ctrl-C reaches every rank of a torchrun job):
+    pdb shows `--KeyboardInterrupt--` and the stop goes on, as local pdb's does; a burst too."""
+    worker = server.worker("hold.py", 0)
+    server.wait_sessions(1)
+
+    async def interrupted(client) -> list[str]:
+        replies = []
+        async with client.attach(rank=0) as pdb:
+            for _ in range(10):
+                os.kill(worker.pid, signal.SIGINT)
+                replies.append((await pdb.send("p word")).output)
+        return replies
+
+    replies = server.run(interrupted)
+    assert all(reply == "'x'\n" or "KeyboardInterrupt" in reply for reply in replies), replies
+    answers_until_word(server)
+    still_paused_and_drivable(server, worker)
+    assert worker.returncode == 0
+
+
+def test_a_programs_own_signal_handlers_run_while_it_is_paused_and_it_stays_paused(server: Server,
+                                                                                 tmp_path: Path) -> None:
+    worker = server.worker("own_signals.py", 0, "", str(tmp_path / "never"))
+    server.wait_sessions(1)
+    for _ in range(3):
+        os.kill(worker.pid, signal.SIGUSR1)
+        assert worker.stdout.readline().strip() == "handled SIGUSR1"  # (the pipe's read waits for it)
+    os.kill(worker.pid, signal.SIGUSR2)  # its handler raises KeyboardInterrupt, which pdb shows
+    answers_until_word(server)
+    still_paused_and_drivable(server, worker)
+
+
+def test_an_exception_another_thread_raises_into_a_paused_rank_costs_a_command_not_the_stop(
+        server: Server, tmp_path: Path) -> None:
+    """KeyboardInterrupt raised into the stopped main thread by a thread of the program lands
+    when the next command arrives: that command is answered with it (or, the stream given up,
+    as not answering), and the stop goes on."""
+    trigger = tmp_path / "interrupt now"
+    worker = server.worker("own_signals.py", 0, "", str(trigger))
+    server.wait_sessions(1)
+    trigger.touch()
+    assert worker.stdout.readline().strip() == "raised into the main thread"
+    answers = answers_until_word(server)
+    assert len(answers) <= 3, answers
     still_paused_and_drivable(server, worker)

@@ -1,8 +1,10 @@
 """meshdbg.worker.delivery over a real gRPC stream: messages sent from several threads arrive in
 each thread's order, every reply is delivered off the caller's thread, and the end comes once,
-after the call is done. On both paths: the direct one (gRPC's channel thread, which this
-grpcio allows) and the portable one (a reader thread and gRPC's request thread), which a
-gRPC without the internals the direct one uses would take."""
+after the call is done. On the three paths: the direct one (gRPC's channel thread, which this
+grpcio allows), the polled one (a call with a queue of its own, meshdbg.worker.polled, which
+the main thread's stops take; with no thread waiting, its helper polls), and the portable one
+(a reader thread and gRPC's request thread), which a gRPC without the internals the direct
+one uses would take."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import grpc
 import pytest
 
 from meshdbg.wire.proto import debugger_pb2 as pb
-from meshdbg.worker import delivery
+from meshdbg.worker import delivery, polled
 from meshdbg.worker.delivery import deliver_each, outbox
 
 METHOD = "/test.Echo/Echo"
@@ -41,7 +43,7 @@ def channel() -> Iterator[grpc.Channel]:
     server.stop(None)
 
 
-@pytest.fixture(params=["direct", "portable"])
+@pytest.fixture(params=["direct", "polled", "portable"])
 def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "portable":
         monkeypatch.setattr(delivery, "direct_path", lambda responses: False)
@@ -55,11 +57,17 @@ def _line(text: str) -> pb.ServerMessage:
 def _stream(channel: grpc.Channel, path: str) -> tuple[queue.SimpleQueue[pb.ServerMessage | None], Iterator[pb.ServerMessage]]:
     """An echo stream whose first message came back (its request thread is done sending), on `path`."""
     outgoing: queue.SimpleQueue[pb.ServerMessage | None] = queue.SimpleQueue()
-    outgoing.put(_line("hello"))
-    responses = channel.stream_stream(METHOD, request_serializer=pb.ServerMessage.SerializeToString,
-                                      response_deserializer=pb.ServerMessage.FromString)(iter(outgoing.get, None))
+    multicallable = channel.stream_stream(METHOD, request_serializer=pb.ServerMessage.SerializeToString,
+                                          response_deserializer=pb.ServerMessage.FromString)
+    if path == "polled":
+        assert polled.available(multicallable)  # this grpcio has what the polled path uses
+        responses = polled.open_polled(multicallable, _line("hello"), None)
+    else:
+        outgoing.put(_line("hello"))
+        responses = multicallable(iter(outgoing.get, None))
     assert next(responses).input.line == "hello"
-    assert delivery.direct_path(responses) == (path == "direct")  # this grpcio has what the direct path uses
+    assert delivery.direct_path(responses) == (path != "portable")  # this grpcio has what the direct path uses
+    assert (polled.poller_of(responses) is not None) == (path == "polled")
     return outgoing, responses
 
 
