@@ -26,7 +26,8 @@ Three rules keep it safe in a user's process:
 
 It reads the same internals of gRPC as meshdbg.worker.delivery, and `segregated_call` on the
 channel with the attributes of its stream-stream callable that grpc's own `__call__` reads
-(grpcio 1.85); without them (`available`) a stream is opened as before.
+(grpcio 1.85); without them, or with gRPC's fork support on (`available`), a stream is
+opened as before.
 """
 
 from __future__ import annotations
@@ -55,10 +56,19 @@ _CHANNEL_NAMES = ("_RPCState", "_STREAM_STREAM_INITIAL_DUE", "_InitialMetadataFl
 
 
 def available(multicallable: Any) -> bool:
-    """Whether this gRPC lets `multicallable` (a sync stream-stream callable) open a polled stream."""
-    return (delivery.CORE_AVAILABLE and all(hasattr(_channel, name) for name in _CHANNEL_NAMES)
+    """Whether this gRPC lets `multicallable` (a sync stream-stream callable) open a polled
+    stream. Not with gRPC's Python fork support on (GRPC_ENABLE_FORK_SUPPORT=1): a forked
+    child closes its parent's channels, waiting for their calls to drain through the channel's
+    queue, which a segregated call's completions never reach: the child would hang in fork."""
+    return (delivery.CORE_AVAILABLE and not _fork_support_enabled()
+            and all(hasattr(_channel, name) for name in _CHANNEL_NAMES)
             and all(hasattr(multicallable, name) for name in _CALLABLE_NAMES)
             and hasattr(getattr(multicallable, "_channel", None), "segregated_call"))
+
+
+def _fork_support_enabled() -> bool:
+    is_enabled = getattr(cygrpc, "is_fork_support_enabled", None)
+    return is_enabled is None or bool(is_enabled())  # (unknown: as if on)
 
 
 def open_polled(multicallable: Any, first: Message, metadata: Any) -> Any:

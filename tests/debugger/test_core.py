@@ -230,8 +230,13 @@ def test_stepping_off_the_end_of_a_thread_ends_its_session(server: Server, tmp_p
     assert "thread value 7" in out and "thread joined" in out
 
 
-def test_a_forked_child_opens_its_own_session(server: Server) -> None:
-    worker = server.worker("forks.py", 4)
+@pytest.mark.parametrize("fork_support", ["default", "1"])
+def test_a_forked_child_opens_its_own_session(server: Server, fork_support: str) -> None:
+    """Also with gRPC's Python fork support on, whose forked child drains its parent's calls
+    through each channel's queue (the main thread's polled stream is not taken then:
+    meshdbg.worker.polled; the child hung in `fork` when it was)."""
+    env = dict(server.env, GRPC_ENABLE_FORK_SUPPORT=fork_support) if fork_support != "default" else None
+    worker = server.worker("forks.py", 4, env=env)
     (parent,) = server.wait_sessions(1)
     assert server.cli("continue").returncode == 0
     (child,) = wait_for(lambda: [s for s in server.sessions() if s["pid"] != parent["pid"] and s["state"] == "stopped"],
