@@ -48,7 +48,7 @@ from meshdbg.worker import delivery
 _NO_FLAGS = 0
 HELP_AFTER_S = 0.01  # how long no thread waits before the helper polls
 HELP_TICK_S = 0.1  # how often the helper looks while a thread waits...
-DOZE_AFTER_S = 1.0  # ...for less than this long; past it, the helper sleeps until the thread leaves
+DOZE_AFTER_S = 1.0  # ...for less than this long; past it, the helper looks this seldom, or when the thread leaves
 _WAKE = object()  # the tag of an empty batch: it completes at once and ends a poll
 _INITIAL_BATCHES = 3  # initial metadata with the status; the initial metadata received; the first message
 _CALLABLE_NAMES = ("_channel", "_method", "_target", "_context", "_registered_call_handle", "_response_deserializer")
@@ -107,7 +107,8 @@ class PolledCall:
     for each would cost the wake-ups this saves. It looks every HELP_TICK_S, so an `interrupt`
     reaches a long command (`n` over a loop) within HELP_AFTER_S + HELP_TICK_S. A thread that
     has waited DOZE_AFTER_S (a rank paused, nobody typing) wakes the helper as it leaves
-    instead, so that a thousand paused ranks do not each wake ten times a second.
+    instead, and the helper looks only once a DOZE_AFTER_S meanwhile, so that a thousand
+    paused ranks do not each wake ten times a second.
 
     Stands for the call in gRPC's stream object (`operate`, `cancel`), so that every batch is
     counted: the queue is polled only while one is in flight."""
@@ -131,11 +132,21 @@ class PolledCall:
         self.helper.start()
 
     def operate(self, operations: tuple[Any, ...], tag: Any) -> bool:
-        """Start a batch on the call (as a SegregatedCall's `operate`); whether it started."""
+        """Start a batch on the call (as a SegregatedCall's `operate`); whether it started.
+
+        An exception raised into this thread meanwhile (SIGINT's KeyboardInterrupt while pdb
+        sends, an interrupt of meshdbg's own while a command streams its output) may land
+        after gRPC started the batch and before it was counted: the count would reach zero
+        with the batch still in flight, and the stream stop being polled. The call is given
+        up then (`lost`), and the session opens another."""
         with self._counting:
-            started: bool = self._call.operate(operations, tag)
-            if started:
-                self._in_flight += 1
+            try:
+                started: bool = self._call.operate(operations, tag)
+                if started:
+                    self._in_flight += 1
+            except BaseException:
+                self._give_up()
+                raise
             return started
 
     def cancel(self, code: Any, details: str) -> None:
@@ -174,6 +185,12 @@ class PolledCall:
                     self._dozing = False
                     self._helper_wakes.notify()
 
+    def _give_up(self) -> None:
+        """An exception broke the count of batches, or gRPC's queue: cancel the call and
+        never poll it again."""
+        self.lost = self.over = True
+        self._call.cancel(cygrpc.StatusCode.cancelled, "meshdbg: the stream was interrupted")
+
     def hand_over(self) -> None:
         """The waiting thread is done with the call for a while (its session ended, the
         program runs on): the helper polls from now on, at once, so that what is still in
@@ -193,7 +210,8 @@ class PolledCall:
                 now = time.monotonic()
                 if self._waiting:
                     self._dozing = now - self._waiting_since >= DOZE_AFTER_S
-                    self._helper_wakes.wait(None if self._dozing else HELP_TICK_S)
+                    # (Dozing, it still looks once a DOZE_AFTER_S: a call given up while it dozes ends it.)
+                    self._helper_wakes.wait(DOZE_AFTER_S if self._dozing else HELP_TICK_S)
                     continue
                 if now - self._left_at < HELP_AFTER_S:
                     self._helper_wakes.wait(HELP_AFTER_S - (now - self._left_at))
@@ -216,8 +234,7 @@ class PolledCall:
             if event.tag is not _WAKE:
                 event.tag(event)
         except BaseException:
-            self.lost = self.over = True  # (the queue may be gone: never polled again)
-            self._call.cancel(cygrpc.StatusCode.cancelled, "meshdbg: the poll of the stream was interrupted")
+            self._give_up()  # (the queue may be gone: never polled again)
             raise
         finally:
             self._helper_wakes.acquire()

@@ -395,12 +395,12 @@ class RemoteSession:
 
     def _next_message(self, stream: parking.SessionStream) -> pb.ServerMessage | None:
         """The next message `stream` delivered (None: its end). On a polled stream this thread
-        polls for it; one whose poll was lost (meshdbg.worker.polled) is over too."""
+        polls for it; one given up (meshdbg.worker.polled) is over too."""
         poller = poller_of(stream.responses)
         if poller is not None:
             inbox = self._inbox
             poller.wait_for(lambda: not inbox.empty())
-            if poller.lost and inbox.empty():
+            if inbox.empty():  # (its end is delivered before it is over: a call given up)
                 return None
         return self._inbox.get()
 
