@@ -116,14 +116,14 @@ class PolledCall:
     def __init__(self, call: Any, batches: int) -> None:
         self._call = call
         self._in_flight = batches
-        self._counting = threading.RLock()  # (reentrant: SIGINT's held handler starts a batch)
+        self._counting = threading.RLock()  # (reentrant: a held signal's handler starts a batch)
         lock = threading.Lock()
         self._helper_wakes = threading.Condition(lock)  # the helper waits on it
         self._waiter_wakes = threading.Condition(lock)  # the waiting thread waits on it while the helper polls
         self._waiting = False  # a thread waits in `wait_for`, and polls while the helper does not
         self._waiting_since = 0.0  # (time.monotonic) when it started to
         self._left_at = -HELP_AFTER_S  # (time.monotonic) when the waiting thread last left
-        self._dozing = False  # the helper sleeps until the waiting thread leaves
+        self._dozing = False  # the helper looks once a DOZE_AFTER_S, or when the waiting thread leaves
         self._helper_polling = False
         self._woken = False  # a _WAKE is on its way to the helper's poll
         self.over = False  # no batch is in flight: the queue is gone, and nothing polls it
