@@ -16,11 +16,11 @@ Three rules keep it safe in a user's process:
   at most PARKED_LIMIT + 1 of them per server.
 - An exception raised in the main thread while it polls (by a signal's handler) ends gRPC's
   poll by destroying the call's queue, with no status ever delivered. So signals' Python
-  handlers are held back while the main thread waits (`_HeldSignals`) and run once the poll
-  is over, where SIGINT's KeyboardInterrupt leaves the stream whole, as it leaves a queue's
-  `get`: pdb shows `--KeyboardInterrupt--` and the stop goes on. Any other exception there
-  (another thread's `PyThreadState_SetAsyncExc`) loses the stream: it is never polled again
-  (`lost`), and the session takes it for broken and re-registers the stop on a new one.
+  handlers are held while the main thread waits (meshdbg.worker.signal_hold) and run once
+  the poll is over, where SIGINT's KeyboardInterrupt leaves the stream whole, as it leaves a
+  queue's `get`: pdb shows `--KeyboardInterrupt--` and the stop goes on. Any other exception
+  there (another thread's `PyThreadState_SetAsyncExc`) loses the stream: it is never polled
+  again (`lost`), and the session takes it for broken and re-registers the stop on a new one.
 - gRPC destroys the call's queue when its last batch completes: PolledCall counts the batches
   in flight (`operate` is the only way one starts) and polls no more once none is.
 
@@ -32,18 +32,15 @@ opened as before.
 
 from __future__ import annotations
 
-import _signal  # type: ignore[import-not-found]  # (signal's C module: no stubs; `_HeldSignals` says why)
-import signal
 import threading
 import time
-from types import FrameType
 from typing import Any, Callable
 
 from google.protobuf.message import Message
 from grpc import _channel, _compression
 from grpc._cython import cygrpc  # type: ignore[attr-defined]  # (no stubs for gRPC's Cython core)
 
-from meshdbg.worker import delivery
+from meshdbg.worker import delivery, signal_hold
 
 _NO_FLAGS = 0
 HELP_AFTER_S = 0.01  # how long no thread waits before the helper polls
@@ -116,7 +113,7 @@ class PolledCall:
     def __init__(self, call: Any, batches: int) -> None:
         self._call = call
         self._in_flight = batches
-        self._counting = threading.RLock()  # (reentrant: a held signal's handler starts a batch)
+        self._counting = threading.RLock()  # (reentrant: a held signal's note starts a batch)
         lock = threading.Lock()
         self._helper_wakes = threading.Condition(lock)  # the helper waits on it
         self._waiter_wakes = threading.Condition(lock)  # the waiting thread waits on it while the helper polls
@@ -154,23 +151,24 @@ class PolledCall:
 
     def wait_for(self, ready: Callable[[], bool]) -> None:
         """Poll the call until `ready()` (a message it delivers arrived) or it is over. In the
-        main thread, signals' Python handlers are held back meanwhile (`_HeldSignals`): one
-        that arrives ends the poll, runs once the poll is over (a KeyboardInterrupt of SIGINT
-        is raised from here, the stream whole) and, when it returns, the wait goes on."""
+        main thread, signals' Python handlers are held meanwhile (meshdbg.worker.signal_hold):
+        one that comes ends the poll and runs then (a KeyboardInterrupt of SIGINT is raised
+        from here, the stream whole) and, when it returns, the wait goes on."""
         if threading.current_thread() is not threading.main_thread():
-            self._wait(ready, None)
+            self._wait(ready, lambda: False)
             return
-        while True:
-            with _HeldSignals(self._wake) as held:
-                self._wait(ready, held)
-            if not held.caught:
-                return
+        with signal_hold.waking(self._wake):
+            while True:
+                self._wait(ready, signal_hold.pending)
+                if not signal_hold.pending():
+                    return
+                signal_hold.run_caught()
 
-    def _wait(self, ready: Callable[[], bool], held: _HeldSignals | None) -> None:
+    def _wait(self, ready: Callable[[], bool], signalled: Callable[[], bool]) -> None:
         with self._waiter_wakes:
             self._waiting, self._waiting_since = True, time.monotonic()
             try:
-                while not (ready() or self.over or (held is not None and held.caught)):
+                while not (ready() or self.over or signalled()):
                     if not self._helper_polling:
                         self._poll()
                     else:
@@ -243,53 +241,3 @@ class PolledCall:
         if event.tag is _WAKE:
             self._woken = False
         self.over = self.over or over
-
-
-class _HeldSignals:
-    """The Python handlers of signals, held back while the main thread polls (entered there
-    only): a signal meanwhile ends the poll (`wake`), and its handler runs on exit, where an
-    exception it raises (SIGINT's KeyboardInterrupt, a program's own handler's) leaves the
-    stream whole, as it would leave a queue's `get`. (Signals whose handler is not Python's,
-    SIG_DFL or SIG_IGN, are the kernel's and never reach the poll.)
-
-    It calls `_signal`, the C module, not `signal`, whose wrappers turn each handler into an
-    enum member if they can: 3-4 us a call, against 0.02-0.3 us, on every wait of pdb's thread.
-    """
-
-    def __init__(self, wake: Callable[[], None]) -> None:
-        self._wake = wake
-        self._held: list[tuple[int, Any]] = []
-        self.caught: list[int] = []
-        self._frame: FrameType | None = None
-
-    def __enter__(self) -> _HeldSignals:
-        for signum in _SIGNALS:
-            handler = _signal.getsignal(signum)
-            if callable(handler):
-                self._held.append((signum, handler))
-                _signal.signal(signum, self._catch)
-        return self
-
-    def _catch(self, signum: int, frame: FrameType | None) -> None:
-        self.caught.append(signum)
-        self._frame = frame
-        self._wake()
-
-    def __exit__(self, *_: object) -> None:
-        """Give the handlers back and run those of the signals caught, in order (each once,
-        as the kernel delivers a signal pending twice); when one raises, the later ones are
-        raised again in the thread, for Python to run as it would have."""
-        for signum, handler in self._held:
-            _signal.signal(signum, handler)
-        handlers = dict(self._held)
-        caught = list(dict.fromkeys(self.caught))
-        for index, signum in enumerate(caught):
-            try:
-                handlers[signum](signum, self._frame)
-            except BaseException:
-                for later in caught[index + 1:]:
-                    signal.pthread_kill(threading.get_ident(), later)
-                raise
-
-
-_SIGNALS = sorted(signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP})
