@@ -187,8 +187,9 @@ def test_ctrl_c_at_a_paused_ranks_prompt_leaves_it_paused(server: Server) -> Non
         return replies
 
     replies = server.run(interrupted)
+    # (A SIGINT at an idle prompt shows `--KeyboardInterrupt--` with a prompt no command asked
+    # for, which the server keeps for whoever comes next, not in a reply: none is required.)
     assert all(reply == "'x'\n" or "KeyboardInterrupt" in reply for reply in replies), replies
-    assert sum("--KeyboardInterrupt--" in reply for reply in replies) >= 1, replies
     answers_until_word(server)  # (a reply that came after its command's answer shows with the next)
     still_paused_and_drivable(server, worker)
     assert worker.returncode == 0
