@@ -3,7 +3,7 @@
 A synchronous stream's completions are taken by gRPC's channel thread, which then wakes the
 thread that waits for the message (meshdbg.worker.delivery): per round trip a wake-up and a
 GIL hand-off more than the work needs, 60-100 us on this project's 2-core machine (README,
-"What a worker polling its own call would save"). On a segregated call (gRPC's own way for its
+"pdb's thread polls its own stream"). On a segregated call (gRPC's own way for its
 single-threaded unary-stream calls) the call's completion queue is its own: the thread waiting
 for a message (pdb's) polls it and takes the message itself, and while no thread waits a
 helper thread polls, so that an `interrupt` is answered while pdb runs a command. An empty
@@ -47,7 +47,6 @@ HELP_AFTER_S = 0.01  # how long no thread waits before the helper polls
 HELP_TICK_S = 0.1  # how often the helper looks while a thread waits...
 DOZE_AFTER_S = 1.0  # ...for less than this long; past it, the helper looks this seldom, or when the thread leaves
 _WAKE = object()  # the tag of an empty batch: it completes at once and ends a poll
-_INITIAL_BATCHES = 3  # initial metadata with the status; the initial metadata received; the first message
 _CALLABLE_NAMES = ("_channel", "_method", "_target", "_context", "_registered_call_handle", "_response_deserializer")
 _CHANNEL_NAMES = ("_RPCState", "_STREAM_STREAM_INITIAL_DUE", "_InitialMetadataFlags", "_MultiThreadedRendezvous")
 
@@ -85,7 +84,7 @@ def open_polled(multicallable: Any, first: Message, metadata: Any) -> Any:
     call = multicallable._channel.segregated_call(
         cygrpc.PropagationConstants.GRPC_PROPAGATE_DEFAULTS, multicallable._method, None, None, augmented, None,
         batches, multicallable._context, multicallable._registered_call_handle)
-    return _channel._MultiThreadedRendezvous(state, PolledCall(call, _INITIAL_BATCHES), multicallable._response_deserializer,
+    return _channel._MultiThreadedRendezvous(state, PolledCall(call, len(batches)), multicallable._response_deserializer,
                                              None)
 
 
