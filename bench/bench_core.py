@@ -46,6 +46,7 @@ HERE = Path(__file__).resolve().parent
 BUDGET_S = 100.0  # the whole run, processes included
 STARTUP_TIMEOUT_S = 10.0  # one server printing its address
 POLL_S = 0.005  # list() polling period while waiting for workers to stop
+WATCH_S = 0.2  # how often `ran` looks for a process that should serve until stopped and has exited
 FLOOR_PAYLOAD = b"x" * 96  # about a `p x` reply: output, prompt and frame
 TARGET_RATIO = 2.0  # attached round trip vs the floor
 TARGET_CAST_MS = 15.0
@@ -109,7 +110,7 @@ def ran(bench: str, work: Callable[[Processes], Coroutine[Any, Any, None]], log:
     procs = Processes(log)
     try:
         with asyncio.Runner(loop_factory=loop_factory) as runner:
-            runner.run(work(procs))
+            runner.run(procs.watching(work(procs)))
         return True
     except BenchError as exc:
         log.flush()
@@ -142,12 +143,29 @@ class Processes:
     def __init__(self, log: IO[bytes]) -> None:
         self._log = log
         self._procs: list[subprocess.Popen] = []
+        self._serving: list[subprocess.Popen] = []  # each should live until stop_all
 
     def spawn(self, args: list[str], env: dict[str, str], stdout: int = subprocess.DEVNULL,
-              stdin: int | None = None) -> subprocess.Popen:
+              stdin: int | None = None, serves: bool = False) -> subprocess.Popen:
+        """Start `args`; `serves`: it should run until stop_all (a server, an echo worker),
+        and the bench fails as soon as it exits (see `watching`)."""
         proc = subprocess.Popen(args, env=env, stdin=stdin, stdout=stdout, stderr=self._log, cwd=HERE.parent)
         self._procs.append(proc)
+        if serves:
+            self._serving.append(proc)
         return proc
+
+    async def watching(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work`, failing it (BenchError) when a serving process exits before it ends: a
+        round trip through a process that is gone would otherwise wait for good."""
+        task = asyncio.ensure_future(work)
+        while not task.done():
+            await asyncio.wait({task}, timeout=WATCH_S)
+            gone = next((proc for proc in self._serving if proc.poll() is not None), None)
+            if gone is not None and not task.done():
+                task.cancel()
+                raise BenchError(f"{' '.join(gone.args[1:])!r} exited with status {gone.returncode} mid-run")
+        task.result()
 
     async def first_line(self, proc: subprocess.Popen, what: str) -> str:
         """The first stdout line of `proc` (an address or a port), within STARTUP_TIMEOUT_S."""
@@ -185,16 +203,17 @@ async def wait_stopped(client: ControlClient, count: int, timeout_s: float) -> N
 
 
 async def bench_floor(procs: Processes, env: dict[str, str], config: Config) -> dict:
-    echo = procs.spawn([sys.executable, str(HERE / "bench_core_echo.py")], env, stdout=subprocess.PIPE)
+    echo = procs.spawn([sys.executable, str(HERE / "bench_core_echo.py")], env, stdout=subprocess.PIPE, serves=True)
     port = await procs.first_line(echo, "the echo server")
     samples = await measure_floor(f"127.0.0.1:{port}", FLOOR_PAYLOAD, config.warmup, config.roundtrips)
     return {"name": "floor_aio_bidi_roundtrip", "unit": "ms", **_stats(samples)}
 
 
 async def bench_relay_floor(procs: Processes, env: dict[str, str], config: Config) -> dict:
-    relay = procs.spawn([sys.executable, str(HERE / "bench_core_echo.py"), "--relay"], env, stdout=subprocess.PIPE)
+    relay = procs.spawn([sys.executable, str(HERE / "bench_core_echo.py"), "--relay"], env, stdout=subprocess.PIPE,
+                        serves=True)
     addr = f"127.0.0.1:{await procs.first_line(relay, 'the relay')}"
-    procs.spawn([sys.executable, str(HERE / "bench_core_echo.py"), "--worker", addr], env)
+    procs.spawn([sys.executable, str(HERE / "bench_core_echo.py"), "--worker", addr], env, serves=True)
     samples = await measure_floor(addr, FLOOR_PAYLOAD, config.warmup, config.roundtrips, RELAY_METHOD)
     return {"name": "floor_two_hop_relay", "unit": "ms", **_stats(samples)}
 
@@ -262,7 +281,8 @@ async def run(config: Config, procs: Processes, tmp: Path) -> list[dict]:
     env = {**os.environ, "MESHDBG_TOKEN": token, "MESHDBG_CONNECTION_FILE": str(tmp / "connection.json")}
     floor = _emit(await bench_floor(procs, env, config))
     relay = _emit(await bench_relay_floor(procs, env, config))
-    server = procs.spawn([sys.executable, "-m", "meshdbg", "serve", "--port", "0"], env, stdout=subprocess.PIPE)
+    server = procs.spawn([sys.executable, "-m", "meshdbg", "serve", "--port", "0"], env, stdout=subprocess.PIPE,
+                         serves=True)
     addr = await procs.first_line(server, "meshdbg serve")
     client = ControlClient(ConnectionInfo(addr, token))
     try:

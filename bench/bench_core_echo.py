@@ -31,7 +31,7 @@ import queue
 import sys
 import threading
 import time
-from typing import AsyncIterator
+from typing import AsyncIterator, Callable
 
 import grpc
 from grpc._cython import cygrpc  # type: ignore[attr-defined]  # (no stubs for gRPC's Cython core)
@@ -118,22 +118,24 @@ def echo_as_worker(addr: str) -> None:
 
 class PolledEcho:
     """`--worker`'s echo on a stream whose completion queue is its own (grpc's segregated
-    call, as a single-threaded unary-stream call has), polled by the thread that waits for a
-    message, or by a helper thread while none waits; an empty batch (`_WAKE`) makes the
-    helper's poll return, so that the waiting thread polls instead.
+    call, as a single-threaded unary-stream call has), polled by the thread that waits (for a
+    message, or for its last send to complete), or by a helper thread while none waits; an
+    empty batch (`_WAKE`) makes the helper's poll return, so that the waiting thread polls.
 
     A sync stream-stream call is otherwise polled by the channel's spin thread, which hands
     each message to the waiting thread: a wake-up and a GIL hand-off more per message. This is
     what bench_least_path.py's two_hop_echo_polled measures; meshdbg's worker does the same on
-    its main thread (meshdbg.worker.polled; this floor keeps none of meshdbg's code).
+    its main thread (meshdbg.worker.polled; this floor keeps none of meshdbg's code). As
+    gRPC's own streams do, a send waits for the one before it: gRPC refuses a second message
+    in flight (call error 8, "too many operations"), which a loaded machine makes happen.
     """
 
-    _WAKE = object()
+    _WAKE, _SENT = object(), object()
 
     def __init__(self, addr: str) -> None:
         self._channel = grpc.insecure_channel(addr)
         opening = (((cygrpc.SendInitialMetadataOperation(None, _NO_FLAGS), cygrpc.SendMessageOperation(HELLO, _NO_FLAGS)),
-                    None),
+                    self._SENT),
                    ((cygrpc.ReceiveStatusOnClientOperation(_NO_FLAGS),), None),
                    ((cygrpc.ReceiveInitialMetadataOperation(_NO_FLAGS),), None),
                    ((cygrpc.ReceiveMessageOperation(_NO_FLAGS),), None))
@@ -144,28 +146,39 @@ class PolledEcho:
         self._helper_polling = False  # the helper is inside the poll (the waiter polls only while `_waiting`)
         self._waiting = False
         self._woken = False  # a _WAKE is on its way to the helper's poll
+        self._sending = True  # a message is in flight (the hello, at first)
         self._over = False
         self._inbox: collections.deque[bytes] = collections.deque()
         threading.Thread(target=self._help, daemon=True).start()
 
     def send(self, message: bytes) -> None:
-        self._call.operate((cygrpc.SendMessageOperation(message, _NO_FLAGS),), None)
+        """Send `message` once the one before it is out (nothing, once the stream is over)."""
+        with self._condition:
+            self._until(lambda: not self._sending)
+            if not self._over:
+                self._sending = True
+                self._call.operate((cygrpc.SendMessageOperation(message, _NO_FLAGS),), self._SENT)
 
     def receive(self) -> bytes | None:
-        """The next message (None once the stream is over), polled for by this thread."""
+        """The next message (None once the stream is over)."""
         with self._condition:
-            self._waiting = True
-            while not self._inbox and not self._over:
-                if self._helper_polling:
-                    if not self._woken:
-                        self._woken = True
-                        self._call.operate((), self._WAKE)
-                    self._condition.wait()
-                else:
-                    self._poll()
-            self._waiting = False
-            self._condition.notify_all()
+            self._until(lambda: bool(self._inbox))
             return self._inbox.popleft() if self._inbox else None
+
+    def _until(self, done: Callable[[], bool]) -> None:
+        """Poll, or have the helper's poll woken and wait, until `done()` or the stream is
+        over (the condition held)."""
+        self._waiting = True
+        while not done() and not self._over:
+            if self._helper_polling:
+                if not self._woken:
+                    self._woken = True
+                    self._call.operate((), self._WAKE)
+                self._condition.wait()
+            else:
+                self._poll()
+        self._waiting = False
+        self._condition.notify_all()
 
     def _help(self) -> None:
         with self._condition:
@@ -187,6 +200,9 @@ class PolledEcho:
         self._condition.notify_all()
         if event.tag is self._WAKE:
             self._woken = False
+            return
+        if event.tag is self._SENT:
+            self._sending = False
             return
         for operation in event.batch_operations:
             if operation.type() == cygrpc.OperationType.receive_message:

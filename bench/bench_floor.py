@@ -102,7 +102,7 @@ class Bench:
     async def serve(self) -> str:
         """The address of a new `meshdbg serve`."""
         server = self.procs.spawn([sys.executable, "-m", "meshdbg", "serve", "--port", "0"], self.env,
-                                  stdout=subprocess.PIPE)
+                                  stdout=subprocess.PIPE, serves=True)
         addr = await self.procs.first_line(server, "meshdbg serve")
         self.pids[addr] = server.pid
         return addr
@@ -123,13 +123,14 @@ class Bench:
         """The address of a relay with `workers` echo workers connected (sync processes, or
         grpc.aio streams of one process)."""
         echo = str(HERE / "bench_core_echo.py")
-        relay = self.procs.spawn([sys.executable, echo, "--relay"], self.env, stdout=subprocess.PIPE)
+        relay = self.procs.spawn([sys.executable, echo, "--relay"], self.env, stdout=subprocess.PIPE, serves=True)
         addr = f"127.0.0.1:{await self.procs.first_line(relay, 'the relay')}"
         self.pids[addr] = relay.pid
         if aio and workers:
-            self.echoes[addr] = [self.procs.spawn([sys.executable, echo, "--aio-workers", addr, str(workers)], self.env).pid]
+            self.echoes[addr] = [self.procs.spawn([sys.executable, echo, "--aio-workers", addr, str(workers)], self.env,
+                                                            serves=True).pid]
         else:
-            self.echoes[addr] = [self.procs.spawn([sys.executable, echo, "--worker", addr], self.env).pid
+            self.echoes[addr] = [self.procs.spawn([sys.executable, echo, "--worker", addr], self.env, serves=True).pid
                                  for _ in range(workers)]
         await self.relayed(addr, workers)
         return addr
@@ -268,7 +269,8 @@ class Bench:
 
     async def listings(self) -> None:
         c = self.config
-        echo = self.procs.spawn([sys.executable, str(HERE / "bench_core_echo.py")], self.env, stdout=subprocess.PIPE)
+        echo = self.procs.spawn([sys.executable, str(HERE / "bench_core_echo.py")], self.env, stdout=subprocess.PIPE,
+                                serves=True)
         blob_addr = f"127.0.0.1:{await self.procs.first_line(echo, 'the echo server')}"
         addr = await self.serve()
         processes = max(1, min(10, c.sessions // 200))

@@ -161,7 +161,7 @@ async def _measure(procs: Processes, tmp: Path, reps: int) -> None:
 
     async def address_of(argv: list[str], what: str) -> str:
         """The address a server printed first (a port alone is on loopback)."""
-        line = await procs.first_line(procs.spawn(argv, env, stdout=subprocess.PIPE), what)
+        line = await procs.first_line(procs.spawn(argv, env, stdout=subprocess.PIPE, serves=True), what)
         return line if ":" in line else f"127.0.0.1:{line}"
 
     def meshdbg_worker(addr: str, rank: int) -> None:
@@ -170,13 +170,13 @@ async def _measure(procs: Processes, tmp: Path, reps: int) -> None:
                      "PYTHONBREAKPOINT": "meshdbg.worker.remote_breakpointhook"})
 
     relay = await address_of([sys.executable, echo, "--relay"], "the relay")
-    procs.spawn([sys.executable, echo, "--worker", relay], env)
+    procs.spawn([sys.executable, echo, "--worker", relay], env, serves=True)
     relay_uvloop = await address_of([sys.executable, echo, "--relay", "--uvloop"], "the relay on uvloop")
-    procs.spawn([sys.executable, echo, "--worker", relay_uvloop], env)
+    procs.spawn([sys.executable, echo, "--worker", relay_uvloop], env, serves=True)
     relay_polled = await address_of([sys.executable, echo, "--relay"], "the relay of the polled worker")
-    procs.spawn([sys.executable, echo, "--polled-worker", relay_polled], env)
+    procs.spawn([sys.executable, echo, "--polled-worker", relay_polled], env, serves=True)
     least = await address_of([sys.executable, me, "--server"], "the least server")
-    procs.spawn([sys.executable, me, "--worker", least], env)
+    procs.spawn([sys.executable, me, "--worker", least], env, serves=True)
     meshdbg_worker(least, 0)
     serve = await address_of([sys.executable, "-m", "meshdbg", "serve", "--port", "0"], "meshdbg serve")
     meshdbg_worker(serve, 0)

@@ -56,3 +56,24 @@ def test_the_least_path_bench_prints_each_process_swapped_in_against_the_echo() 
     for record in records:
         assert record["ms"] > 0
         assert record["ratio"] == pytest.approx(record["ms"] / echo_ms, abs=0.01 + 0.02 * record["ratio"])
+
+
+@pytest.mark.timeout(30)
+def test_a_bench_fails_at_once_when_a_process_that_serves_exits(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A round trip through a server or echo worker that has exited would wait for good (a
+    bench hung so in CI): the bench fails instead, saying which, with its stderr."""
+    monkeypatch.syspath_prepend(str(BENCH.parent))
+    import asyncio
+
+    from bench_core import Processes, ran
+
+    async def wait_through_it(procs: Processes) -> None:
+        procs.spawn([sys.executable, "-c", "import sys; print('the echo is gone', file=sys.stderr); sys.exit(3)"],
+                    {}, serves=True)
+        await asyncio.Event().wait()  # a reply that never comes
+
+    with open(tmp_path / "log", "wb") as log:
+        assert not ran("bench", wait_through_it, log, tmp_path / "log")
+    why = capsys.readouterr().err
+    assert "exited with status 3 mid-run" in why and "the echo is gone" in why, why
