@@ -28,6 +28,15 @@ import grpc
 
 QUIET_TIMEOUT_S = 1.0
 _POLL_S = 0.002
+FORK_SUPPORT = "GRPC_ENABLE_FORK_SUPPORT"
+_FALSE = {"0", "false", "f", "no", "n"}  # what gRPC's core reads as false (absl::SimpleAtob); anything else keeps it on
+
+
+def fork_support_off() -> bool:
+    """gRPC's core was told not to handle forks (GRPC_ENABLE_FORK_SUPPORT=0 or false): a child
+    forked after its parent used gRPC then has none of gRPC's threads, and its first call waits
+    for good, deadlines included (with the variable unset, the core handles forks)."""
+    return os.environ.get(FORK_SUPPORT, "").strip().lower() in _FALSE
 
 
 class ForkGuard:

@@ -28,7 +28,7 @@ from meshdbg.wire.errors import ConnectionFailed, MeshdbgError
 from meshdbg.wire.status import error_from_rpc
 from meshdbg.wire.vocabulary import EndReason
 from meshdbg.worker import parking
-from meshdbg.worker.forking import ForkGuard
+from meshdbg.worker.forking import FORK_SUPPORT, ForkGuard, fork_support_off
 from meshdbg.worker.notices import setting
 from meshdbg.worker.polled import available, open_polled, poller_of
 from meshdbg.worker.signal_hold import Held
@@ -81,6 +81,7 @@ _grpc_common._wait_once = _wait_once
 _channels: dict[str, grpc.Channel] = {}
 _channels_lock = threading.Lock()
 _inherited: list[grpc.Channel] = []  # in a forked child: the parent's channels, kept and never used
+_no_grpc_here = ""  # why this process cannot use gRPC at all (a forked child, see _own_channels_in_child)
 
 
 def _own_channels_in_child() -> None:
@@ -91,9 +92,18 @@ def _own_channels_in_child() -> None:
     child's stream on it was never driven (its stop waited for the welcome for good: a
     DataLoader worker's breakpoint()). Set aside, not closed: closing would shut down the
     connection the parent still uses; kept referenced for the same reason. The parent's
-    parked streams go aside with them."""
-    global _channels_lock
+    parked streams go aside with them.
+
+    With gRPC's fork support turned off, a child of a parent that used gRPC cannot use it at
+    all: its first call would wait for good (a breakpoint in a DataLoader worker held it for
+    the reconnect window, then went on). Its stops say so at once instead (`channel_for`).
+    """
+    global _channels_lock, _no_grpc_here
     _channels_lock = threading.Lock()  # another thread of the parent may have held it at the fork
+    if _channels and fork_support_off():
+        _no_grpc_here = (f"this forked child cannot reach the server: gRPC was in use in its parent, and "
+                         f"{FORK_SUPPORT}={os.environ[FORK_SUPPORT]} turns gRPC's fork support off "
+                         f"(leave it unset to debug forked children)")
     _inherited.extend(_channels.values())
     _channels.clear()
     parking.forget_in_child()
@@ -107,7 +117,10 @@ def channel_for(connection: ConnectionInfo) -> grpc.Channel:
     """The process's channel to the server, created on first use (over TLS when pinned), and
     never closed: every thread of the process shares it, and closing a channel under threads
     that use it fails their streams ("Channel closed!") or crashes gRPC. A channel whose server
-    went away reconnects by itself within a second when it comes back (CHANNEL_OPTIONS)."""
+    went away reconnects by itself within a second when it comes back (CHANNEL_OPTIONS).
+    ConnectionFailed, saying why, in a forked child that cannot use gRPC."""
+    if _no_grpc_here:
+        raise ConnectionFailed(_no_grpc_here)
     addr = connection.addr
     with _channels_lock:
         channel = _channels.get(addr)

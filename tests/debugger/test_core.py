@@ -248,6 +248,23 @@ def test_a_forked_child_opens_its_own_session(server: Server, fork_support: str)
     assert worker.returncode == 0 and "parent done" in out, err
 
 
+@pytest.mark.parametrize("fork_support", ["0", "false"])
+def test_a_forked_child_says_at_once_why_it_cannot_stop_when_grpc_fork_support_is_off(server: Server,
+                                                                                    fork_support: str) -> None:
+    """gRPC turned off for forks leaves a child of a process that used it without gRPC: its
+    first call waits for good, so its breakpoint held it for the reconnect window and then went
+    on with a misleading "no server reachable". It goes on at once, saying why."""
+    worker = server.worker("forks.py", 4, env=dict(server.env, GRPC_ENABLE_FORK_SUPPORT=fork_support,
+                                                   MESHDBG_RECONNECT_S="60"))
+    server.wait_sessions(1)
+    assert server.cli("continue").returncode == 0
+    out, err = worker.communicate(timeout=20)
+    assert worker.returncode == 0 and "parent done" in out, err
+    assert (f"meshdbg: this forked child cannot reach the server: gRPC was in use in its parent, and "
+            f"GRPC_ENABLE_FORK_SUPPORT={fork_support} turns gRPC's fork support off") in err, err
+    assert "no terminal for local pdb; continuing" in err and "Traceback" not in err
+
+
 def test_unknown_rank_and_bad_selection_are_clear_errors(server: Server) -> None:
     start_mesh(server)
     bad = server.cli("cast", "ranks(hosts=1, gpus=x)", "p 1")
