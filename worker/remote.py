@@ -101,9 +101,8 @@ def _own_channels_in_child() -> None:
     global _channels_lock, _no_grpc_here
     _channels_lock = threading.Lock()  # another thread of the parent may have held it at the fork
     if _channels and fork_support_off():
-        _no_grpc_here = (f"this forked child cannot reach the server: gRPC was in use in its parent, and "
-                         f"{FORK_SUPPORT}={os.environ[FORK_SUPPORT]} turns gRPC's fork support off "
-                         f"(leave it unset to debug forked children)")
+        _no_grpc_here = (f"this forked child cannot reach the server: {FORK_SUPPORT}={os.environ[FORK_SUPPORT]} "
+                         f"leaves gRPC unusable after a fork (leave it unset to debug forked children)")
     _inherited.extend(_channels.values())
     _channels.clear()
     parking.forget_in_child()
