@@ -33,6 +33,11 @@ class AttachedClient:
         else:
             self.session = registry.by_rank(target.rank.rank, target.rank.name)
         self._feed = PeerFeed()
+        # A line of this client's under way, whose reply tells the session's end if it ends
+        # meanwhile (`_announce_end` waits for it), and whether a reply of its told it.
+        self._answered = asyncio.Event()
+        self._answered.set()
+        self._end_told = False
         self._replay = self.session.replay(target.following)
         self.session.subscribe(self._feed)  # from the replay on, nothing others do here goes unseen
 
@@ -48,8 +53,13 @@ class AttachedClient:
         through `write`; whether the session ended with it."""
         kind = request.WhichOneof("kind")
         if kind == "input":
-            reply = await self._command(request.input, write)
-            await write(pb.AttachEvent(reply=reply))
+            self._answered.clear()
+            try:
+                reply = await self._command(request.input, write)
+                self._end_told = reply.ended
+                await write(pb.AttachEvent(reply=reply))
+            finally:
+                self._answered.set()
             return reply.ended
         if kind == "complete":
             c = request.complete
@@ -93,9 +103,15 @@ class AttachedClient:
                 self._feed.done()
 
     async def _announce_end(self, write: EventWriter) -> None:
+        """The session's end, when no reply of this client's told it: a `q` of its own is
+        answered by its reply, output included, and an end announced first would be taken
+        for that reply (seen: `q` answered with no output, 2 in 1,000 under load)."""
         session = self.session
         await session.ended.wait()
         await self._feed.drained()
+        await self._answered.wait()
+        if self._end_told:
+            return
         with contextlib.suppress(SessionError):  # the client went away meanwhile
             await write(pb.AttachEvent(reply=pb.Reply(frame=session.frame, ended=True,
                                                       reason=wire_value(session.end_reason))))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import socket
@@ -11,6 +12,7 @@ import pytest
 
 from e2e import SCRIPTS, Server, line_of, stop_process, wait_for
 from meshdbg.debugger.control import ControlClient
+from meshdbg.wire.vocabulary import State
 
 COORDS_2x2 = {0: "hosts=0,gpus=0", 1: "hosts=0,gpus=1", 2: "hosts=1,gpus=0", 3: "hosts=1,gpus=1"}
 
@@ -155,6 +157,27 @@ def test_breakpoint_then_continue_stops_again_in_a_new_session(server: Server) -
     out, err = worker.communicate(timeout=20)
     assert worker.returncode == 0, err
     assert "total 3" in out
+
+
+def test_each_quit_is_answered_by_its_own_reply_with_its_output(server: Server) -> None:
+    """The server announces a session's end to its attached clients; a `q` of the client's own
+    is answered by its reply instead, which carries what pdb said. The announcement taken for
+    that reply left `q` with no output: 2 in 1,000 quits on a loaded machine (CI saw it)."""
+    server.worker("stop_forever.py", 1)
+
+    async def quit_again_and_again(client: ControlClient) -> list[str]:
+        outputs = []
+        for _ in range(40):
+            deadline = asyncio.get_running_loop().time() + 20
+            while not any(s.state is State.STOPPED for s in await client.list()):
+                assert asyncio.get_running_loop().time() < deadline, "the worker did not stop again"
+                await asyncio.sleep(0.01)
+            async with client.attach(rank=1) as pdb:
+                outputs.append((await pdb.send("q")).output)
+        return outputs
+
+    outputs = server.run(quit_again_and_again)
+    assert all("meshdbg: session ended; this rank continues" in output for output in outputs), outputs
 
 
 def test_server_side_continue_keeps_breakpoints_and_clear_drops_them(server: Server) -> None:
