@@ -41,6 +41,8 @@ from google.protobuf.message import Message
 from grpc import _channel
 from grpc._cython import cygrpc  # type: ignore[attr-defined]  # (no stubs for gRPC's Cython core)
 
+from meshdbg.worker.signal_hold import Held
+
 _NO_FLAGS = 0
 _FLUSH_POLL_S = 0.001
 EXIT_LOCK_WAIT_S = 0.5  # at interpreter exit, how long a send waits for the call's lock before it gives up
@@ -216,16 +218,20 @@ class Outbox:
 
     def send(self, message: Message, last: bool = False) -> None:
         """Send `message` after those sent before, and with `last` half-close after it
-        (dropped once the last was given or the stream is over)."""
+        (dropped once the last was given or the stream is over). The main thread's signal
+        handlers are held meanwhile (meshdbg.worker.signal_hold): an exception of theirs
+        between a send started and its note in `due` (or a polled call's count of batches)
+        would leave the stream half-updated, and the stop silent."""
         data = message.SerializeToString()
-        # At interpreter exit (a daemon thread's session ended by its thread-local's finalizer)
-        # the call's lock may be held by a daemon thread frozen for good: wait for it a moment only.
-        if not self._state.condition.acquire(timeout=EXIT_LOCK_WAIT_S if sys.is_finalizing() else -1):
-            return
-        try:
-            self._give(data, last)
-        finally:
-            self._state.condition.release()
+        with Held():
+            # At interpreter exit (a daemon thread's session ended by its thread-local's finalizer) the
+            # call's lock may be held by a daemon thread frozen for good: wait for it a moment only.
+            if not self._state.condition.acquire(timeout=EXIT_LOCK_WAIT_S if sys.is_finalizing() else -1):
+                return
+            try:
+                self._give(data, last)
+            finally:
+                self._state.condition.release()
 
     def flush(self, timeout: float) -> bool:
         with self._state.condition:
@@ -233,7 +239,7 @@ class Outbox:
                 lambda: not (self._queued or _SEND in self._state.due) or self._state.code is not None, timeout)
 
     def close(self) -> None:
-        with self._state.condition:
+        with Held(), self._state.condition:
             self._give(None, True)
 
     def _give(self, data: bytes | None, last: bool) -> None:

@@ -25,11 +25,20 @@ import weakref
 from typing import Callable, Iterable
 
 import grpc
+from grpc._cython import cygrpc  # type: ignore[attr-defined]  # (no stubs for gRPC's Cython core)
 
 QUIET_TIMEOUT_S = 1.0
 _POLL_S = 0.002
 FORK_SUPPORT = "GRPC_ENABLE_FORK_SUPPORT"
 _FALSE = {"0", "false", "f", "no", "n"}  # what gRPC's core reads as false (absl::SimpleAtob); anything else keeps it on
+
+
+def fork_handlers_on() -> bool:
+    """gRPC's Python fork handlers are on (GRPC_ENABLE_FORK_SUPPORT=1 or true; unknown to this
+    gRPC: taken as on): a forked child closes its parent's channels, draining their calls
+    through each channel's own queue (meshdbg.worker.polled takes no segregated call then)."""
+    is_enabled = getattr(cygrpc, "is_fork_support_enabled", None)
+    return is_enabled is None or bool(is_enabled())
 
 
 def fork_support_off() -> bool:

@@ -41,6 +41,7 @@ from grpc import _channel, _compression
 from grpc._cython import cygrpc  # type: ignore[attr-defined]  # (no stubs for gRPC's Cython core)
 
 from meshdbg.worker import delivery, signal_hold
+from meshdbg.worker.forking import fork_handlers_on
 
 _NO_FLAGS = 0
 HELP_AFTER_S = 0.01  # how long no thread waits before the helper polls
@@ -56,15 +57,10 @@ def available(multicallable: Any) -> bool:
     stream. Not with gRPC's Python fork support on (GRPC_ENABLE_FORK_SUPPORT=1): a forked
     child closes its parent's channels, waiting for their calls to drain through the channel's
     queue, which a segregated call's completions never reach: the child would hang in fork."""
-    return (delivery.CORE_AVAILABLE and not _fork_support_enabled()
+    return (delivery.CORE_AVAILABLE and not fork_handlers_on()
             and all(hasattr(_channel, name) for name in _CHANNEL_NAMES)
             and all(hasattr(multicallable, name) for name in _CALLABLE_NAMES)
             and hasattr(getattr(multicallable, "_channel", None), "segregated_call"))
-
-
-def _fork_support_enabled() -> bool:
-    is_enabled = getattr(cygrpc, "is_fork_support_enabled", None)
-    return is_enabled is None or bool(is_enabled())  # (unknown: as if on)
 
 
 def open_polled(multicallable: Any, first: Message, metadata: Any) -> Any:

@@ -31,7 +31,6 @@ from meshdbg.worker import parking
 from meshdbg.worker.forking import FORK_SUPPORT, ForkGuard, fork_support_off
 from meshdbg.worker.notices import setting
 from meshdbg.worker.polled import available, open_polled, poller_of
-from meshdbg.worker.signal_hold import Held
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 
@@ -394,8 +393,7 @@ class RemoteSession:
                 body.output = body.output[start:]
         if kind == "prompt":
             self._last_prompt = message  # what a reconnected stream shows again
-        with Held():  # (a signal's exception mid-send would leave the stream half-updated)
-            self._stream.outbox.send(message)
+        self._stream.outbox.send(message)
 
     def send_output(self, text: str, stop: int | None = None) -> None:
         """Stream `text[:stop]` as output chunks, waiting while the wire is behind, so that
@@ -405,8 +403,7 @@ class RemoteSession:
                 if self._stream.responses.done():
                     return
                 time.sleep(_WAIT_S)
-            with Held():
-                self._stream.outbox.send(pb.WorkerMessage(output=pb.OutputChunk(text=piece)))
+            self._stream.outbox.send(pb.WorkerMessage(output=pb.OutputChunk(text=piece)))
 
     def _next_message(self, stream: parking.SessionStream) -> pb.ServerMessage | None:
         """The next message `stream` delivered (None: its end). On a polled stream this thread
@@ -449,12 +446,11 @@ class RemoteSession:
         if not self.ended:
             self.ended = True
             self._park = park and parking.room(self.addr)
-            with Held():
-                self._stream.outbox.send(pb.WorkerMessage(ended=pb.Ended(output=output, reason=reason.pb,
-                                                                        park=self._park)), last=not self._park)
-                poller = poller_of(self._stream.responses)
-                if poller is not None:
-                    poller.hand_over()  # (this thread polls no more: the program runs on)
+            self._stream.outbox.send(pb.WorkerMessage(ended=pb.Ended(output=output, reason=reason.pb, park=self._park)),
+                                     last=not self._park)
+            poller = poller_of(self._stream.responses)
+            if poller is not None:
+                poller.hand_over()  # (this thread polls no more: the program runs on)
 
     def wait_closed(self) -> None:
         """Make sure (bounded) the server gets the end before the program goes on, as it may
