@@ -45,7 +45,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Coroutine
 
-import grpc
+from meshdbg.debugger import grpc_engine
+
+grpc_engine.load_grpc()  # before anything loads gRPC: this process hosts run_p's server, as `meshdbg run` does
+
+import grpc  # noqa: E402
 
 from bench_core import BenchError, Processes, process_cpu_s, ran, wait_stopped
 from bench_core_echo import RELAY_METHOD, round_trip
@@ -82,6 +86,7 @@ class Config:
     memory_sessions: int = 2000  # live sessions (and raw streams) whose memory is counted
     start_reps: int = 15  # fresh `meshdbg list --json` processes
     work_s: float = 0.2  # a worker's "work" between two breakpoints
+    same_grpc: bool = False  # the floors' servers on the gRPC pollers the `meshdbg` command picks too
 
 
 QUICK = dict(block=5, attach_reps=4, cast_reps=4, continue_reps=3, big_reps=2, list_reps=3, cli_reps=2,
@@ -95,6 +100,9 @@ class Bench:
         self.token = secrets.token_urlsafe(32)
         self.env = {**os.environ, "MESHDBG_TOKEN": self.token, "MESHDBG_CONNECTION_FILE": str(tmp / "connection.json")}
         self.env.pop("MESHDBG_ADDR", None)
+        experiments = grpc_engine.classic_pollers() if config.same_grpc else None
+        # a floor's server: a process in the role of `meshdbg serve`, on the same pollers with --same-grpc
+        self.floor_server_env = self.env if experiments is None else {**self.env, grpc_engine.VARIABLE: experiments}
         self.pids: dict[str, int] = {}
         self.echoes: dict[str, list[int]] = {}  # each relay's echo worker processes
         self.script = shutil.which("meshdbg", path=str(Path(sys.executable).parent)) or shutil.which("meshdbg")
@@ -123,7 +131,8 @@ class Bench:
         """The address of a relay with `workers` echo workers connected (sync processes, or
         grpc.aio streams of one process)."""
         echo = str(HERE / "bench_core_echo.py")
-        relay = self.procs.spawn([sys.executable, echo, "--relay"], self.env, stdout=subprocess.PIPE, serves=True)
+        relay = self.procs.spawn([sys.executable, echo, "--relay"], self.floor_server_env, stdout=subprocess.PIPE,
+                                 serves=True)
         addr = f"127.0.0.1:{await self.procs.first_line(relay, 'the relay')}"
         self.pids[addr] = relay.pid
         if aio and workers:
@@ -269,8 +278,8 @@ class Bench:
 
     async def listings(self) -> None:
         c = self.config
-        echo = self.procs.spawn([sys.executable, str(HERE / "bench_core_echo.py")], self.env, stdout=subprocess.PIPE,
-                                serves=True)
+        echo = self.procs.spawn([sys.executable, str(HERE / "bench_core_echo.py")], self.floor_server_env,
+                                stdout=subprocess.PIPE, serves=True)
         blob_addr = f"127.0.0.1:{await self.procs.first_line(echo, 'the echo server')}"
         addr = await self.serve()
         processes = max(1, min(10, c.sessions // 200))
@@ -368,6 +377,8 @@ def parse_args(argv: list[str] | None) -> tuple[Config, list[str], bool]:
     parser.add_argument("--strict", action="store_true", help="exit 2 when a ratio is past its target")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
     parser.add_argument("--only", default="", help=f"comma-separated phases among {', '.join(PHASES)}")
+    parser.add_argument("--same-grpc", action="store_true",
+                        help="run the floors' servers on the gRPC pollers `meshdbg serve` runs on (README, Speed)")
     parser.add_argument("--workers", type=int, default=Config.workers)
     parser.add_argument("--big-sessions", type=int, default=1024)
     parser.add_argument("--sessions", type=int, default=Config.sessions, help="sessions listed")
@@ -379,7 +390,7 @@ def parse_args(argv: list[str] | None) -> tuple[Config, list[str], bool]:
     if unknown:
         parser.error(f"unknown phase {', '.join(sorted(unknown))}")
     config = Config(workers=args.workers, big=args.big_sessions if "big" in phases else 0, sessions=args.sessions,
-                    schedule=(p, v, m), **(QUICK if args.quick else {}))
+                    schedule=(p, v, m), same_grpc=args.same_grpc, **(QUICK if args.quick else {}))
     return config, phases, args.strict
 
 

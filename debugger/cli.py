@@ -21,6 +21,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+from meshdbg.debugger import grpc_engine
 from meshdbg.wire.errors import MeshdbgError
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ class Verb:
     function: str = "main"
     lasts: bool = False  # runs until stopped (a server, the console, a stream): see `run`
     uvloop: bool = False  # runs on uvloop's event loop: see `execute`
+    grpc: bool = True  # talks gRPC: loaded on the classic pollers first (see `parse`)
 
 
 VERBS: dict[str, Verb] = {
@@ -56,7 +58,7 @@ VERBS: dict[str, Verb] = {
     "break": Verb("meshdbg.debugger.verbs.brk", "stop pipeline ranks right before an action (3B5, 3F*, *B5, W); --list, --clear"),
     "pipeline": Verb("meshdbg.debugger.verbs.pipeline", "where every pipeline rank is in its schedule, who waits for whom, why it stalls"),
     "schedule": Verb("meshdbg.worker.pipelining.cli", "generate or load (--load CSV) a pipeline schedule; simulate, print, dump it",
-                     "run"),
+                     "run", grpc=False),
 }
 
 
@@ -77,9 +79,13 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
-    """`argv` (default `sys.argv[1:]`) parsed, the chosen verb's module imported."""
+    """`argv` (default `sys.argv[1:]`) parsed, the chosen verb's module imported; gRPC loaded
+    before it, on its classic pollers, for a verb that talks gRPC (meshdbg.debugger.grpc_engine)."""
     argv = sys.argv[1:] if argv is None else argv
-    return build_parser(argv[0] if argv else None).parse_args(argv)
+    verb = argv[0] if argv else None
+    if verb in VERBS and VERBS[verb].grpc:
+        grpc_engine.load_grpc()
+    return build_parser(verb).parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
