@@ -1,11 +1,13 @@
 """Every path of issue 22 against its raw-gRPC floor, in one run, interleaved: ratios.
 
-    python bench/bench_floor.py [--big] [--strict] [--quick] [--only PATH,...]
+    python bench/bench_floor.py [--big] [--strict] [--quick] [--only PATH,...] [--same-grpc]
 
 Each path is timed alternately with its floor (a block of meshdbg, a block of the floor, the
 order swapped every repetition), so whatever load the machine has hits both; the figure is
 the ratio of the medians. Floors are raw gRPC with the same shapes and none of meshdbg's logic
-(generic handlers and bytes, bench_core_echo.py):
+(generic handlers and bytes, bench_core_echo.py). This process loads gRPC as the `meshdbg`
+command does (meshdbg.debugger.grpc_engine), on whose pollers `meshdbg serve` runs; the floors'
+servers run on gRPC's defaults unless --same-grpc:
 
 | path | meshdbg | floor | target |
 |---|---|---|---|

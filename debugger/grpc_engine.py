@@ -3,9 +3,9 @@
 gRPC 1.85's default engine (EventEngine) reads every socket on threads of its own, which then
 hand each message to the thread that waits for it: for `meshdbg serve` and `meshdbg run`,
 grpc.aio's poller. Its classic pollers (iomgr, the engine before EventEngine, still shipped and
-selectable with GRPC_EXPERIMENTS) do that read in the polling thread itself. Measured with
-bench/bench_floor.py, each round trip through a server so started takes about 100 us less of
-the server's CPU, and an attached `p x` about 10 % less time (README, "Speed").
+selectable with GRPC_EXPERIMENTS) do that read in the polling thread itself. Measured (README,
+"Speed"), an attached `p x` through a server so started takes 9-14 % less time and 75-115 us
+less of the server's CPU.
 
 Only processes the `meshdbg` command runs are changed: never a worker (the user's program,
 whose own gRPC must behave as without meshdbg) nor a script using meshdbg's Python API. The
