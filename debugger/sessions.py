@@ -230,7 +230,7 @@ class Session:
         """Break into the command this session runs, as Ctrl-C in local pdb; where its thread
         runs now. The command's reply comes as usual, once the thread stops. Unbounded: the
         caller bounds the wait (meshdbg.debugger.deadlines)."""
-        if self.state is not State.RUNNING or self._pending is None:
+        if not self.running_command:
             raise SessionError(f"rank {self.rank} is not running a command")
         if self._interrupts is None:
             self._interrupts = PendingRequests()
@@ -239,7 +239,10 @@ class Session:
 
     @property
     def running_command(self) -> bool:
-        return self.state is State.RUNNING and self._pending is not None
+        """A line went to pdb and its prompt has not come back: whether or not anyone still
+        waits for the reply (a console that gave its prompt back while the command is blocked
+        in C interrupts it again). Before its first prompt a session runs no command."""
+        return self.state is State.RUNNING and self.stops > 0
 
     async def _send(self, message: pb.ServerMessage, on_output: OutputListener | None, line: str,
                     by: PeerFeed | None) -> pb.Reply:

@@ -20,6 +20,7 @@ import bdb
 import ctypes
 import enum
 import pdb
+import signal
 import sys
 import threading
 from types import FrameType, TracebackType
@@ -74,6 +75,21 @@ def _end_with_thread(remote: RemoteSession) -> None:
     watch = getattr(_thread_state, "watch", None)
     if watch is None or watch.remote is not remote:
         _thread_state.watch = _EndWithThread(remote)
+
+
+def _interrupt_command(thread_id: int) -> None:
+    """Raise KeyboardInterrupt in the pdb command `thread_id` runs, as local pdb's Ctrl-C does.
+
+    In the main thread, while SIGINT's handler is Python's own, by sending it SIGINT, as the
+    terminal does for local pdb: a call blocked in C that a signal ends (a sleep, a socket's
+    read, a lock, an Event's wait) ends at once with it. Elsewhere (another thread, which no
+    signal's Python handler runs in; a program's own handler, which is left alone), as an
+    exception set on the thread and raised at its next bytecode: a blocked call ends first.
+    """
+    if thread_id == threading.main_thread().ident and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.pthread_kill(thread_id, signal.SIGINT)
+    else:
+        _raise_in_thread(thread_id, KeyboardInterrupt)
 
 
 def _raise_in_thread(thread_id: int, exception: type[BaseException]) -> None:
@@ -355,7 +371,8 @@ class PdbWrapper(pdb.Pdb):
 
         Running the user's code: every frame of the thread is traced again and pdb steps, so
         it stops at the next Python line (a thread inside a C call stops when the call
-        returns). Running a pdb command: the command gets a KeyboardInterrupt. A command that
+        returns). Running a pdb command: the command gets a KeyboardInterrupt (`_interrupt_command`:
+        in the main thread, a blocking call's included). A command that
         arrived just before and that pdb's thread has not started yet is waited for (bounded).
         """
         with self._activity_lock:
@@ -364,7 +381,7 @@ class PdbWrapper(pdb.Pdb):
             if self._activity is _Activity.RUNNING and frame is not None:
                 self.break_in(frame)
             elif self._activity is _Activity.COMMAND:
-                _raise_in_thread(self._thread_id, KeyboardInterrupt)
+                _interrupt_command(self._thread_id)
                 self._interrupted_command = True
         user = innermost_user_frame(frame)
         return _wire_frame(user, user.f_lineno) if user is not None else pb.Frame()

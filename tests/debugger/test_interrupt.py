@@ -85,6 +85,27 @@ def test_interrupting_a_pdb_command_raises_keyboardinterrupt_in_it(server: Serve
     server.run(body)
 
 
+def test_a_programs_own_sigint_handler_is_left_alone_by_an_interrupted_command(server: Server) -> None:
+    """A blocked command in the main thread is interrupted with SIGINT only while its handler is
+    Python's own (tests/parity/test_interrupted_command.py); a program's own handler is never run
+    by meshdbg: the command gets its KeyboardInterrupt once the call returns."""
+    worker = server.worker("own_sigint.py")
+    server.wait_sessions(1)
+
+    async def body(client: ControlClient) -> None:
+        async with client.attach(rank=0) as pdb:
+            blocked = asyncio.create_task(pdb.send("!import time; time.sleep(2); print('slept')"))
+            await _running(client)
+            await client.break_in(pdb.session.id)
+            reply = await asyncio.wait_for(blocked, 10)
+            assert reply.output == "*** KeyboardInterrupt\n"  # once the sleep returned (no 'slept')
+            assert (await pdb.send("c")).ended
+
+    server.run(body)
+    out, err = worker.communicate(timeout=30)
+    assert (worker.returncode, out) == (0, "finished\n"), err
+
+
 def test_cli_interrupt_breaks_into_a_pending_command(server: Server) -> None:
     server.worker("long_command.py")
     server.wait_sessions(1)
