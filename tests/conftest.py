@@ -13,6 +13,15 @@ import grpc  # noqa: E402,F401
 
 del os.environ["GRPC_ENABLE_FORK_SUPPORT"]
 
+import signal
+
+# A suite started in the background by a non-interactive shell inherits SIGINT ignored (POSIX),
+# and so would every worker and local pdb it starts, which keep an ignored signal across exec:
+# the Ctrl-C the tests play as a person at a terminal could not reach them. As from a terminal,
+# SIGINT gets Python's own handler here, which the processes started reset to the default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 import sys
 from pathlib import Path
 from typing import Iterator
