@@ -324,26 +324,38 @@ def test_three_quick_ctrl_c_at_pdb_and_a_stray_sigint_leave_the_job_and_the_sess
     assert status == 130 and "stopped from the console" in text and "interrupted" not in text
 
 
-def rank_0_runs(env: dict[str, str]) -> None:
-    """Wait until the job's rank 0 runs (a command sent to it has started)."""
+def ctrl_c_on_rank_0_running(env: dict[str, str], line: str) -> tuple[pexpect.spawn, str]:
+    """A job whose rank 0 runs `line` at its pdb prompt, Ctrl-C pressed once it runs: the
+    console, and rank 0's prompt."""
+    child = start_script(env, "gpus=2", JOB)
+    rank0 = re.escape("(Pdb r0 gpus=0)")
+
     def running() -> bool:
         done = cli(env, "list", "--json")
         return done.returncode == 0 and any(s["rank"] == 0 and s["state"] == "running" for s in json.loads(done.stdout))
 
-    wait_for(running, WAIT_S, "rank 0 running its command")
+    try:
+        child.expect(rank0)
+        child.sendline(line)
+        wait_for(running, WAIT_S, "rank 0 running its command")
+        child.sendcontrol("c")
+    except BaseException:
+        child.close(force=True)
+        raise
+    return child, rank0
+
+
+def interrupted_then_stop_the_job(child: pexpect.spawn, rank0: str) -> tuple[int, str]:
+    """The command's `*** KeyboardInterrupt`, rank 0's prompt back, then `answers_then_stop_the_job`."""
+    child.expect_exact("*** KeyboardInterrupt")
+    child.expect(rank0)
+    return answers_then_stop_the_job(child, rank0)
 
 
 def test_ctrl_c_on_a_command_blocked_in_c_interrupts_it_at_once_as_local_pdb(env: dict[str, str]) -> None:
-    child = start_script(env, "gpus=2", JOB)
-    rank0 = re.escape("(Pdb r0 gpus=0)")
+    child, rank0 = ctrl_c_on_rank_0_running(env, "!import time; time.sleep(600)")
     try:
-        child.expect(rank0)
-        child.sendline("!import time; time.sleep(600)")
-        rank_0_runs(env)
-        child.sendcontrol("c")
-        child.expect_exact("*** KeyboardInterrupt")  # local pdb's, at once: not when the sleep would end
-        child.expect(rank0)
-        status, text = answers_then_stop_the_job(child, rank0)
+        status, text = interrupted_then_stop_the_job(child, rank0)  # local pdb's, at once: not when the sleep ends
     finally:
         child.close(force=True)
     assert status == 130 and "cannot break in yet" not in text
@@ -353,20 +365,14 @@ def test_a_second_ctrl_c_asks_a_command_still_blocked_in_c_again(env: dict[str, 
     """A command blocked in C that cannot be broken into yet (a SIGINT handler of the program's
     own is left alone): the console gives its prompt back, Ctrl-C on the empty line asks again,
     and the rank comes back with the command's KeyboardInterrupt once the call returns."""
-    child = start_script(env, "gpus=2", JOB)
-    rank0 = re.escape("(Pdb r0 gpus=0)")
+    child, rank0 = ctrl_c_on_rank_0_running(
+        env, "!import signal, time; signal.signal(signal.SIGINT, lambda *_: None); time.sleep(4)")
     try:
-        child.expect(rank0)
-        child.sendline("!import signal, time; signal.signal(signal.SIGINT, lambda *_: None); time.sleep(4)")
-        rank_0_runs(env)
-        child.sendcontrol("c")
         child.expect("cannot break in yet")
         child.expect(TOP)
         child.sendcontrol("c")
         child.expect("interrupting rank 0")  # it said "could not be interrupted (it is not running)"
-        child.expect_exact("*** KeyboardInterrupt")
-        child.expect(rank0)
-        status, text = answers_then_stop_the_job(child, rank0)
+        status, text = interrupted_then_stop_the_job(child, rank0)
     finally:
         child.close(force=True)
     assert status == 130 and "could not be interrupted" not in text
