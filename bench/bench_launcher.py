@@ -8,7 +8,7 @@ In one run, on this machine:
 2. floor_grpc_roundtrip: a raw grpc.aio stream round trip to an echo server in another
    process (bench_core_echo.py), the floor of any actor call;
 3. run_ready_N (N = 8, 32): from starting `python -m meshdbg run --mesh procs=N` on an empty
-   script until it reports every rank registered (its "ranks ready" line), and run_exit_N
+   script until it reports every rank registered (its "N ranks ready" line), and run_exit_N
    until the process has exited (every rank finished, output drained, server stopped);
 4. actor_call_one / actor_call_all: `ProcMesh` with 32 ranks, `ping.call_one(rank=...)` and
    `ping.call()` on all 32, after a warm-up.
@@ -79,7 +79,7 @@ def run_ready(size: int, repeats: int, script: Path, env: dict[str, str]) -> lis
         line = run.stderr.readline()
         ready.append(time.perf_counter() - start)
         run.stderr.read()
-        if run.wait(60) != 0 or "ranks ready" not in line:
+        if run.wait(60) != 0 or " ready in " not in line:
             raise RuntimeError(f"meshdbg run failed: {line}")
         total.append(time.perf_counter() - start)
     return [_emit({"metric": f"run_ready_{size}", "ranks": size, **_stats(ready)}),

@@ -108,7 +108,7 @@ async def main(args: argparse.Namespace) -> int:
     try:
         try:
             ready = await unless_interrupted(start_mesh(launcher), job.stopping)
-            said(log, f"meshdbg: {launcher.size} ranks ready in {ready:.2f} s (mesh {shape}, server "
+            said(log, f"meshdbg: {launcher.size} rank{'s' if launcher.size != 1 else ''} ready in {ready:.2f} s (mesh {shape}, server "
                       f"{launcher.server.connection.addr})")
             if args.dap is not None:
                 dap = await serve_ides(launcher, args.dap)

@@ -1,7 +1,22 @@
-"""The last line of a `meshdbg run` that failed says how every other rank ended."""
+"""What `meshdbg run` says of its ranks: that they are ready, and, in the last line of a run
+that failed, how every other rank ended."""
+
+import subprocess
+import sys
+from pathlib import Path
 
 from meshdbg.debugger.format import status_text
 from meshdbg.debugger.run import how_ranks_ended
+
+
+def test_a_one_rank_run_says_its_rank_is_ready(tmp_path: Path) -> None:
+    """(It said `1 ranks ready`.)"""
+    (tmp_path / "job.py").write_text("print('done')\n")
+    env = {"PATH": "/usr/bin:/bin", "MESHDBG_RUNTIME_DIR": str(tmp_path / "runtime"), "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "meshdbg", "run", "--mesh", "gpus=1", "job.py"], cwd=tmp_path,
+                          env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "meshdbg: 1 rank ready in " in done.stderr, done.stderr
 
 
 def test_statuses_are_grouped_by_rank_and_named_as_a_shell_would() -> None:
