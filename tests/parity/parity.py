@@ -34,17 +34,23 @@ def normalise(text: str) -> str:
     return ADDRESS.sub("0x…", text)
 
 
+def local_env(**extra: str) -> dict[str, str]:
+    """The environment local pdb runs in: the test's, without meshdbg's variables or its hook,
+    with `extra` added."""
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith(("MESHDBG_", "PYTHONBREAKPOINT"))}
+    return {**inherited, **extra}
+
+
 def local_transcript(script: str, lines: list[str], *args: str, cwd: Path | None = None,
                      env: dict[str, str] | None = None) -> str:
     """What a terminal shows of local pdb and the program (stdout and stderr together), prompts
     included, for these lines on its stdin (run in `cwd` with `env` added to the environment,
     when given), up to the last prompt's reply when that reply ends pdb: what the program prints
     once no session is open is the rank's log, not a session's (see `until_pdb_ends`)."""
-    inherited = {k: v for k, v in os.environ.items() if not k.startswith(("MESHDBG_", "PYTHONBREAKPOINT"))}
     done = subprocess.run([sys.executable, str(SCRIPTS / script), *args], input="".join(f"{line}\n" for line in lines),
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, encoding="utf-8",
                           errors="replace", timeout=60,  # as a terminal shows bytes that are not UTF-8
-                          env=dict(inherited, PYTHONUNBUFFERED="1", **(env or {})), cwd=cwd)
+                          env=local_env(PYTHONUNBUFFERED="1", **(env or {})), cwd=cwd)
     return until_pdb_ends(normalise(done.stdout), lines)
 
 
@@ -63,8 +69,7 @@ def until_pdb_ends(text: str, lines: list[str]) -> str:
 def terminal_transcript(script: str, lines: list[str], *args: str) -> str:
     """What a person sees of local pdb in a terminal (stdout and stderr on one screen), typed
     lines not echoed, for these lines typed one at a time at each `(Pdb) ` prompt."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MESHDBG_", "PYTHONBREAKPOINT"))}
-    child = pexpect.spawn(sys.executable, [str(SCRIPTS / script), *args], env=dict(env, TERM="dumb"),
+    child = pexpect.spawn(sys.executable, [str(SCRIPTS / script), *args], env=local_env(TERM="dumb"),
                           encoding="utf-8", timeout=REPLY_S, echo=False)
     text = ""
     try:

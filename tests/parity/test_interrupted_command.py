@@ -11,7 +11,7 @@ import pexpect
 import pytest
 
 from e2e import Server
-from parity import REPLY_S, SCRIPTS, bootstrap_worker, normalise
+from parity import REPLY_S, SCRIPTS, bootstrap_worker, local_env, normalise
 from watching import watch_until
 
 BLOCKING = {  # each prints where it starts, then waits far longer than the test may take
@@ -24,8 +24,8 @@ INTERRUPTED_WITHIN_S = 10.0
 
 def local_interrupted(line: str) -> str:
     """What a terminal shows of local pdb from `line` to the prompt after Ctrl-C, and the reply to AFTER."""
-    child = pexpect.spawn(sys.executable, [str(SCRIPTS / "blocking_command.py")], env={"PATH": "/usr/bin:/bin",
-                          "TERM": "dumb"}, encoding="utf-8", timeout=REPLY_S, echo=False)
+    child = pexpect.spawn(sys.executable, [str(SCRIPTS / "blocking_command.py")], env=local_env(TERM="dumb"),
+                          encoding="utf-8", timeout=REPLY_S, echo=False)
     try:
         child.expect_exact("(Pdb) ")
         child.sendline(line)
