@@ -66,6 +66,7 @@ class AttachedSession:
         self._completions: PendingRequests[list[str]] = PendingRequests()
         self._send_lock = asyncio.Lock()
         self._output: list[str] = []  # chunks of the output of the reply under way
+        self._on_output: Callable[[str], None] | None = None  # the reply under way's listener (`send`)
         self._ending: asyncio.Future[PdbReply] = asyncio.get_running_loop().create_future()
         self._final: PdbReply | None = None
         self._failure: MeshdbgError | None = None
@@ -109,7 +110,10 @@ class AttachedSession:
     def _take(self, event: pb.AttachEvent) -> None:
         """One event of the attach, as it comes."""
         if event.HasField("output"):
-            self._output.append(event.output.text)
+            if self._on_output is not None:
+                self._on_output(event.output.text)
+            else:
+                self._output.append(event.output.text)
         elif event.HasField("reply"):
             if self._output:
                 event.reply.output = "".join(self._output) + event.reply.output
@@ -133,16 +137,24 @@ class AttachedSession:
             self._reply.set_result(self._final)
         self._completions.close([])
 
-    async def send(self, line: str, eof: bool = False) -> PdbReply:
+    async def send(self, line: str, eof: bool = False, on_output: Callable[[str], None] | None = None) -> PdbReply:
         """Run one pdb command in the attached session and return pdb's reply; `eof` ends
-        the input of what reads it instead (Ctrl-D in `interact`, a `commands` block)."""
+        the input of what reads it instead (Ctrl-D in `interact`, a `commands` block).
+
+        With `on_output`, the output that comes while the command runs (a long command's, or
+        a large one's in chunks) goes to it as it comes, and the reply holds only the rest;
+        without, the reply holds all of it."""
         async with self._send_lock:
             if self._final is not None:
                 raise self._failure or SessionError(f"the session has ended ({self._final.reason})")
             line = check_line(line)
             self._reply = asyncio.get_running_loop().create_future()
-            await self._carrier.send(pb.AttachRequest(input=pb.Input(line=line, eof=eof)))
-            return await self._reply
+            self._on_output = on_output
+            try:
+                await self._carrier.send(pb.AttachRequest(input=pb.Input(line=line, eof=eof)))
+                return await self._reply
+            finally:
+                self._on_output = None
 
     async def complete(self, text: str, line: str, begidx: int, endidx: int) -> list[str]:
         """Completions computed by the remote pdb in the stopped frame ([] once ended)."""

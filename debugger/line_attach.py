@@ -172,7 +172,7 @@ async def attach_lines(client: ControlClient, rank: int | None = None, session_i
                     return 0
                 if line.strip() in DETACH_WORDS:
                     return 0
-                reply = await attached.send(line)
+                reply = await attached.send(line, on_output=_show_text)  # a long command's output as it comes
                 shown = _shown(reply)
             _show_text(shown)
         if reply.reason is not EndReason.CONTINUED or session_id is not None:

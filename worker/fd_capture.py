@@ -41,7 +41,7 @@ from meshdbg.worker.notices import setting
 
 STREAMS = (1, 2)
 READ_BYTES = 64 * 1024
-_POLL_MS = 200  # how often the reader looks for sinks whose session ended without saying so
+_POLL_MS = 200  # how often the reader looks for sinks whose session ended without saying so, and for held lines
 READER_NAME = "meshdbg-output"  # a thread reading a capture's pipes
 IDLE_NAME = "meshdbg-output-idle"  # one between sessions, kept for the process's next capture
 
@@ -64,6 +64,9 @@ class Sink(Protocol):
 
     def program_wrote(self, text: str) -> None:
         """Take the program's text, in order with what pdb wrote before it."""
+
+    def send_held_lines(self) -> None:
+        """Send the complete lines a running command has held long enough (the reader's look)."""
 
 
 def _c_fflush() -> Callable[[ctypes.c_void_p | None], int] | None:
@@ -229,7 +232,10 @@ class _Epoch:
                 os.read(self._wake_read, 16)
             with self._owner.lock:
                 before, capturing = set(self.reads), not self.restored
-                self.drain(self._owner.live_sinks(self))
+                sinks = self._owner.live_sinks(self)
+                self.drain(sinks)
+                for sink in sinks:
+                    sink.send_held_lines()
             for read in before - set(self.reads):
                 poller.unregister(read)
             if capturing and self.restored:  # stopped here: its session ended unannounced

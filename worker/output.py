@@ -8,7 +8,10 @@ holds more than the text pdb built itself, and the client sees it as it comes.
 The program's output (fd 1 and 2, meshdbg.worker.fd_capture) joins it where a terminal would
 show it: everything the program wrote before a write of pdb's comes before it. While pdb
 waits at its prompt, or runs a command that has written nothing yet (`n` over a loop that
-prints), the program's output goes out at once, so the person sees it as it comes.
+prints), the program's output goes out at once, so the person sees it as it comes. A command
+that runs on after writing (`!for i in range(5): print(i); time.sleep(1)`) has its complete
+lines sent once they have waited HELD_S (the capture's reader looks every few hundred
+milliseconds: `send_held_lines`), as a terminal would show them, not all at its end.
 """
 
 from __future__ import annotations
@@ -16,12 +19,15 @@ from __future__ import annotations
 import io
 import sys
 import threading
+import time
 from typing import Callable
 
 from meshdbg.wire.chunks import OUTPUT_CHUNK_CHARS
 from meshdbg.wire.text import as_written_by
 from meshdbg.worker.fd_capture import program_output
 from meshdbg.worker.remote import RemoteSession
+
+HELD_S = 0.1  # a command's complete lines wait at most this long (plus the reader's look) before they go out
 
 
 class StreamedOutput(io.TextIOBase):
@@ -40,6 +46,7 @@ class StreamedOutput(io.TextIOBase):
         self._pending = 0
         self._lock = threading.Lock()  # pdb's thread and the capture's reader both add text
         self._live = False  # pdb has written nothing since its last prompt: the program's text goes out at once
+        self._held_since = 0.0  # (time.monotonic) when the buffer last went from empty to holding text
 
     def writable(self) -> bool:
         return True
@@ -90,9 +97,33 @@ class StreamedOutput(io.TextIOBase):
                 if remote is not None:
                     remote.send_output(self._take())
 
+    def send_held_lines(self) -> None:
+        """The complete lines of a command still running that have waited HELD_S: out now, so
+        a long command's output shows as it comes (called by the capture's reader). The text
+        after the last newline stays, the prompt pdb may just have written among it."""
+        with self._lock:
+            if not self._parts or time.monotonic() - self._held_since < HELD_S:
+                return
+            last = self._parts[-1]
+            if last.endswith("\n"):
+                held = self._take()
+            else:
+                text = "".join(self._parts)
+                cut = text.rfind("\n") + 1
+                if not cut:
+                    return
+                held, rest = text[:cut], (last if len(last) == len(text) - cut else text[cut:])
+                self._parts, self._pending = [rest], len(rest)
+                self._held_since = time.monotonic()
+            remote = self._session()
+            if remote is not None:
+                remote.send_output(held)
+
     # ---- the buffer (with the lock held) -------------------------------------------------
 
     def _add(self, text: str) -> None:
+        if not self._parts:
+            self._held_since = time.monotonic()
         self._parts.append(text)
         self._pending += len(text)
         if self._pending >= OUTPUT_CHUNK_CHARS:

@@ -33,7 +33,8 @@ from meshdbg.debugger.console.attachment import Attachment
 from meshdbg.debugger.console.board import Board, RankKey, stop_key
 from meshdbg.debugger.console.commands import Commands
 from meshdbg.debugger.console.completion import ConsoleCompleter
-from meshdbg.debugger.console.highlight import STYLE, fragment_chunks, pdb_fragments
+from meshdbg.debugger.console.drawing import OutputDrawing
+from meshdbg.debugger.console.highlight import STYLE, pdb_fragments
 from meshdbg.debugger.console.job import Job
 from meshdbg.debugger.console.link import Link
 from meshdbg.debugger.console.prompts import make_prompts
@@ -47,7 +48,6 @@ from meshdbg.wire.vocabulary import EndReason, State, WatchKind
 
 RETRY_S = 2.0  # how often the watcher tries a lost server again
 BREAK_IN_S = 1.0  # how long Ctrl-C waits for a rank running a command to stop before giving the prompt back
-DRAW_CHARS = 16 * 1024  # pdb output is drawn this much at a time, so Ctrl-C can cut a long one short
 KEYBOARD_INTERRUPT = "--KeyboardInterrupt--"  # what local pdb prints for Ctrl-C at its prompt
 
 
@@ -71,7 +71,7 @@ class Console:
         self.synced = False  # the board holds what the server had when we (re)connected
         self._command: Callable[[], None] | None = None  # what Ctrl-C does to the running command
         self._running: asyncio.Task[Any] | None = None  # the running command
-        self._drawing: asyncio.Event | None = None  # set it to cut the long output being drawn
+        self._drawing: OutputDrawing | None = None  # pdb output being drawn (Ctrl-C may cut it)
         self._tasks: set[asyncio.Task[Any]] = set()
         output = get_app_session().output
         self.color = (ColorDepth.from_env() or output.get_default_color_depth()) != ColorDepth.DEPTH_1_BIT
@@ -89,22 +89,19 @@ class Console:
         self._print([("", text)])
 
     async def show_pdb(self, text: str) -> None:
-        """pdb's output, highlighted, drawn DRAW_CHARS at a time: Ctrl-C while a long output is
+        """pdb's output, highlighted, drawn a piece at a time: Ctrl-C while a long output is
         being drawn stops the drawing (with local pdb's `--KeyboardInterrupt--`), never the rank
         or the job; what the rank did is done either way."""
-        if not text.strip():
-            return
-        fragments = pdb_fragments(text, self.color)
-        self._drawing = cut = asyncio.Event()
+        await self._drawn(self._new_drawing(), text)
+
+    def _new_drawing(self) -> OutputDrawing:
+        return OutputDrawing(lambda fragments, end: self._print(fragments, end=end), self.warn, self.color)
+
+    async def _drawn(self, drawing: OutputDrawing, tail: str) -> None:
+        """DRAWING finished with TAIL; the console's Ctrl-C may cut it meanwhile."""
+        self._drawing = drawing
         try:
-            chunks = list(fragment_chunks(fragments, DRAW_CHARS))
-            for index, (drawn, chunk) in enumerate(chunks):
-                if cut.is_set():
-                    self.warn(f"\n--KeyboardInterrupt-- (output cut: {len(text) - drawn:,} of {len(text):,} "
-                              f"characters not shown)")
-                    return
-                self._print(chunk, end="\n" if index == len(chunks) - 1 else "")
-                await asyncio.sleep(0)  # a Ctrl-C's handler runs here
+            await drawing.finish(tail)
         finally:
             self._drawing = None
 
@@ -283,12 +280,16 @@ class Console:
         if line.strip() == "detach":
             await self.detach()
             return False
+        drawing = self._drawing = self._new_drawing()  # the output is drawn as it comes
         try:
-            reply = await attachment.send(line, eof=eof)
-        except asyncio.CancelledError:
-            await self.detach(quiet=True)
+            reply = await attachment.send(line, eof=eof, on_output=drawing.add)
+        except BaseException as failure:
+            drawing.cancel()
+            self._drawing = None
+            if isinstance(failure, asyncio.CancelledError):
+                await self.detach(quiet=True)
             raise
-        await self.show_pdb(reply.output)
+        await self._drawn(drawing, reply.output)
         if reply.ended:
             await self._attachment_ended(attachment, reply)
         return False
@@ -331,8 +332,8 @@ class Console:
         and does nothing: never the job's."""
         if self.job is not None and self.job.closed_by_user:
             self.job.stop("interrupted")
-        elif self._drawing is not None:
-            self._drawing.set()
+        elif self._drawing is not None and self._drawing.drawing:
+            self._drawing.cut()
         elif self._command is not None:
             self._command()
 

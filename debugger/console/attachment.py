@@ -82,10 +82,11 @@ class Attachment:
         if reply.prompt:
             self.pdb_prompt, self.prompt_kind = reply.prompt, reply.prompt_kind
 
-    async def send(self, line: str, eof: bool = False) -> PdbReply:
+    async def send(self, line: str, eof: bool = False, on_output: Callable[[str], None] | None = None) -> PdbReply:
+        """pdb's reply to `line`; `on_output` gets the output that comes while it runs (AttachedSession.send)."""
         self.busy = True
         try:
-            reply = await self.attached.send(line, eof=eof)
+            reply = await self.attached.send(line, eof=eof, on_output=on_output)
         finally:
             self.busy = False
         self._prompted(reply)

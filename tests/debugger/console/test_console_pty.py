@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pexpect
+import pytest
 from console_harness import WAIT_S, Mesh
 
 TOP = "meshdbg>"
@@ -252,6 +253,32 @@ def test_plain_attach_follows_the_rank_across_continue_while_stdin_has_lines(mes
     result = subprocess.run([sys.executable, "-m", "meshdbg", "attach", "--plain", "1"], env=mesh.env,
                             input="c\np 1\n", capture_output=True, text=True, timeout=WAIT_S)
     assert result.returncode == 0 and "rank 1 (hosts=0,gpus=1) exited; nothing more to attach to" in result.stdout
+
+
+PRINTING_FOR_A_MINUTE = "!for i in range(600): print('line', i); __import__('time').sleep(0.1)"
+
+
+@pytest.mark.parametrize("plain", [False, True], ids=["console", "plain"])
+def test_a_long_commands_lines_show_while_it_runs_as_in_local_pdb(three_ranks: Mesh, plain: bool) -> None:
+    """Each line as it is printed, not all at the command's end; the console's Ctrl-C then
+    reaches the command (the plain attach's interrupt comes from `meshdbg interrupt`)."""
+    child = three_ranks.console(*(("--plain", "0") if plain else ("0",)))
+    prompt = re.escape("(Pdb)" if plain else "(Pdb r0 hosts=0,gpus=0)")
+    child.expect(prompt)
+    child.sendline(PRINTING_FOR_A_MINUTE)
+    child.expect(r"line 3\r+\n")  # well within WAIT_S: the command takes a minute
+    three_ranks.wait_sessions(stopped={1, 2}, running={0})  # still running it
+    if plain:
+        subprocess.run([sys.executable, "-m", "meshdbg", "interrupt", "0"], env=three_ranks.env, check=True,
+                       capture_output=True, timeout=WAIT_S)
+    else:
+        child.sendintr()
+    child.expect_exact("*** KeyboardInterrupt")
+    run(child, "p 6 * 7", "42", prompt)
+    assert "line 599" not in child.logfile_read.getvalue()
+    run(child, "detach")
+    if plain:
+        child.expect(pexpect.EOF)
 
 
 def test_stacks_and_compare_in_the_console(three_ranks: Mesh) -> None:

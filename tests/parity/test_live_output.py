@@ -1,0 +1,83 @@
+"""A pdb command that runs on shows each line as it is printed, not all at its end: local pdb in
+a terminal is the oracle, for the three ways a command's output is written (pdb's own stdout in
+`!`, the program's stdout under `n`, and under `p`, which leaves sys.stdout alone).
+
+Each command prints `line 0`, sleeps 1 s, and so on three times. Local pdb, in a real pty,
+shows `line 0` about 2 s before its next prompt; meshdbg's API client must get it (through
+`AttachedSession.send`'s `on_output`) at least LIVE_MARGIN_S before the reply, and the same
+text in all."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import pexpect
+import pytest
+
+from e2e import Server
+from parity import REPLY_S, SCRIPTS, bootstrap_worker, local_env, normalise
+
+COMMANDS = {
+    "pdb_print": "!for i in range(3): print('line', i); time.sleep(1.0)",
+    "program_next": "n",
+    "program_p": "p printer(3, 1.0)",
+}
+LIVE_MARGIN_S = 1.0  # of the 2 s between `line 0` and the end: what meshdbg may spend getting it out
+
+
+def local_shown(line: str) -> tuple[str, float]:
+    """Local pdb in a terminal: what `line` shows up to the next prompt, and how long before that
+    prompt `line 0` was on screen."""
+    child = pexpect.spawn(sys.executable, [str(SCRIPTS / "slow_printer.py")], env=local_env(TERM="dumb"),
+                          encoding="utf-8", timeout=REPLY_S, echo=False)
+    try:
+        child.expect_exact("(Pdb) ")
+        child.sendline("import time")
+        child.expect_exact("(Pdb) ")
+        child.sendline(line)
+        child.expect_exact("line 0")
+        seen = time.monotonic()
+        text = child.before + "line 0"
+        child.expect_exact("(Pdb) ")
+        ahead = time.monotonic() - seen
+        text += child.before
+        child.sendline("c")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    return normalise(text.replace("\r\n", "\n")), ahead
+
+
+@pytest.mark.parametrize("bootstrap", [False, True], ids=["hook", "bootstrap"])
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_long_commands_lines_come_as_they_are_printed_as_in_local_pdb(server: Server, command: str,
+                                                                        bootstrap: bool) -> None:
+    line = COMMANDS[command]
+    expected, local_ahead = local_shown(line)
+    assert local_ahead > 2 * LIVE_MARGIN_S - 0.2  # the oracle itself shows it early
+    worker = (bootstrap_worker(server, "slow_printer.py") if bootstrap else
+              server.worker(str(SCRIPTS / "slow_printer.py")))
+    server.wait_sessions(1)
+
+    async def body(client) -> tuple[str, float]:
+        async with client.attach(rank=0) as pdb:
+            await pdb.send("import time")
+            came: list[str] = []
+            seen: list[float] = []
+
+            def arrived(text: str) -> None:
+                came.append(text)
+                if not seen and "line 0" in "".join(came):
+                    seen.append(time.monotonic())
+
+            reply = await pdb.send(line, on_output=arrived)
+            ahead = time.monotonic() - seen[0] if seen else 0.0
+            assert (await pdb.send("c")).ended
+            return "".join(came) + reply.output, ahead
+
+    got, ahead = server.run(body)
+    assert normalise(got) == expected
+    assert ahead >= LIVE_MARGIN_S, f"`line 0` came {ahead:.2f} s before the reply; local pdb: {local_ahead:.2f} s"
+    worker.communicate(timeout=30)
+    assert worker.returncode == 0
