@@ -8,12 +8,6 @@ more than starting Python with grpc (bench/bench_floor.py --only start).
 
 from __future__ import annotations
 
-import os
-
-# Our errors say what went wrong in one line; gRPC's own C-core log lines (read once, when
-# grpc is first imported) would repeat it as noise. GRPC_VERBOSITY=ERROR brings them back.
-os.environ.setdefault("GRPC_VERBOSITY", "NONE")
-
 import argparse
 import gc
 import importlib

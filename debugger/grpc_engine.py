@@ -1,4 +1,4 @@
-"""gRPC's classic pollers for the `meshdbg` command's own processes (issue 22).
+"""How the `meshdbg` command's own processes load gRPC: quiet, and on its classic pollers (issue 22).
 
 gRPC 1.85's default engine (EventEngine) reads every socket on threads of its own, which then
 hand each message to the thread that waits for it: for `meshdbg serve` and `meshdbg run`,
@@ -10,10 +10,11 @@ less of the server's CPU.
 Only processes the `meshdbg` command runs are changed: never a worker (the user's program,
 whose own gRPC must behave as without meshdbg) nor a script using meshdbg's Python API. The
 variable is set only while gRPC loads (its core reads it then) and removed at once, so the
-programs such a process starts (`meshdbg run`'s workers) see the environment the user gave.
-It is left alone when the user set GRPC_EXPERIMENTS (even empty: the way to opt out), when
-gRPC is already loaded, and with a gRPC other than the versions measured: gRPC prints an error
-for every experiment name it does not know, which a later version may drop.
+programs such a process starts (`meshdbg run`'s workers) see the environment the user gave;
+so is GRPC_VERBOSITY=NONE, which keeps gRPC's own log lines out of the command's terminal.
+The pollers are left alone when the user set GRPC_EXPERIMENTS (even empty: the way to opt
+out), when gRPC is already loaded, and with a gRPC other than the versions measured: gRPC
+prints an error for every experiment name it does not know, which a later version may drop.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import sys
 from pathlib import Path
 
 VARIABLE = "GRPC_EXPERIMENTS"
+VERBOSITY = "GRPC_VERBOSITY"
 CLASSIC_POLLERS = "-event_engine_listener,-event_engine_client"  # servers' and channels' sockets
 MEASURED_VERSIONS = ("1.85.",)  # the grpcio releases these experiments were measured on
 
@@ -52,15 +54,19 @@ def classic_pollers() -> str | None:
 
 
 def load_grpc() -> None:
-    """Load gRPC for this process, on its classic pollers where `classic_pollers` gives them
-    (a gRPC already loaded is left as it is)."""
+    """Load gRPC for this process: on its classic pollers where `classic_pollers` gives them,
+    and with its C-core's log lines off unless the user set GRPC_VERBOSITY (our errors say what
+    went wrong in one line; GRPC_VERBOSITY=ERROR brings gRPC's back). Both variables are read
+    as gRPC loads, and set only meanwhile. A gRPC already loaded is left as it is."""
     if "grpc" in sys.modules:
         return
+    settings = {} if VERBOSITY in os.environ else {VERBOSITY: "NONE"}
     experiments = classic_pollers()
-    if experiments is None:
-        return
-    os.environ[VARIABLE] = experiments
+    if experiments is not None:
+        settings[VARIABLE] = experiments
+    os.environ.update(settings)
     try:
-        import grpc  # noqa: F401  (its core reads the variable as it loads)
+        import grpc  # noqa: F401  (its core reads the variables as it loads)
     finally:
-        del os.environ[VARIABLE]
+        for name in settings:
+            del os.environ[name]

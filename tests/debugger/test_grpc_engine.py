@@ -7,6 +7,8 @@ the classic pollers log from `tcp_posix.cc`, the EventEngine from its own `endpo
 
 from __future__ import annotations
 
+import socket
+
 import grpc
 import pytest
 
@@ -54,3 +56,21 @@ def test_the_command_runs_the_classic_pollers_unless_the_user_set_the_variable(
     assert engine_of(done.stderr) == ("classic" if classic else "event engine")
     assert "Unknown experiment" not in done.stderr
 
+
+
+@pytest.mark.parametrize("users_verbosity", [None, "ERROR"])
+def test_the_command_keeps_grpcs_log_lines_out_unless_the_user_asks(server: Server, users_verbosity: str | None
+                                                                    ) -> None:
+    """A port already taken: one line of ours; gRPC's own `add_port.cc` line only with
+    GRPC_VERBOSITY set (which the command's ranks never inherit: mesh/test_rank_environment.py)."""
+    env = dict(server.env)
+    env.pop(grpc_engine.VERBOSITY, None)
+    if users_verbosity is not None:
+        env[grpc_engine.VERBOSITY] = users_verbosity
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        done = server.cli("serve", "--port", str(taken.getsockname()[1]), env=env)
+    assert done.returncode == 2
+    assert done.stderr.count("meshdbg: cannot listen on 127.0.0.1:") == 1, done.stderr
+    assert ("add_port.cc" in done.stderr) == (users_verbosity is not None), done.stderr

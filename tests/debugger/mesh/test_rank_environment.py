@@ -13,12 +13,14 @@ from meshdbg.debugger import grpc_engine
 
 
 def test_the_programs_meshdbg_run_starts_get_the_users_environment(tmp_path: Path) -> None:
-    """The variable is set only while the command's gRPC loads: a rank (the user's program,
-    whose own gRPC must behave as without meshdbg) does not inherit it."""
-    (tmp_path / "job.py").write_text("import os\nprint('experiments:', os.environ.get('GRPC_EXPERIMENTS', 'unset'))\n")
+    """The variables are set only while the command's gRPC loads: a rank (the user's program,
+    whose own gRPC must behave as without meshdbg, its log lines included) inherits neither."""
+    (tmp_path / "job.py").write_text("import os\nprint('experiments:', os.environ.get('GRPC_EXPERIMENTS', 'unset'), "
+                                     "os.environ.get('GRPC_VERBOSITY', 'unset'))\n")
     env = client_env(tmp_path)
     env.pop(grpc_engine.VARIABLE, None)
+    env.pop(grpc_engine.VERBOSITY, None)
     done = subprocess.run([sys.executable, "-m", "meshdbg", "run", "--mesh", "gpus=2", "job.py"], cwd=tmp_path,
                           env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.count("experiments: unset") == 2, done.stdout + done.stderr[-2000:]
+    assert done.stdout.count("experiments: unset unset") == 2, done.stdout + done.stderr[-2000:]
