@@ -6,7 +6,8 @@ Complete lines are drawn (highlighted as pdb's, meshdbg.debugger.console.highlig
 after the last newline when more comes or the command ends, DRAW_CHARS at a time with the
 event loop let through between pieces: a Ctrl-C that comes while a piece is drawn cuts the
 drawing (`--KeyboardInterrupt--`, and the rest of the output is counted, not drawn), never the
-rank; one that comes while the drawing waits for more reaches the command, as in local pdb.
+rank; one that comes while the drawing waits for more reaches the command, as in local pdb,
+and so does one that cuts the drawing of a command still running (a flood of output ends).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class OutputDrawing:
         self._held: list[str] = []  # added, not drawn yet
         self._received = self._drawn = 0
         self._more = asyncio.Event()
-        self._ended = False  # `finish` added the last text: the partial line is drawn too
+        self.ended = False  # `finish` added the last text (the command is over): the partial line is drawn too
         self._cut = False
         self._drawer: asyncio.Task[None] | None = None
         self.drawing = False  # a piece is being drawn: Ctrl-C now is the drawing's
@@ -61,7 +62,7 @@ class OutputDrawing:
         """`tail` (a reply's own output), then everything still held, drawn; the cut told.
         With nothing added before (most commands), drawn in the caller's task."""
         self._hold(tail)
-        self._ended = True
+        self.ended = True
         if self._drawer is None:
             await self._draw_held(ended=True)
         else:
@@ -80,7 +81,7 @@ class OutputDrawing:
         while not self._cut:
             await self._more.wait()
             self._more.clear()
-            ended = self._ended  # (`finish` may come while this draws: it sets `_more` again)
+            ended = self.ended  # (`finish` may come while this draws: it sets `_more` again)
             await self._draw_held(ended)
             if ended:
                 return

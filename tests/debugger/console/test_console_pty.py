@@ -281,6 +281,23 @@ def test_a_long_commands_lines_show_while_it_runs_as_in_local_pdb(three_ranks: M
         child.expect(pexpect.EOF)
 
 
+def test_one_ctrl_c_ends_a_flood_of_output_and_its_command_as_in_local_pdb(three_ranks: Mesh) -> None:
+    """A command that prints without end: whether Ctrl-C lands while a piece is drawn (the
+    drawing is cut) or between pieces, the command is interrupted and the prompt comes back."""
+    child = three_ranks.console("0")
+    prompt = re.escape("(Pdb r0 hosts=0,gpus=0)")
+    child.expect(prompt)
+    child.sendline("!while True: print('flood ' * 20)")
+    child.expect(r"(flood ){20}\r+\n")
+    child.sendintr()
+    child.expect([re.escape("--KeyboardInterrupt-- (output cut:"), re.escape("*** KeyboardInterrupt")])
+    child.expect(prompt)
+    child.sendline("p 6 * 7")
+    child.expect(r"42\r+\n")
+    child.expect(prompt)
+    run(child, "detach")
+
+
 def test_stacks_and_compare_in_the_console(three_ranks: Mesh) -> None:
     child = three_ranks.console()
     child.expect(TOP)

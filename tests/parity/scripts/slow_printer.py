@@ -1,5 +1,7 @@
-"""Stops at breakpoint(); the lines typed there print a line, then sleep, a few times."""
+"""Stops at breakpoint(); the lines typed there print a line, then sleep, a few times. The
+program itself does so after the stop, with the pause its argument gives (default 0.5 s)."""
 
+import sys
 import time
 
 
@@ -9,7 +11,7 @@ def printer(count, pause):
         time.sleep(pause)
 
 
-value = 7
+pause = float(sys.argv[1]) if len(sys.argv) > 1 else 0.5
 breakpoint()
-printer(3, 1.0)
-print("value", value)
+printer(3, pause)
+print("done")
