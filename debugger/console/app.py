@@ -328,9 +328,8 @@ class Console:
         """SIGINT while no prompt reads keys (the terminal's own Ctrl-C): once the console is
         closing under `meshdbg run` (quit, Ctrl-D), the job's, as it would be a moment later;
         else it cuts the output being drawn (reaching its command too while that runs on), or
-        reaches the running command. With no command
-        (one just ended, the prompt is coming back) it is that command's, too late to matter,
-        and does nothing: never the job's."""
+        reaches the running command. With no command (one just ended, the prompt is coming
+        back) it is that command's, too late to matter, and does nothing: never the job's."""
         if self.job is not None and self.job.closed_by_user:
             self.job.stop("interrupted")
         elif self._drawing is not None and self._drawing.drawing:
