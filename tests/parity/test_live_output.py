@@ -1,6 +1,8 @@
 """A pdb command that runs on shows each line as it is printed, not all at its end: local pdb in
 a terminal is the oracle, for the three ways a command's output is written (pdb's own stdout in
-`!`, the program's stdout under `n`, and under `p`, which leaves sys.stdout alone).
+`!`, the program's stdout under `until`, and under `p`, which leaves sys.stdout alone). The
+program's is stepped over with `until` past it, not `n`: 3.13's pdb stops on `breakpoint()`
+itself, where `n` would step over that call first.
 
 Each command prints `line 0`, sleeps PAUSE_S, and so on three times. Local pdb, in a real
 pty, shows `line 0` about 3 × PAUSE_S before its next prompt; meshdbg's API client must get it
@@ -20,9 +22,11 @@ from e2e import Server
 from parity import REPLY_S, SCRIPTS, bootstrap_worker, local_env, normalise
 
 PAUSE_S = 0.5  # slow_printer.py's default
+DONE_LINE = next(number for number, text in enumerate((SCRIPTS / "slow_printer.py").read_text().splitlines(), 1)
+                 if text.startswith('print("done")'))  # past the program's own printing
 COMMANDS = {  # name: (the line, whether the worker runs under the bootstrap, the script's pause after the stop)
     "pdb_print": (f"!for i in range(3): print('line', i); time.sleep({PAUSE_S})", True, "0"),
-    "program_next": ("n", True, str(PAUSE_S)),
+    "program_until": (f"until {DONE_LINE}", True, str(PAUSE_S)),
     "program_p": (f"p printer(3, {PAUSE_S})", False, "0"),
 }
 LIVE_MARGIN_S = 0.6  # of the 3 × PAUSE_S between `line 0` and the end: what meshdbg may take to get it out
