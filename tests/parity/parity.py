@@ -66,11 +66,17 @@ def until_pdb_ends(text: str, lines: list[str]) -> str:
     return text
 
 
+def local_pdb(script: str, *args: str) -> pexpect.spawn:
+    """SCRIPT run under local pdb in a real terminal (a pty), typed lines not echoed: the
+    oracle the parity tests drive as a person would."""
+    return pexpect.spawn(sys.executable, [str(SCRIPTS / script), *args], env=local_env(TERM="dumb"),
+                         encoding="utf-8", timeout=REPLY_S, echo=False)
+
+
 def terminal_transcript(script: str, lines: list[str], *args: str) -> str:
     """What a person sees of local pdb in a terminal (stdout and stderr on one screen), typed
     lines not echoed, for these lines typed one at a time at each `(Pdb) ` prompt."""
-    child = pexpect.spawn(sys.executable, [str(SCRIPTS / script), *args], env=local_env(TERM="dumb"),
-                          encoding="utf-8", timeout=REPLY_S, echo=False)
+    child = local_pdb(script, *args)
     text = ""
     try:
         for line in lines:

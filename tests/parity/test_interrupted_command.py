@@ -5,13 +5,12 @@ interrupt. Local pdb, in a terminal with a real Ctrl-C, is the oracle."""
 from __future__ import annotations
 
 import asyncio
-import sys
 
 import pexpect
 import pytest
 
 from e2e import Server
-from parity import REPLY_S, SCRIPTS, bootstrap_worker, local_env, normalise
+from parity import REPLY_S, SCRIPTS, bootstrap_worker, local_pdb, normalise
 from watching import watch_until
 
 BLOCKING = {  # each prints where it starts, then waits far longer than the test may take
@@ -24,8 +23,7 @@ INTERRUPTED_WITHIN_S = 10.0
 
 def local_interrupted(line: str) -> str:
     """What a terminal shows of local pdb from `line` to the prompt after Ctrl-C, and the reply to AFTER."""
-    child = pexpect.spawn(sys.executable, [str(SCRIPTS / "blocking_command.py")], env=local_env(TERM="dumb"),
-                          encoding="utf-8", timeout=REPLY_S, echo=False)
+    child = local_pdb("blocking_command.py")
     try:
         child.expect_exact("(Pdb) ")
         child.sendline(line)
