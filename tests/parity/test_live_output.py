@@ -1,25 +1,29 @@
-"""A pdb command that runs on shows each line as it is printed, not all at its end: local pdb in
-a terminal is the oracle, for the three ways a command's output is written (pdb's own stdout in
+"""A pdb command that runs on shows each line as it is printed, not all at its end: local pdb,
+unbuffered as a terminal's line-buffered output is for whole lines, is the oracle, for the three ways a command's output is written (pdb's own stdout in
 `!`, the program's stdout under `until`, and under `p`, which leaves sys.stdout alone). The
 program's is stepped over with `until` past it, not `n`: 3.13's pdb stops on `breakpoint()`
 itself, where `n` would step over that call first.
 
-Each command prints `line 0`, sleeps PAUSE_S, and so on three times. Local pdb, in a real
-pty, shows `line 0` about 3 × PAUSE_S before its next prompt; meshdbg's API client must get it
+Each command prints `line 0`, sleeps PAUSE_S, and so on three times. Local pdb shows `line 0` about 3 × PAUSE_S before its next prompt; meshdbg's API client must get it
 (through `AttachedSession.send`'s `on_output`) at least LIVE_MARGIN_S before the reply, and the
 same text in all. The worker runs as under `meshdbg run` (the bootstrap) or under the hook, in
 turn: what differs between them is how the session starts, not how its output goes."""
 
 from __future__ import annotations
 
+import functools
+import os
+import subprocess
 import sys
+import threading
 import time
 
-import pexpect
 import pytest
 
-from e2e import Server
+from e2e import Server, wait_for
 from parity import REPLY_S, SCRIPTS, bootstrap_worker, local_env, normalise
+
+PROMPT = "(Pdb) "
 
 PAUSE_S = 0.5  # slow_printer.py's default
 DONE_LINE = next(number for number, text in enumerate((SCRIPTS / "slow_printer.py").read_text().splitlines(), 1)
@@ -33,26 +37,45 @@ LIVE_MARGIN_S = 0.6  # of the 3 × PAUSE_S between `line 0` and the end: what me
 
 
 def local_shown(line: str, pause: str) -> tuple[str, float]:
-    """Local pdb in a terminal: what `line` shows up to the next prompt, and how long before that
-    prompt `line 0` was on screen."""
-    child = pexpect.spawn(sys.executable, [str(SCRIPTS / "slow_printer.py"), pause], env=local_env(TERM="dumb"),
-                          encoding="utf-8", timeout=REPLY_S, echo=False)
+    """Local pdb, its output unbuffered: what `line` shows up to the next prompt, and how long
+    before that prompt `line 0` came. Started with subprocess, whose child runs no Python
+    before exec: a test process that has run gRPC can leave pexpect's forked child (which
+    runs Python until it execs) hung, as it did once in the 3.11 parity run."""
+    local = subprocess.Popen([sys.executable, str(SCRIPTS / "slow_printer.py"), pause], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=local_env(PYTHONUNBUFFERED="1"))
+    assert local.stdin is not None and local.stdout is not None
+    came: list[tuple[float, bytes]] = []  # what local pdb wrote, as it came
+    reader = threading.Thread(target=lambda: came.extend(
+        (time.monotonic(), data) for data in iter(functools.partial(os.read, local.stdout.fileno(), 4096), b"")),
+        daemon=True)
+    reader.start()
+
+    def shown() -> str:
+        return b"".join(data for _, data in list(came)).decode()
+
+    def prompt(count: int) -> None:
+        wait_for(lambda: shown().count(PROMPT) >= count, REPLY_S, f"local pdb's prompt #{count}")
+
     try:
-        child.expect_exact("(Pdb) ")
-        child.sendline("import time")
-        child.expect_exact("(Pdb) ")
-        child.sendline(line)
-        child.expect_exact("line 0")
-        seen = time.monotonic()
-        text = child.before + "line 0"
-        child.expect_exact("(Pdb) ")
-        ahead = time.monotonic() - seen
-        text += child.before
-        child.sendline("c")
-        child.expect(pexpect.EOF)
+        for count, typed in enumerate(("import time", line), 1):
+            prompt(count)
+            local.stdin.write(f"{typed}\n".encode())
+            local.stdin.flush()
+        prompt(3)
+        local.stdin.write(b"c\n")
+        local.stdin.close()
+        local.wait(REPLY_S)
+        reader.join(REPLY_S)
     finally:
-        child.close(force=True)
-    return normalise(text.replace("\r\n", "\n")), ahead
+        local.kill()
+    text = shown()
+    output = text.split(PROMPT)[2]  # between the prompt `line` was typed at and the next
+    at = [sum(len(data) for _, data in came[:index + 1]) for index in range(len(came))]  # bytes shown by each arrival
+    first = text.index("line 0", text.index(PROMPT, text.index(PROMPT) + 1)) + len("line 0")
+    last = text.index(PROMPT, first)
+    seen = next(when for (when, _), upto in zip(came, at) if upto >= first)
+    prompted = next(when for (when, _), upto in zip(came, at) if upto > last)
+    return normalise(output), prompted - seen
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
