@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import pexpect
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
-from e2e import Server, stop_process
+from e2e import Server, stop_process, wait_for
 from meshdbg.debugger.control import ControlClient
 from meshdbg.wire.connection import ConnectionInfo
 from watching import watch_until
@@ -28,6 +32,7 @@ SCRIPTS = Path(__file__).parent / "scripts"
 
 ADDRESS = re.compile(r"0x[0-9a-f]{6,}")
 REPLY_S = 20.0
+PROMPT = "(Pdb) "
 
 
 def normalise(text: str) -> str:
@@ -64,6 +69,65 @@ def until_pdb_ends(text: str, lines: list[str]) -> str:
         cut = text.rfind("(Pdb) ")
         return text[:cut + len("(Pdb) ")] if cut >= 0 else text
     return text
+
+
+class LocalPdb:
+    """SCRIPT under local pdb, typed lines not echoed, its output unbuffered (as a terminal
+    shows whole lines at once) and timed as it comes. Started with subprocess, whose child runs
+    no Python before exec: pexpect's forked child does, and in a test process that has run gRPC
+    it hung twice in this stop's parity runs. A terminal's Ctrl-C is `interrupt` (SIGINT)."""
+
+    def __init__(self, script: str, *args: str) -> None:
+        self.process = subprocess.Popen([sys.executable, str(SCRIPTS / script), *args], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        env=local_env(PYTHONUNBUFFERED="1"))
+        self.came: list[tuple[float, bytes]] = []  # what it wrote, as it came
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for data in iter(functools.partial(os.read, self.process.stdout.fileno(), 4096), b""):
+            self.came.append((time.monotonic(), data))
+
+    @property
+    def text(self) -> str:
+        return b"".join(data for _, data in list(self.came)).decode(errors="replace")
+
+    def when(self, offset: int) -> float:
+        """When the text up to `offset` had come (the scripts write ASCII: characters are bytes)."""
+        upto = 0
+        for at, data in list(self.came):
+            upto += len(data)
+            if upto >= offset:
+                return at
+        raise AssertionError(f"nothing came up to {offset}")
+
+    def wait_for(self, marker: str, count: int = 1) -> None:
+        wait_for(lambda: self.text.count(marker) >= count, REPLY_S, f"local pdb's {marker!r} #{count}")
+
+    def type(self, line: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(f"{line}\n".encode())
+        self.process.stdin.flush()
+
+    def interrupt(self) -> None:
+        self.process.send_signal(signal.SIGINT)
+
+    def finish(self, line: str = "c") -> None:
+        """`line` (it lets the script run to its end), then the script's end."""
+        self.type(line)
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(REPLY_S)
+        self._reader.join(REPLY_S)
+
+    def __enter__(self) -> "LocalPdb":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.process.kill()
+        self.process.wait()
 
 
 def local_pdb(script: str, *args: str) -> pexpect.spawn:

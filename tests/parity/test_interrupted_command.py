@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import asyncio
 
-import pexpect
 import pytest
 
 from e2e import Server
-from parity import REPLY_S, SCRIPTS, bootstrap_worker, local_pdb, normalise
+from parity import PROMPT, REPLY_S, SCRIPTS, LocalPdb, bootstrap_worker, normalise
 from watching import watch_until
 
 BLOCKING = {  # each prints where it starts, then waits far longer than the test may take
@@ -18,28 +17,24 @@ BLOCKING = {  # each prints where it starts, then waits far longer than the test
     "event": "p print('blocking', flush=True) or __import__('threading').Event().wait()",
 }
 AFTER = "p value * 6"
+BLOCKED = "blocking\n"  # what each command prints as it starts (not the script's name in pdb's position)
 INTERRUPTED_WITHIN_S = 10.0
 
 
 def local_interrupted(line: str) -> str:
-    """What a terminal shows of local pdb from `line` to the prompt after Ctrl-C, and the reply to AFTER."""
-    child = local_pdb("blocking_command.py")
-    try:
-        child.expect_exact("(Pdb) ")
-        child.sendline(line)
-        child.expect_exact("blocking")
-        text = "blocking"
-        child.sendintr()
-        child.expect_exact("(Pdb) ")
-        text += child.before + "(Pdb) "
-        child.sendline(AFTER)
-        child.expect_exact("(Pdb) ")
-        text += child.before
-        child.sendline("c")
-        child.expect(pexpect.EOF)
-    finally:
-        child.close(force=True)
-    return normalise(text.replace("\r\n", "\n"))
+    """What local pdb shows from `line` to the prompt after Ctrl-C, and the reply to AFTER."""
+    with LocalPdb("blocking_command.py") as local:
+        local.wait_for(PROMPT)
+        local.type(line)
+        local.wait_for(BLOCKED)
+        local.interrupt()
+        local.wait_for(PROMPT, 2)
+        local.type(AFTER)
+        local.wait_for(PROMPT, 3)
+        text = local.text
+        local.finish()
+    start = text.index(BLOCKED)
+    return normalise(text[start:text.index(PROMPT, text.index(PROMPT, start) + 1)])
 
 
 @pytest.mark.parametrize("bootstrap", [False, True], ids=["hook", "bootstrap"])

@@ -11,19 +11,12 @@ turn: what differs between them is how the session starts, not how its output go
 
 from __future__ import annotations
 
-import functools
-import os
-import subprocess
-import sys
-import threading
 import time
 
 import pytest
 
-from e2e import Server, wait_for
-from parity import REPLY_S, SCRIPTS, bootstrap_worker, local_env, normalise
-
-PROMPT = "(Pdb) "
+from e2e import Server
+from parity import PROMPT, SCRIPTS, LocalPdb, bootstrap_worker, normalise
 
 PAUSE_S = 0.5  # slow_printer.py's default
 DONE_LINE = next(number for number, text in enumerate((SCRIPTS / "slow_printer.py").read_text().splitlines(), 1)
@@ -37,45 +30,19 @@ LIVE_MARGIN_S = 0.6  # of the 3 × PAUSE_S between `line 0` and the end: what me
 
 
 def local_shown(line: str, pause: str) -> tuple[str, float]:
-    """Local pdb, its output unbuffered: what `line` shows up to the next prompt, and how long
-    before that prompt `line 0` came. Started with subprocess, whose child runs no Python
-    before exec: a test process that has run gRPC can leave pexpect's forked child (which
-    runs Python until it execs) hung, as it did once in the 3.11 parity run."""
-    local = subprocess.Popen([sys.executable, str(SCRIPTS / "slow_printer.py"), pause], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=local_env(PYTHONUNBUFFERED="1"))
-    assert local.stdin is not None and local.stdout is not None
-    came: list[tuple[float, bytes]] = []  # what local pdb wrote, as it came
-    reader = threading.Thread(target=lambda: came.extend(
-        (time.monotonic(), data) for data in iter(functools.partial(os.read, local.stdout.fileno(), 4096), b"")),
-        daemon=True)
-    reader.start()
-
-    def shown() -> str:
-        return b"".join(data for _, data in list(came)).decode()
-
-    def prompt(count: int) -> None:
-        wait_for(lambda: shown().count(PROMPT) >= count, REPLY_S, f"local pdb's prompt #{count}")
-
-    try:
+    """Local pdb: what `line` shows up to the next prompt, and how long before that prompt
+    `line 0` came."""
+    with LocalPdb("slow_printer.py", pause) as local:
         for count, typed in enumerate(("import time", line), 1):
-            prompt(count)
-            local.stdin.write(f"{typed}\n".encode())
-            local.stdin.flush()
-        prompt(3)
-        local.stdin.write(b"c\n")
-        local.stdin.close()
-        local.wait(REPLY_S)
-        reader.join(REPLY_S)
-    finally:
-        local.kill()
-    text = shown()
-    output = text.split(PROMPT)[2]  # between the prompt `line` was typed at and the next
-    at = [sum(len(data) for _, data in came[:index + 1]) for index in range(len(came))]  # bytes shown by each arrival
-    first = text.index("line 0", text.index(PROMPT, text.index(PROMPT) + 1)) + len("line 0")
-    last = text.index(PROMPT, first)
-    seen = next(when for (when, _), upto in zip(came, at) if upto >= first)
-    prompted = next(when for (when, _), upto in zip(came, at) if upto > last)
-    return normalise(output), prompted - seen
+            local.wait_for(PROMPT, count)
+            local.type(typed)
+        local.wait_for(PROMPT, 3)
+        text = local.text
+        typed_at = text.index(PROMPT, text.index(PROMPT) + 1) + len(PROMPT)
+        first, last = text.index("line 0", typed_at) + len("line 0"), text.index(PROMPT, typed_at)
+        ahead = local.when(last + 1) - local.when(first)
+        local.finish()
+    return normalise(text[typed_at:last]), ahead
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
