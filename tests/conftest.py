@@ -63,3 +63,11 @@ def server(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Server]:
 
     with serving(tmp_path, on_close=report) as srv:
         yield srv
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, the tests whose ranks import torch (3 s of CPU a process here) go
+    to one worker, one at a time, so that two of them never load the machine at once."""
+    for item in items:
+        if item.get_closest_marker("torch"):
+            item.add_marker(pytest.mark.xdist_group("torch"))

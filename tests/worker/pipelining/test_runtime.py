@@ -22,13 +22,16 @@ EXAMPLE = ROOT / "examples" / "pipeline_train.py"
 HIDDEN, BATCH, SEED = 8, 16, 3
 
 
-def start_ranks(tmp_path: Path, ranks: int, *args: str, env: dict[str, str] | None = None) -> list[subprocess.Popen]:
-    """Start the example on `ranks` processes that meet through a rendezvous file."""
+def start_ranks(tmp_path: Path, ranks: int, *args: str, env: dict[str, str] | None = None,
+                script: list[str] | None = None) -> list[subprocess.Popen]:
+    """Start the example (or `script`, which runs it) on `ranks` processes that meet through a
+    rendezvous file."""
     rendezvous = f"file://{tmp_path / 'rendezvous'}"
     base = env or dict(os.environ, PYTHONBREAKPOINT="0")
+    command = script or [str(EXAMPLE), "--init-method", rendezvous]
     return [
-        subprocess.Popen([sys.executable, str(EXAMPLE), "--init-method", rendezvous, "--hidden", str(HIDDEN),
-                          "--batch", str(BATCH), "--seed", str(SEED), *args],
+        subprocess.Popen([sys.executable, *command, "--hidden", str(HIDDEN), "--batch", str(BATCH), "--seed", str(SEED),
+                          *args],
                          env=dict(base, RANK=str(rank), WORLD_SIZE=str(ranks), MESHDBG_RANK=str(rank),
                                   MESHDBG_COORDS=f"pp={rank}"),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -37,9 +40,9 @@ def start_ranks(tmp_path: Path, ranks: int, *args: str, env: dict[str, str] | No
 
 
 def run_ranks(tmp_path: Path, ranks: int, *args: str, env: dict[str, str] | None = None,
-              timeout: float = 90) -> list[subprocess.CompletedProcess]:
-    """Run the example to completion on `ranks` processes."""
-    return finish(start_ranks(tmp_path, ranks, *args, env=env), timeout)
+              timeout: float = 90, script: list[str] | None = None) -> list[subprocess.CompletedProcess]:
+    """Run the example (or `script`) to completion on `ranks` processes."""
+    return finish(start_ranks(tmp_path, ranks, *args, env=env, script=script), timeout)
 
 
 def finish(processes: list[subprocess.Popen], timeout: float = 90) -> list[subprocess.CompletedProcess]:
@@ -68,27 +71,42 @@ def check_gradients(tmp_path: Path, ranks: int, stages_per_rank: int) -> None:
         assert grads[name] == pytest.approx(values, abs=1e-5), name
 
 
-@pytest.mark.parametrize("kind, ranks, stages_per_rank, microbatches", [
-    ("gpipe", 2, 1, 4),
-    ("1f1b", 3, 1, 4),
-    ("interleaved-1f1b", 2, 2, 4),
-    ("interleaved-1f1b", 3, 2, 4),  # microbatches not a multiple of ranks, as torch allows
-    ("dora-dfs", 2, 2, 4),
-    ("interleaved-1f1b-tight", 2, 2, 4),
-    ("looped-bfs", 2, 2, 4),
-    ("zb1p", 2, 2, 4),
-    ("zb1p-greedy", 2, 2, 4),
-    ("zbv", 2, 2, 4),
-    ("zbv-greedy", 2, 2, 4),
-    ("dualpipev", 2, 2, 4),  # overlapped F+B steps, and B, I and W mixed on one stage
-])
-def test_one_step_matches_the_unpipelined_gradients(tmp_path: Path, kind: str, ranks: int, stages_per_rank: int,
-                                                    microbatches: int) -> None:
-    results = run_ranks(tmp_path, ranks, "--schedule", kind, "--stages-per-rank", str(stages_per_rank),
-                        "--microbatches", str(microbatches), "--steps", "1", "--dump-grads", str(tmp_path))
+ONE_STEP_CASES = [  # (kind, ranks, stages per rank), each run with 4 microbatches
+    ("gpipe", 2, 1),
+    ("1f1b", 3, 1),
+    ("interleaved-1f1b", 2, 2),
+    ("interleaved-1f1b", 3, 2),  # microbatches not a multiple of ranks, as torch allows
+    ("dora-dfs", 2, 2),
+    ("interleaved-1f1b-tight", 2, 2),
+    ("looped-bfs", 2, 2),
+    ("zb1p", 2, 2),
+    ("zb1p-greedy", 2, 2),
+    ("zbv", 2, 2),
+    ("zbv-greedy", 2, 2),
+    ("dualpipev", 2, 2),  # overlapped F+B steps, and B, I and W mixed on one stage
+]
+
+
+@pytest.fixture(scope="module")
+def one_step_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, tuple[Path, list[subprocess.CompletedProcess]]]:
+    """For each number of ranks, one launch that trains one step of each of its cases in turn
+    (each_schedule.py): the folder of the cases' dumps and the ranks' results."""
+    runs = {}
+    for ranks in sorted({ranks for _, ranks, _ in ONE_STEP_CASES}):
+        folder = tmp_path_factory.mktemp(f"one-step-{ranks}-ranks")
+        cases = [f"{kind}:{spr}" for kind, count, spr in ONE_STEP_CASES if count == ranks]
+        runs[ranks] = folder, run_ranks(folder, ranks, "--microbatches", "4", timeout=150,
+                                        script=[str(Path(__file__).parent / "each_schedule.py"), str(folder), *cases, "--"])
+    return runs
+
+
+@pytest.mark.parametrize("kind, ranks, stages_per_rank", ONE_STEP_CASES)
+def test_one_step_matches_the_unpipelined_gradients(one_step_runs: dict[int, tuple[Path, list[subprocess.CompletedProcess]]],
+                                                    kind: str, ranks: int, stages_per_rank: int) -> None:
+    folder, results = one_step_runs[ranks]
     for result in results:
         assert result.returncode == 0, result.stderr
-    check_gradients(tmp_path, ranks, stages_per_rank)
+    check_gradients(folder / f"{kind}-{stages_per_rank}", ranks, stages_per_rank)
 
 
 def test_breakpoint_in_a_stage_shows_pipeline_context(tmp_path: Path, server: Server) -> None:
