@@ -14,6 +14,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.format import where
 from meshdbg.debugger.selection import parse_selection, ranks_text
 from meshdbg.debugger.views import SessionView
 from meshdbg.wire.vocabulary import State, WatchKind
@@ -23,6 +24,12 @@ BREAK_IN_S = 1.0  # how long an interrupt waits for the ranks asked to stop befo
 NOT_YET = ("not stopped yet: outside Python code (C code, a blocking call or a collective), stops at its next "
            "Python line")
 REASONS = {State.STOPPED: "already stopped", State.EXITED: "has exited", State.STARTING: "still starting"}
+
+
+def cannot_break_in_yet(label: str, running: SessionView) -> str:
+    """Why a command asked to stop (Ctrl-C in the console or `attach --plain`) has not yet."""
+    return (f"{label} cannot break in yet: it is outside Python code at {where(running)} (a blocking call, C code "
+            f"or a collective). It stops at its next Python line")
 
 
 @dataclass

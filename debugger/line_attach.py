@@ -7,6 +7,8 @@ attaches there and goes on. However the session ends while a line is being read 
 dies, another client continues it, the server stops), it ends at once with one line and an
 exit status. Off a terminal the event loop reads file descriptor 0 itself, never through
 sys.stdin's buffer; on one, `input()` runs in a daemon thread, so nothing waits for it at exit.
+Ctrl-C while a line runs breaks into its command, as in local pdb; at the prompt, or a second
+time while a command cannot break in yet, it leaves (the session stays as it is).
 """
 
 from __future__ import annotations
@@ -15,16 +17,19 @@ import asyncio
 import contextlib
 import os
 import queue
+import signal
 import socket
 import sys
 import threading
 from typing import AsyncIterator
 
-from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.control import AttachedSession, ControlClient
+from meshdbg.debugger.interruption import BREAK_IN_S, cannot_break_in_yet
 from meshdbg.debugger.peers import SharedLines
 from meshdbg.debugger.views import Change, PdbReply, SessionView, WorkerView
 from meshdbg.debugger.format import rank_label
 from meshdbg.wire.connection import pid_alive
+from meshdbg.wire.errors import MeshdbgError
 from meshdbg.wire.racing import first_of
 from meshdbg.wire.vocabulary import EndReason, State, WatchKind
 
@@ -148,8 +153,69 @@ def read_line(prompt: str, before: str = "") -> asyncio.Future[str | None]:
     return _stdin.line(prompt, before)
 
 
+class _CtrlC:
+    """Ctrl-C in the plain attach, one handler while it runs (none set per line: issue 22).
+    While a line runs, the first breaks into its command (its reply then says
+    `KeyboardInterrupt`, as local pdb's); when the rank cannot break in within BREAK_IN_S
+    (blocked in C), that is said, and the next one leaves; more before that wait for the first.
+    At the prompt it leaves, as the verb's own handler (asyncio.Runner's) does: the session stays."""
+
+    def __init__(self, client: ControlClient) -> None:
+        self._client = client
+        self._loop = asyncio.get_running_loop()
+        self._previous = signal.getsignal(signal.SIGINT)
+        self._reply: asyncio.Future[PdbReply] | None = None  # the line under way, and its session
+        self._session: SessionView | None = None
+        self._breaking: asyncio.Task[None] | None = None
+        self._leave_next = False
+
+    def __enter__(self) -> "_CtrlC":
+        if self._previous is not signal.SIG_IGN:  # started with SIGINT ignored (in the background): it stays so
+            self._loop.add_signal_handler(signal.SIGINT, self._pressed)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._loop.remove_signal_handler(signal.SIGINT) and self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)  # (None: one not set from Python; Python's own stays then)
+
+    async def run(self, attached: AttachedSession, line: str) -> PdbReply:
+        """pdb's reply to `line`, its output shown as it comes."""
+        self._reply = asyncio.ensure_future(attached.send(line, on_output=_show_text))
+        self._session, self._breaking, self._leave_next = attached.session, None, False
+        try:
+            return await self._reply
+        finally:
+            self._reply = None
+            if self._breaking is not None:
+                self._breaking.cancel()
+
+    def _pressed(self) -> None:
+        reply, session = self._reply, self._session
+        if reply is None or session is None or self._leave_next:
+            if callable(self._previous):
+                print(flush=True)  # off the half-typed line, for the verb's `meshdbg: interrupted`
+                self._previous(signal.SIGINT, None)
+        elif self._breaking is None:
+            self._breaking = self._loop.create_task(self._break_in(reply, session))
+
+    async def _break_in(self, reply: asyncio.Future[PdbReply], session: SessionView) -> None:
+        try:
+            why = cannot_break_in_yet(rank_label(session), await self._client.break_in(session.id))
+        except MeshdbgError as exc:  # the command ended meanwhile (its reply is on its way), or no answer in time
+            why = str(exc)
+        await asyncio.wait([reply], timeout=BREAK_IN_S)
+        if not reply.done():
+            self._leave_next = True
+            print(f"\nmeshdbg: {why}; Ctrl-C again leaves (the session stays)", flush=True)
+
+
 async def attach_lines(client: ControlClient, rank: int | None = None, session_id: int | None = None) -> int:
     """Drive one rank line by line; the session stays paused when we detach."""
+    with _CtrlC(client) as ctrl_c:
+        return await _attach_lines(client, ctrl_c, rank, session_id)
+
+
+async def _attach_lines(client: ControlClient, ctrl_c: _CtrlC, rank: int | None, session_id: int | None) -> int:
     pending: str | None = None  # a line read after `c`, for the rank's next stop
     while True:
         async with client.attach(rank=rank, session_id=session_id, on_shared=SharedLines(_show_text)) as attached:
@@ -172,7 +238,7 @@ async def attach_lines(client: ControlClient, rank: int | None = None, session_i
                     return 0
                 if line.strip() in DETACH_WORDS:
                     return 0
-                reply = await attached.send(line, on_output=_show_text)  # a long command's output as it comes
+                reply = await ctrl_c.run(attached, line)
                 shown = _shown(reply)
             _show_text(shown)
         if reply.reason is not EndReason.CONTINUED or session_id is not None:

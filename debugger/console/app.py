@@ -42,12 +42,12 @@ from meshdbg.debugger.console.validation import CommandValidator
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.views import PdbReply, SessionView, WorkerView
 from meshdbg.debugger.format import PDB_ERROR_PREFIX, rank_label, where
+from meshdbg.debugger.interruption import BREAK_IN_S, cannot_break_in_yet
 from meshdbg.debugger.selection import AttachTarget, thread_session
 from meshdbg.wire.errors import ConnectionFailed, MeshdbgError, NoMatchError, SessionError
 from meshdbg.wire.vocabulary import EndReason, State, WatchKind
 
 RETRY_S = 2.0  # how often the watcher tries a lost server again
-BREAK_IN_S = 1.0  # how long Ctrl-C waits for a rank running a command to stop before giving the prompt back
 KEYBOARD_INTERRUPT = "--KeyboardInterrupt--"  # what local pdb prints for Ctrl-C at its prompt
 
 
@@ -363,9 +363,8 @@ class Console:
             return
         self.following = attachment.session
         task.cancel()
-        self.warn(f"{attachment.label} cannot break in yet: it is outside Python code at {where(running)} (a blocking "
-                  f"call, C code or a collective). It stops at its next Python line and comes back here with the "
-                  f"command's output; Ctrl-C on an empty line asks again")
+        self.warn(f"{cannot_break_in_yet(attachment.label, running)} and comes back here with the command's output; "
+                  f"Ctrl-C on an empty line asks again")
 
     async def _on_ctrl_c(self) -> bool:
         """Ctrl-C at the prompt: pdb's `--KeyboardInterrupt--` when attached (the session stays,

@@ -261,25 +261,45 @@ PRINTING_FOR_A_MINUTE = "!for i in range(600): print('line', i); __import__('tim
 
 @pytest.mark.parametrize("plain", [False, True], ids=["console", "plain"])
 def test_a_long_commands_lines_show_while_it_runs_as_in_local_pdb(three_ranks: Mesh, plain: bool) -> None:
-    """Each line as it is printed, not all at the command's end; the console's Ctrl-C then
-    reaches the command (the plain attach's interrupt comes from `meshdbg interrupt`)."""
+    """Each line as it is printed, not all at the command's end; Ctrl-C then reaches the
+    command, in the console and in the plain attach alike."""
     child = three_ranks.console(*(("--plain", "0") if plain else ("0",)))
     prompt = re.escape("(Pdb)" if plain else "(Pdb r0 hosts=0,gpus=0)")
     child.expect(prompt)
     child.sendline(PRINTING_FOR_A_MINUTE)
     child.expect(r"line 3\r+\n")  # well within WAIT_S: the command takes a minute
     three_ranks.wait_sessions(stopped={1, 2}, running={0})  # still running it
-    if plain:
-        subprocess.run([sys.executable, "-m", "meshdbg", "interrupt", "0"], env=three_ranks.env, check=True,
-                       capture_output=True, timeout=WAIT_S)
-    else:
-        child.sendintr()
+    child.sendintr()
     child.expect([re.escape(INTERRUPTED), re.escape(CUT)])  # (CUT: the Ctrl-C came while a line was drawn)
     run(child, "p 6 * 7", "42", prompt)
     assert "line 599" not in child.logfile_read.getvalue()
     run(child, "detach")
     if plain:
         child.expect(pexpect.EOF)
+
+
+def test_plain_attach_says_when_a_command_cannot_break_in_and_a_second_ctrl_c_leaves(three_ranks: Mesh) -> None:
+    """A command that Ctrl-C cannot reach (SIGINT blocked around a sleep: as a call stuck in C):
+    one line says so, the next Ctrl-C leaves with one line and no traceback, and the rank
+    comes back to its prompt once the call returns, with the command's output."""
+    child = three_ranks.console("--plain", "0")
+    child.expect(re.escape("(Pdb)"))
+    child.sendline("!import signal, time; signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}); "
+                   "print('blocked', flush=True); time.sleep(3); signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})")
+    child.expect(r"blocked\r+\n")
+    child.sendintr()
+    child.expect(re.escape("meshdbg: rank 0 (hosts=0,gpus=0) cannot break in yet: it is outside Python code at "))
+    child.expect(re.escape("Ctrl-C again leaves (the session stays)"))
+    child.sendintr()
+    child.expect(re.escape("meshdbg: interrupted"))
+    child.expect(pexpect.EOF)
+    assert "Traceback" not in child.logfile_read.getvalue()
+    three_ranks.wait_sessions(stopped={0, 1, 2})  # the call returned: rank 0 is at its prompt again
+    child = three_ranks.console("--plain", "0")
+    child.expect(re.escape("(Pdb)"))
+    run(child, "p 6 * 7", "42", re.escape("(Pdb)"))
+    run(child, "detach")
+    child.expect(pexpect.EOF)
 
 
 def test_one_ctrl_c_ends_a_flood_of_output_and_its_command_as_in_local_pdb(three_ranks: Mesh) -> None:
