@@ -164,8 +164,7 @@ class _CtrlC:
         self._client = client
         self._loop = asyncio.get_running_loop()
         self._previous = signal.getsignal(signal.SIGINT)
-        self._reply: asyncio.Future[PdbReply] | None = None  # the line under way, and its session
-        self._session: SessionView | None = None
+        self._running: tuple[asyncio.Future[PdbReply], SessionView] | None = None  # a line's reply, its session
         self._breaking: asyncio.Task[None] | None = None
         self._leave_next = False
 
@@ -180,23 +179,22 @@ class _CtrlC:
 
     async def run(self, attached: AttachedSession, line: str) -> PdbReply:
         """pdb's reply to `line`, its output shown as it comes."""
-        self._reply = asyncio.ensure_future(attached.send(line, on_output=_show_text))
-        self._session, self._breaking, self._leave_next = attached.session, None, False
+        reply = asyncio.ensure_future(attached.send(line, on_output=_show_text))
+        self._running, self._breaking, self._leave_next = (reply, attached.session), None, False
         try:
-            return await self._reply
+            return await reply
         finally:
-            self._reply = None
+            self._running = None
             if self._breaking is not None:
                 self._breaking.cancel()
 
     def _pressed(self) -> None:
-        reply, session = self._reply, self._session
-        if reply is None or session is None or self._leave_next:
+        if self._running is None or self._leave_next:
             if callable(self._previous):
                 print(flush=True)  # off the half-typed line, for the verb's `meshdbg: interrupted`
                 self._previous(signal.SIGINT, None)
         elif self._breaking is None:
-            self._breaking = self._loop.create_task(self._break_in(reply, session))
+            self._breaking = self._loop.create_task(self._break_in(*self._running))
 
     async def _break_in(self, reply: asyncio.Future[PdbReply], session: SessionView) -> None:
         try:

@@ -75,7 +75,7 @@ class LocalPdb:
     """SCRIPT under local pdb, typed lines not echoed, its output unbuffered (as a terminal
     shows whole lines at once) and timed as it comes. Started with subprocess, whose child runs
     no Python before exec: pexpect's forked child does, and in a test process that has run gRPC
-    it hung twice in this stop's parity runs. A terminal's Ctrl-C is `interrupt` (SIGINT)."""
+    it was seen to hang there. A terminal's Ctrl-C is `interrupt` (SIGINT)."""
 
     def __init__(self, script: str, *args: str) -> None:
         self.process = subprocess.Popen([sys.executable, str(SCRIPTS / script), *args], stdin=subprocess.PIPE,
@@ -130,17 +130,11 @@ class LocalPdb:
         self.process.wait()
 
 
-def local_pdb(script: str, *args: str) -> pexpect.spawn:
-    """SCRIPT run under local pdb in a real terminal (a pty), typed lines not echoed: the
-    oracle the parity tests drive as a person would."""
-    return pexpect.spawn(sys.executable, [str(SCRIPTS / script), *args], env=local_env(TERM="dumb"),
-                         encoding="utf-8", timeout=REPLY_S, echo=False)
-
-
 def terminal_transcript(script: str, lines: list[str], *args: str) -> str:
     """What a person sees of local pdb in a terminal (stdout and stderr on one screen), typed
     lines not echoed, for these lines typed one at a time at each `(Pdb) ` prompt."""
-    child = local_pdb(script, *args)
+    child = pexpect.spawn(sys.executable, [str(SCRIPTS / script), *args], env=local_env(TERM="dumb"),
+                          encoding="utf-8", timeout=REPLY_S, echo=False)
     text = ""
     try:
         for line in lines:

@@ -1,13 +1,14 @@
-"""A pdb command that runs on shows each line as it is printed, not all at its end: local pdb,
-unbuffered as a terminal's line-buffered output is for whole lines, is the oracle, for the three ways a command's output is written (pdb's own stdout in
-`!`, the program's stdout under `until`, and under `p`, which leaves sys.stdout alone). The
-program's is stepped over with `until` past it, not `n`: 3.13's pdb stops on `breakpoint()`
-itself, where `n` would step over that call first.
+"""A pdb command that runs on shows each line as it is printed, not all at its end. The oracle
+is local pdb, unbuffered (as a terminal shows whole lines), for the three ways a command's
+output is written: pdb's own stdout in `!`, the program's stdout under `until`, and under `p`,
+which leaves sys.stdout alone. The program's is stepped over with `until` past it, not `n`:
+3.13's pdb stops on `breakpoint()` itself, where `n` would step over that call first.
 
-Each command prints `line 0`, sleeps PAUSE_S, and so on three times. Local pdb shows `line 0` about 3 × PAUSE_S before its next prompt; meshdbg's API client must get it
-(through `AttachedSession.send`'s `on_output`) at least LIVE_MARGIN_S before the reply, and the
-same text in all. The worker runs as under `meshdbg run` (the bootstrap) or under the hook, in
-turn: what differs between them is how the session starts, not how its output goes."""
+Each command prints `line 0`, sleeps PAUSE_S, and so on three times. Local pdb shows `line 0`
+about 3 × PAUSE_S before its next prompt; meshdbg's API client must get it (through
+`AttachedSession.send`'s `on_output`) at least LIVE_MARGIN_S before the reply, and the same
+text in all. The worker runs as under `meshdbg run` (the bootstrap) or under the hook, in turn:
+what differs between them is how the session starts, not how its output goes."""
 
 from __future__ import annotations
 
