@@ -240,7 +240,7 @@ async def _attach_lines(client: ControlClient, ctrl_c: _CtrlC, rank: int | None,
                 shown = _shown(reply)
             _show_text(shown)
         if reply.reason is not EndReason.CONTINUED or session_id is not None:
-            return 0
+            return _exit_status(reply)
         pending = await read_line(reply.prompt or "(Pdb) ")
         if pending is None or pending.strip() in DETACH_WORDS:
             print()
@@ -258,8 +258,14 @@ def _ended_elsewhere(session: SessionView, reply: PdbReply) -> int:
     if reply.reason is EndReason.CONTINUED:
         print(f"meshdbg: {rank_label(session)} was continued by another client; detached", flush=True)
         return 0
-    server_gone = reply.reason is EndReason.SERVER_STOPPED
-    return 0 if isinstance(reply.reason, EndReason) and reply.reason.rank_runs_on and not server_gone else 1
+    return _exit_status(reply)
+
+
+def _exit_status(ended: PdbReply) -> int:
+    """How the attach exits once its session ended: 0 when the rank runs on (continued, quit),
+    1 when it or the server is gone."""
+    server_gone = ended.reason is EndReason.SERVER_STOPPED
+    return 0 if isinstance(ended.reason, EndReason) and ended.reason.rank_runs_on and not server_gone else 1
 
 
 async def _line_unless_ended(prompt: str, ending: asyncio.Future[PdbReply], before: str = "") -> str | None | PdbReply:

@@ -302,6 +302,36 @@ def test_plain_attach_says_when_a_command_cannot_break_in_and_a_second_ctrl_c_le
     child.expect(pexpect.EOF)
 
 
+def test_plain_attach_exits_1_when_its_worker_dies_during_a_command(mesh: Mesh) -> None:
+    """As when it dies while a line is read: one line, then exit status 1 (it was 0)."""
+    worker = mesh.start_worker(0)
+    mesh.wait_sessions(stopped={0})
+    child = mesh.console("--plain", "0")
+    child.expect(re.escape("(Pdb)"))
+    child.sendline("!print('started', flush=True); __import__('time').sleep(60)")
+    child.expect(r"started\r+\n")
+    worker.kill()
+    child.expect(re.escape("meshdbg: session ended (the worker went away)"))
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 1
+
+
+def test_plain_attach_leaves_at_its_prompt_on_ctrl_c_on_a_line_of_its_own(three_ranks: Mesh) -> None:
+    """Ctrl-C at the prompt, a line half typed: `meshdbg: interrupted` on a new line (it was
+    written onto the typed text), exit status 130, and the session stays stopped."""
+    child = three_ranks.console("--plain", "0")
+    child.expect(re.escape("(Pdb)"))
+    child.send("p 6")
+    child.expect("p 6")
+    child.sendintr()
+    child.expect(r"\nmeshdbg: interrupted")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130 and "Traceback" not in child.logfile_read.getvalue()
+    three_ranks.wait_sessions(stopped={0, 1, 2})
+
+
 def test_one_ctrl_c_ends_a_flood_of_output_and_its_command_as_in_local_pdb(three_ranks: Mesh) -> None:
     """A command that prints without end: whether Ctrl-C lands while a piece is drawn (the
     drawing is cut) or between pieces, the command is interrupted and the prompt comes back."""
