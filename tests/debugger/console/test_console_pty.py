@@ -228,14 +228,23 @@ def test_plain_attach_on_a_terminal_recalls_and_edits_lines_as_local_pdb(three_r
     child.expect(pexpect.EOF)
 
 
-def test_plain_attach_ends_at_once_when_its_worker_dies(mesh: Mesh) -> None:
+@pytest.mark.parametrize("typed", [None, "!print('started', flush=True); __import__('time').sleep(60)"],
+                         ids=["at the prompt", "during a command"])
+def test_plain_attach_ends_at_once_with_status_1_when_its_worker_dies(mesh: Mesh, typed: str | None) -> None:
+    """One line, then exit status 1, whether the worker dies while a line is read or while one
+    runs (that one exited 0 before)."""
     worker = mesh.start_worker(0)
     mesh.wait_sessions(stopped={0})
     child = mesh.console("--plain", "0")
     child.expect(re.escape("(Pdb)"))
+    if typed is not None:
+        child.sendline(typed)
+        child.expect(r"started\r+\n")
     worker.kill()
-    child.expect("meshdbg: session ended \\(the worker went away\\)", timeout=3)  # no line typed
+    child.expect("meshdbg: session ended \\(the worker went away\\)", timeout=3)
     child.expect(pexpect.EOF, timeout=3)
+    child.close()
+    assert child.exitstatus == 1
 
 
 def test_plain_attach_follows_the_rank_across_continue_while_stdin_has_lines(mesh: Mesh) -> None:
@@ -300,21 +309,6 @@ def test_plain_attach_says_when_a_command_cannot_break_in_and_a_second_ctrl_c_le
     run(child, "p 6 * 7", "42", re.escape("(Pdb)"))
     run(child, "detach")
     child.expect(pexpect.EOF)
-
-
-def test_plain_attach_exits_1_when_its_worker_dies_during_a_command(mesh: Mesh) -> None:
-    """As when it dies while a line is read: one line, then exit status 1 (it was 0)."""
-    worker = mesh.start_worker(0)
-    mesh.wait_sessions(stopped={0})
-    child = mesh.console("--plain", "0")
-    child.expect(re.escape("(Pdb)"))
-    child.sendline("!print('started', flush=True); __import__('time').sleep(60)")
-    child.expect(r"started\r+\n")
-    worker.kill()
-    child.expect(re.escape("meshdbg: session ended (the worker went away)"))
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 1
 
 
 def test_plain_attach_leaves_at_its_prompt_on_ctrl_c_on_a_line_of_its_own(three_ranks: Mesh) -> None:
