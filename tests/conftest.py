@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-# The test process forks (pexpect) after earlier tests used gRPC in it. gRPC's fork handlers
+# The test process forks (subprocess) after earlier tests used gRPC in it. gRPC's fork handlers
 # then run in the forked child before it execs and can kill it ("epoll_wait error: Bad file
 # descriptor"). This process needs none of them: gRPC reads the switch once, at import, so
 # it is off here and the variable is gone again before any worker or server inherits it.

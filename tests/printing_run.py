@@ -7,7 +7,6 @@ prefixed log line; what it prints after shows as a log line (meshdbg.wire.shown_
 
 from __future__ import annotations
 
-import io
 import os
 import re
 import sys
@@ -15,24 +14,24 @@ from pathlib import Path
 
 import pexpect
 
+from pty_child import PtyChild
+
 PRINTING_JOB = Path(__file__).parent / "debugger" / "console" / "printing_job.py"
 
 
-def spawn_run(argv: list[str], tmp_path: Path, runtime_dir: Path, **env: str) -> pexpect.spawn:
+def spawn_run(argv: list[str], tmp_path: Path, runtime_dir: Path, **env: str) -> PtyChild:
     """`argv` (a `meshdbg run`) in a pseudo-terminal, with a private runtime dir and history, no colour."""
     environ = {key: value for key, value in os.environ.items() if not key.startswith("MESHDBG_")}
     environ.update(env, MESHDBG_RUNTIME_DIR=str(runtime_dir), MESHDBG_HISTORY=str(tmp_path / "history"), NO_COLOR="1",
                    TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1")
-    child = pexpect.spawn(argv[0], argv[1:], env=environ, encoding="utf-8", timeout=30, dimensions=(40, 160))
-    child.logfile_read = io.StringIO()
-    return child
+    return PtyChild(argv, env=environ, timeout=30, dimensions=(40, 160))
 
 
 def run_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "meshdbg", "run", *args, str(PRINTING_JOB)]
 
 
-def step_over_the_print(child: pexpect.spawn, label: str) -> str:
+def step_over_the_print(child: PtyChild, label: str) -> str:
     """Rank 0 (`label`, e.g. `r0 gpus=0`) stepped over its print, then continued to the job's end;
     asserts the print showed once; everything the terminal showed."""
     prompt = re.escape(f"(Pdb {label})")

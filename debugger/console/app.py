@@ -37,7 +37,7 @@ from meshdbg.debugger.console.drawing import OutputDrawing
 from meshdbg.debugger.console.highlight import STYLE, pdb_fragments
 from meshdbg.debugger.console.job import Job
 from meshdbg.debugger.console.link import Link
-from meshdbg.debugger.console.prompts import make_prompts
+from meshdbg.debugger.console.prompts import make_prompts, read_line
 from meshdbg.debugger.console.validation import CommandValidator
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.views import PdbReply, SessionView, WorkerView
@@ -222,7 +222,7 @@ class Console:
             while not self._should_leave():
                 self._active = self.pdb_prompt if self.attachment is not None else self.console_prompt
                 try:
-                    line = await self._active.prompt_async(handle_sigint=False)
+                    line = await read_line(self._active)
                 except KeyboardInterrupt:
                     if await self._run(self._on_ctrl_c()):
                         break

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.document import Document
 from prompt_toolkit.filters import is_searching
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.key_binding.bindings.search import accept_search_and_accept_input
@@ -23,9 +27,17 @@ def load_console_bindings(pdb: bool = False) -> KeyBindings:
     def _interrupt(event: KeyPressEvent) -> None:
         buffer = event.current_buffer
         if buffer.text and not pdb:
-            buffer.reset()
+            _clear_line(buffer)
         else:
             event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
 
     bindings.add("enter", filter=is_searching)(accept_search_and_accept_input)
     return bindings
+
+
+def _clear_line(buffer: Buffer) -> None:
+    """Ctrl-C's fresh line, as readline's: the newest line, emptied; a recalled line stays as it
+    was in the history. `Buffer.reset` would also drop the loaded history and reload it in a
+    task, so an Up or Ctrl-R typed right after the Ctrl-C would find none."""
+    buffer.history_forward(count=sys.maxsize)
+    buffer.document = Document()

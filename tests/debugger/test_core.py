@@ -7,12 +7,15 @@ import json
 import signal
 import socket
 import subprocess
+import sys
 
+import pexpect
 import pytest
 
 from e2e import SCRIPTS, Server, line_of, stop_process, wait_for
 from meshdbg.debugger.control import ControlClient
 from meshdbg.wire.vocabulary import State
+from pty_child import PtyChild
 
 COORDS_2x2 = {0: "hosts=0,gpus=0", 1: "hosts=0,gpus=1", 2: "hosts=1,gpus=0", 3: "hosts=1,gpus=1"}
 
@@ -345,14 +348,11 @@ def test_worker_without_a_reachable_server_continues(server: Server, tmp_path) -
 
 
 def test_worker_without_a_server_falls_back_to_local_pdb_on_a_terminal(server: Server) -> None:
-    pexpect = pytest.importorskip("pexpect")
-    import sys
-
     addr = server.addr
     server.process.terminate()
     server.process.communicate(timeout=10)
     env = dict(server.env, MESHDBG_ADDR=addr, MESHDBG_RANK="0", PYTHONBREAKPOINT="meshdbg.worker.remote_breakpointhook")
-    child = pexpect.spawn(sys.executable, [str(SCRIPTS / "stops.py")], env=env, encoding="utf-8", timeout=20)
+    child = PtyChild([sys.executable, str(SCRIPTS / "stops.py")], env=env, timeout=20)
     child.expect("using local pdb")
     child.expect(r"\(Pdb\) ")
     child.sendline("p value")

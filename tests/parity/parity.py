@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import pexpect
 import os
 import re
 import signal
@@ -23,9 +22,12 @@ import threading
 import time
 from pathlib import Path
 
+import pexpect
+
 from e2e import Server, stop_process, wait_for
 from meshdbg.debugger.control import ControlClient
 from meshdbg.wire.connection import ConnectionInfo
+from pty_child import PtyChild
 from watching import watch_until
 
 SCRIPTS = Path(__file__).parent / "scripts"
@@ -73,9 +75,8 @@ def until_pdb_ends(text: str, lines: list[str]) -> str:
 
 class LocalPdb:
     """SCRIPT under local pdb, typed lines not echoed, its output unbuffered (as a terminal
-    shows whole lines at once) and timed as it comes. Started with subprocess, whose child runs
-    no Python before exec: pexpect's forked child does, and in a test process that has run gRPC
-    it was seen to hang there. A terminal's Ctrl-C is `interrupt` (SIGINT)."""
+    shows whole lines at once) and timed as it comes (on pipes, so every write is seen as it comes;
+    tests/pty_child.py says why not pexpect.spawn). A terminal's Ctrl-C is `interrupt` (SIGINT)."""
 
     def __init__(self, script: str, *args: str) -> None:
         self.process = subprocess.Popen([sys.executable, str(SCRIPTS / script), *args], stdin=subprocess.PIPE,
@@ -133,8 +134,8 @@ class LocalPdb:
 def terminal_transcript(script: str, lines: list[str], *args: str) -> str:
     """What a person sees of local pdb in a terminal (stdout and stderr on one screen), typed
     lines not echoed, for these lines typed one at a time at each `(Pdb) ` prompt."""
-    child = pexpect.spawn(sys.executable, [str(SCRIPTS / script), *args], env=local_env(TERM="dumb"),
-                          encoding="utf-8", timeout=REPLY_S, echo=False)
+    child = PtyChild([sys.executable, str(SCRIPTS / script), *args], env=local_env(TERM="dumb"), timeout=REPLY_S,
+                     echo=False)
     text = ""
     try:
         for line in lines:

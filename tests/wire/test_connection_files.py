@@ -9,9 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pexpect
 import pytest
 
 from meshdbg.wire.connection import ConnectionInfo, live_servers, private_file, write_connection_file
+from pty_child import PtyChild
 
 
 def serve(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
@@ -134,14 +136,12 @@ def test_a_run_beside_a_serve_leaves_the_serves_file_alone(env: dict[str, str], 
 def test_at_a_terminal_a_client_verb_asks_which_server(env: dict[str, str], tmp_path: Path) -> None:
     """Two live servers: a person is asked (on stderr, so `> out.json` gets only the JSON);
     a typo asks again; Ctrl-D is a one-line refusal."""
-    import pexpect
-
     first, first_addr = serve(env)
     second, second_addr = serve(env)
     try:
         out = tmp_path / "out.json"
-        child = pexpect.spawn("bash", ["--norc", "-c", f"exec {sys.executable} -m meshdbg list --json > {out}"],
-                              env=env, encoding="utf-8", timeout=20)
+        child = PtyChild(["bash", "--norc", "-c", f"exec {sys.executable} -m meshdbg list --json > {out}"], env=env,
+                         timeout=20)
         child.expect(f"1\\) {first_addr}")
         child.expect(f"2\\) {second_addr}")
         child.expect(r"which server\? \[1-2\]")
@@ -151,7 +151,7 @@ def test_at_a_terminal_a_client_verb_asks_which_server(env: dict[str, str], tmp_
         child.expect(pexpect.EOF)
         child.close()
         assert child.exitstatus == 0 and json.loads(out.read_text()) == []
-        child = pexpect.spawn(sys.executable, ["-m", "meshdbg", "stacks"], env=env, encoding="utf-8", timeout=20)
+        child = PtyChild([sys.executable, "-m", "meshdbg", "stacks"], env=env, timeout=20)
         child.expect(r"which server\?")
         child.sendeof()
         child.expect("meshdbg: no server chosen")

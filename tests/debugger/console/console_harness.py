@@ -6,15 +6,14 @@ watch stream, or pexpect's expect.
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-import pexpect
 import pytest
 
+from pty_child import PtyChild
 from watching import wait_sessions
 
 HERE = Path(__file__).parent
@@ -38,7 +37,7 @@ class Mesh:
         self.server: subprocess.Popen[str] | None = None
         self.addr = ""
         self.workers: list[subprocess.Popen[bytes]] = []
-        self.consoles: list[pexpect.spawn] = []
+        self.consoles: list[PtyChild] = []
 
     def start_server(self) -> str:
         """`meshdbg serve --port 0`; its address, read from its first line."""
@@ -74,12 +73,11 @@ class Mesh:
             condition["live"] = sorted(live)
         return wait_sessions(self.env, condition, WAIT_S)
 
-    def console(self, *args: str, **env: str) -> pexpect.spawn:
+    def console(self, *args: str, **env: str) -> PtyChild:
         """`meshdbg attach ARGS` in a pseudo-terminal, with this mesh's environment (plus `env`);
         all it printed so far is in `child.logfile_read.getvalue()`."""
-        child = pexpect.spawn(sys.executable, ["-m", "meshdbg", "attach", *args], env=dict(self.env, **env),
-                              encoding="utf-8", timeout=WAIT_S, dimensions=(40, 160))
-        child.logfile_read = io.StringIO()
+        child = PtyChild([sys.executable, "-m", "meshdbg", "attach", *args], env=dict(self.env, **env),
+                         timeout=WAIT_S, dimensions=(40, 160))
         self.consoles.append(child)
         return child
 

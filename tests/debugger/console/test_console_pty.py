@@ -10,6 +10,7 @@ from pathlib import Path
 import pexpect
 import pytest
 from console_harness import WAIT_S, Mesh
+from pty_child import PtyChild
 
 TOP = "meshdbg>"
 CTRL_D = "\x04"
@@ -17,14 +18,14 @@ CTRL_R = "\x12"
 UP = "\x1b[A"
 
 
-def run(child: pexpect.spawn, line: str, *expected: str) -> None:
+def run(child: PtyChild, line: str, *expected: str) -> None:
     """Type a line, then wait for each expected pattern in turn (a prompt only if one is given)."""
     child.sendline(line)
     for pattern in expected:
         child.expect(pattern)
 
 
-def recall(child: pexpect.spawn, line: str, tries: int = 40) -> None:
+def recall(child: PtyChild, line: str, tries: int = 40) -> None:
     """Press Up until the prompt shows `line` (the history loads in a thread after the prompt
     appears, so an early Up may find it empty), bounded."""
     for _ in range(tries):
@@ -100,7 +101,7 @@ def test_continue_in_pdb_returns_to_the_top_prompt(three_ranks: Mesh) -> None:
     run(child, "continue", re.escape("resumed 2 sessions (ranks 0-1)"), TOP)
 
 
-def continued(mesh: Mesh, rank: int, then: str, bootstrap: bool = False) -> pexpect.spawn:
+def continued(mesh: Mesh, rank: int, then: str, bootstrap: bool = False) -> PtyChild:
     """A console attached to a new worker of rank `rank` (which then does `then`: stopping_worker.py),
     that let it run with `c`: back at meshdbg>."""
     mesh.start_worker(rank, then=then, bootstrap=bootstrap)
@@ -143,7 +144,8 @@ def test_history_is_kept_across_runs(three_ranks: Mesh) -> None:
     second.send(UP)  # above `quit`
     run(second, "", "'firstrun'", TOP)
     second.send(CTRL_R + "6*")
-    second.expect("reverse-i-search")
+    # the history loads in a thread; Enter once the line is found, as a person sees it, or it accepts nothing
+    second.expect(re.escape("(reverse-i-search)`6*': cast 0 p "))
     second.send("\r")  # leaves the search with the found line
     second.expect(re.escape("meshdbg> cast 0 p 6*7"))
     run(second, "", "42", TOP)

@@ -1,13 +1,10 @@
 """`meshdbg run` in a pseudo-terminal, as a person drives it: start, stop, step, end the job.
 
-Every wait is pexpect's expect on what the person would see (or the process's end). pexpect
-forks the test process, so these run before any test that starts gRPC in it (test_run_console):
-a fork while gRPC's threads run can break the child (see tests/watching.py).
+Every wait is pexpect's expect on what the person would see (or the process's end).
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -20,12 +17,14 @@ import pexpect
 import pytest
 
 from e2e import wait_for
+from pty_child import PtyChild
 
 HERE = Path(__file__).parent
 JOB = HERE / "run_job.py"
 WAIT_S = 20.0
 TOP = re.escape("meshdbg>")
 RANK0 = re.escape("(Pdb r0 hosts=0,gpus=0)")
+SGR = r"(\x1b\[[0-9;]*m)*"  # colour and highlight codes, none or some
 NOISE = ("Traceback", "CancelledError", "no session for", "\x1b[45;1R")
 
 
@@ -37,14 +36,11 @@ def env(tmp_path: Path, private_runtime_dir: Path) -> dict[str, str]:
     return env
 
 
-def start(env: dict[str, str], *job_args: str) -> pexpect.spawn:
-    child = pexpect.spawn(sys.executable, ["-m", "meshdbg", "run", "--mesh", "hosts=2,gpus=2", str(JOB), *job_args],
-                          env=env, encoding="utf-8", timeout=WAIT_S, dimensions=(40, 160))
-    child.logfile_read = io.StringIO()
-    return child
+def start(env: dict[str, str], *job_args: str) -> PtyChild:
+    return start_script(env, "hosts=2,gpus=2", JOB, *job_args)
 
 
-def finish(child: pexpect.spawn) -> tuple[int, str]:
+def finish(child: PtyChild) -> tuple[int, str]:
     """Wait for the launcher to exit; (its status, everything it printed), checked for noise."""
     child.expect(pexpect.EOF)
     child.close()
@@ -55,7 +51,7 @@ def finish(child: pexpect.spawn) -> tuple[int, str]:
     return child.exitstatus, text
 
 
-def stop_the_job(child: pexpect.spawn) -> tuple[int, str]:
+def stop_the_job(child: PtyChild) -> tuple[int, str]:
     """`stop` at meshdbg>, confirmed: the launcher's status and everything it printed (`finish`)."""
     child.sendline("stop")
     child.expect("stop the whole job")
@@ -165,14 +161,14 @@ def test_an_invalid_line_keeps_the_cursor_at_its_end_and_histories_are_apart(env
         child.expect("unknown command 'nn'")
         child.send("\x15")  # Ctrl-U clears what is left of the refused line before the cursor: all of it
         child.sendline("list")
+        child.send("\x1b[A")  # up-arrow typed ahead while `list` runs: the last console command, not the pdb line
         child.expect("RANK")
         child.expect(TOP)
-        child.send("\x1b[A")  # up-arrow at meshdbg>: the last console command, not the pdb line
         child.expect("list")
         child.sendcontrol("c")  # clears the line
         child.sendcontrol("r")
         child.send("lis")
-        child.expect("reverse-i-search")
+        child.expect(re.escape("(reverse-i-search)`lis': ") + SGR + "lis" + SGR + "t")  # the line found, highlighted
         child.send("\r")  # one Enter runs the line found
         child.expect("RANK")
         child.expect(TOP)
@@ -205,7 +201,7 @@ def test_the_job_ends_quietly_while_another_terminal_watches(env: dict[str, str]
     watcher = None
     try:
         child.expect(RANK0)
-        watcher = pexpect.spawn(sys.executable, ["-m", "meshdbg", "watch"], env=env, encoding="utf-8", timeout=WAIT_S)
+        watcher = PtyChild([sys.executable, "-m", "meshdbg", "watch"], env=env, timeout=WAIT_S)
         watcher.expect_exact("rank 0 (hosts=0,gpus=0) stopped at run_job.py")
         child.sendline("c")
         child.expect(RANK0)  # the second stop
@@ -220,11 +216,10 @@ def test_the_job_ends_quietly_while_another_terminal_watches(env: dict[str, str]
     assert status == 0 and watcher.exitstatus == 3
 
 
-def start_script(env: dict[str, str], mesh: str, script: Path) -> pexpect.spawn:
-    child = pexpect.spawn(sys.executable, ["-m", "meshdbg", "run", "--mesh", mesh, str(script)], env=env,
-                          encoding="utf-8", timeout=WAIT_S, dimensions=(40, 160))
-    child.logfile_read = io.StringIO()
-    return child
+def start_script(env: dict[str, str], mesh: str, script: Path, *args: str) -> PtyChild:
+    """`meshdbg run --mesh MESH SCRIPT ARGS` on a pty of its own."""
+    return PtyChild([sys.executable, "-m", "meshdbg", "run", "--mesh", mesh, str(script), *args], env=env,
+                    timeout=WAIT_S, dimensions=(40, 160))
 
 
 def test_a_failing_rank_opens_post_mortem_and_the_job_ends_with_its_status(env: dict[str, str]) -> None:
@@ -276,7 +271,7 @@ def test_a_torch_gloo_job_is_quiet_and_ends_from_the_console(env: dict[str, str]
     assert status == 130 and "NumPy" not in text
 
 
-def answers_then_stop_the_job(child: pexpect.spawn, prompt: str) -> tuple[int, str]:
+def answers_then_stop_the_job(child: PtyChild, prompt: str) -> tuple[int, str]:
     """The attached session still answers at `prompt`; then `detach` and `stop`, which asks
     first while ranks run (so the job was alive): the launcher's status and output."""
     child.sendline("p 6*7")
@@ -324,7 +319,7 @@ def test_three_quick_ctrl_c_at_pdb_and_a_stray_sigint_leave_the_job_and_the_sess
     assert status == 130 and "stopped from the console" in text and "interrupted" not in text
 
 
-def ctrl_c_on_rank_0_running(env: dict[str, str], line: str) -> tuple[pexpect.spawn, str]:
+def ctrl_c_on_rank_0_running(env: dict[str, str], line: str) -> tuple[PtyChild, str]:
     """A job whose rank 0 runs `line` at its pdb prompt, Ctrl-C pressed once it runs: the
     console, and rank 0's prompt."""
     child = start_script(env, "gpus=2", JOB)
@@ -345,7 +340,7 @@ def ctrl_c_on_rank_0_running(env: dict[str, str], line: str) -> tuple[pexpect.sp
     return child, rank0
 
 
-def interrupted_then_stop_the_job(child: pexpect.spawn, rank0: str) -> tuple[int, str]:
+def interrupted_then_stop_the_job(child: PtyChild, rank0: str) -> tuple[int, str]:
     """The command's `*** KeyboardInterrupt`, rank 0's prompt back, then `answers_then_stop_the_job`."""
     child.expect_exact("*** KeyboardInterrupt")
     child.expect(rank0)

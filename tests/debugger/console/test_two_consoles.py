@@ -8,11 +8,12 @@ import re
 import pexpect
 
 from console_harness import Mesh
+from pty_child import PtyChild
 
 PDB = re.escape("(Pdb r0 hosts=0,gpus=0)")
 
 
-def _two_consoles_on_rank_0(mesh: Mesh) -> tuple[pexpect.spawn, pexpect.spawn]:
+def _two_consoles_on_rank_0(mesh: Mesh) -> tuple[PtyChild, PtyChild]:
     """A stopped rank 0 and two consoles attached to it, each at its pdb prompt."""
     mesh.start_worker(0)
     mesh.wait_sessions(stopped={0})
