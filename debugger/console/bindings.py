@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import sys
 
+from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.document import Document
 from prompt_toolkit.filters import is_searching
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.key_binding.bindings.search import accept_search_and_accept_input
+from prompt_toolkit.search import stop_search
 
 
 def load_console_bindings(pdb: bool = False) -> KeyBindings:
     """Ctrl-C at `meshdbg>` clears a typed line; on an empty line it goes to the console. At
     the pdb prompt (`pdb`) it always goes to the console, the typed line left on the screen as
     local pdb leaves it before its `--KeyboardInterrupt--`. Enter in a Ctrl-R search runs the
-    line found, as in bash and readline (prompt_toolkit would only end the search).
+    line found, as in bash and readline (prompt_toolkit would only end the search); Ctrl-C there
+    ends the search first, as readline's.
 
     The console then decides what an interrupt means where you are: pdb's `--KeyboardInterrupt--`
     (the session stays), stop a rank you let run, or (under `meshdbg run`) explain how to end
@@ -25,14 +28,25 @@ def load_console_bindings(pdb: bool = False) -> KeyBindings:
 
     @bindings.add("c-c")
     def _interrupt(event: KeyPressEvent) -> None:
+        searching = leave_search(event.app)
         buffer = event.current_buffer
-        if buffer.text and not pdb:
+        if (buffer.text or searching) and not pdb:
             _clear_line(buffer)
         else:
             event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
 
     bindings.add("enter", filter=is_searching)(accept_search_and_accept_input)
     return bindings
+
+
+def leave_search(app: Application[str]) -> bool:
+    """End a Ctrl-R search still open in `app`; whether one was. A prompt that ended during one
+    started the next with every key going to the search field, where Enter ran nothing: the
+    console looked frozen."""
+    if not app.layout.is_searching:
+        return False
+    stop_search()
+    return True
 
 
 def _clear_line(buffer: Buffer) -> None:

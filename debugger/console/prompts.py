@@ -21,7 +21,7 @@ from prompt_toolkit.completion import Completer
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.validation import Validator
 
-from meshdbg.debugger.console.bindings import load_console_bindings
+from meshdbg.debugger.console.bindings import leave_search, load_console_bindings
 from meshdbg.debugger.console.highlight import STYLE
 from meshdbg.wire.connection import private_dir, private_file
 from meshdbg.wire.environment import HISTORY
@@ -78,11 +78,17 @@ class PromptHistory(FileHistory):
 
 
 async def read_line(session: PromptSession[str]) -> str:
-    """The next line typed at `session`, its history in place before any key is read. Ctrl-C
+    """The next line typed at `session`, its history in place and no search left open from the
+    last line (`leave_search`) before any key is read. Ctrl-C
     raises KeyboardInterrupt and Ctrl-D EOFError, for the caller to decide what they mean."""
     history = session.history
     assert isinstance(history, PromptHistory)
-    return await session.prompt_async(handle_sigint=False, pre_run=lambda: history.fill(session.default_buffer))
+
+    def before_any_key() -> None:
+        leave_search(session.app)
+        history.fill(session.default_buffer)
+
+    return await session.prompt_async(handle_sigint=False, pre_run=before_any_key)
 
 
 def make_prompts(message: Callable[[], str], toolbar: Callable[[], str], completer: Completer,

@@ -145,7 +145,7 @@ def test_history_is_kept_across_runs(three_ranks: Mesh) -> None:
     run(second, "", "'firstrun'", TOP)
     second.send(CTRL_R + "6*")
     # the history loads in a thread; Enter once the line is found, as a person sees it, or it accepts nothing
-    second.expect(re.escape("(reverse-i-search)`6*': cast 0 p "))
+    second.expect(re.escape("6*") + r"(\x1b\[[0-9;]*m)+7")  # `cast 0 p 6*7` found, `6*` highlighted
     second.send("\r")  # leaves the search with the found line
     second.expect(re.escape("meshdbg> cast 0 p 6*7"))
     run(second, "", "42", TOP)

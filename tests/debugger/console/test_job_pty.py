@@ -24,7 +24,7 @@ JOB = HERE / "run_job.py"
 WAIT_S = 20.0
 TOP = re.escape("meshdbg>")
 RANK0 = re.escape("(Pdb r0 hosts=0,gpus=0)")
-SGR = r"(\x1b\[[0-9;]*m)*"  # colour and highlight codes, none or some
+HIGHLIGHT_END = r"(\x1b\[[0-9;]*m)+"  # where a Ctrl-R search's highlighted match ends, as drawn
 NOISE = ("Traceback", "CancelledError", "no session for", "\x1b[45;1R")
 
 
@@ -168,7 +168,7 @@ def test_an_invalid_line_keeps_the_cursor_at_its_end_and_histories_are_apart(env
         child.sendcontrol("c")  # clears the line
         child.sendcontrol("r")
         child.send("lis")
-        child.expect(re.escape("(reverse-i-search)`lis': ") + SGR + "lis" + SGR + "t")  # the line found, highlighted
+        child.expect("lis" + HIGHLIGHT_END + "t")  # `list` found, `lis` highlighted
         child.send("\r")  # one Enter runs the line found
         child.expect("RANK")
         child.expect(TOP)
@@ -179,6 +179,39 @@ def test_an_invalid_line_keeps_the_cursor_at_its_end_and_histories_are_apart(env
     assert "list" in history.read_text() and "p 6*7" not in history.read_text()
     assert "p 6*7" in Path(str(history) + "-pdb").read_text()
     assert oct(history.stat().st_mode & 0o777) == "0o600"
+
+
+def test_ctrl_c_ends_a_reverse_search_and_the_next_line_runs(env: dict[str, str]) -> None:
+    """Ctrl-C in a Ctrl-R search ends it, as readline's. It was left open: at the pdb prompt the
+    next prompt sent every key to the search field, and at meshdbg> an empty search's Ctrl-C did
+    too; Enter then ran nothing and the console looked frozen."""
+    child = start(env)
+    try:
+        child.expect(RANK0)
+        child.sendline("p 6*7")
+        child.expect("42")
+        child.expect(RANK0)
+        child.sendcontrol("r")
+        child.send("6")
+        child.expect("6" + HIGHLIGHT_END + re.escape("*7"))  # `p 6*7` found
+        child.sendcontrol("c")  # at the pdb prompt: pdb's interrupt, the session stays
+        child.expect("--KeyboardInterrupt--")
+        child.expect(RANK0)
+        child.sendline("p 6*8")
+        child.expect("48")
+        child.expect(RANK0)
+        child.sendcontrol("d")
+        child.expect(TOP)
+        child.sendcontrol("r")
+        child.expect("reverse-i-search")
+        child.sendcontrol("c")  # at meshdbg>: ends the search on an empty line, not an interrupt of the job
+        child.sendline("list")
+        child.expect("RANK")
+        child.expect(TOP)
+        status, text = stop_the_job(child)
+    finally:
+        child.close(force=True)
+    assert status == 130 and "Ctrl-C again" not in text
 
 
 def test_tab_completes_a_file_path_and_line_for_break(env: dict[str, str], tmp_path: Path) -> None:
