@@ -48,6 +48,7 @@ def test_a_prompt_another_console_brought_keeps_its_kind(mesh: Mesh) -> None:
     first.sendline("interact")
     first.expect(">>>")
     second.expect(re.escape("(Pdb) interact   [sent by another client]"))
+    second.expect(re.escape("*interactive*"))  # Ctrl-D once the screen shows interact, as a person sees it
     second.expect(">>>")
     second.send("\x04")
     for console in (first, second):
