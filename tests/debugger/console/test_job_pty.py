@@ -51,6 +51,13 @@ def finish(child: PtyChild) -> tuple[int, str]:
     return child.exitstatus, text
 
 
+def answers(child: PtyChild, line: str, answer: str, prompt: str = RANK0) -> None:
+    """Type `line` at a prompt; wait for `answer`, then for `prompt` again."""
+    child.sendline(line)
+    child.expect(answer)
+    child.expect(prompt)
+
+
 def stop_the_job(child: PtyChild) -> tuple[int, str]:
     """`stop` at meshdbg>, confirmed: the launcher's status and everything it printed (`finish`)."""
     child.sendline("stop")
@@ -152,9 +159,7 @@ def test_an_invalid_line_keeps_the_cursor_at_its_end_and_histories_are_apart(env
     child = start(env)
     try:
         child.expect(RANK0)
-        child.sendline("p 6*7")
-        child.expect("42")
-        child.expect(RANK0)
+        answers(child, "p 6*7", "42")
         child.sendcontrol("d")
         child.expect(TOP)
         child.sendline("nn")
@@ -188,18 +193,14 @@ def test_ctrl_c_ends_a_reverse_search_and_the_next_line_runs(env: dict[str, str]
     child = start(env)
     try:
         child.expect(RANK0)
-        child.sendline("p 6*7")
-        child.expect("42")
-        child.expect(RANK0)
+        answers(child, "p 6*7", "42")
         child.sendcontrol("r")
         child.send("6")
         child.expect("6" + HIGHLIGHT_END + re.escape("*7"))  # `p 6*7` found
         child.sendcontrol("c")  # at the pdb prompt: pdb's interrupt, the session stays
         child.expect("--KeyboardInterrupt--")
         child.expect(RANK0)
-        child.sendline("p 6*8")
-        child.expect("48")
-        child.expect(RANK0)
+        answers(child, "p 6*8", "48")
         child.sendcontrol("d")
         child.expect(TOP)
         child.sendcontrol("r")
@@ -307,9 +308,7 @@ def test_a_torch_gloo_job_is_quiet_and_ends_from_the_console(env: dict[str, str]
 def answers_then_stop_the_job(child: PtyChild, prompt: str) -> tuple[int, str]:
     """The attached session still answers at `prompt`; then `detach` and `stop`, which asks
     first while ranks run (so the job was alive): the launcher's status and output."""
-    child.sendline("p 6*7")
-    child.expect("42")
-    child.expect(prompt)
+    answers(child, "p 6*7", "42", prompt)
     child.sendline("detach")
     child.expect(TOP)
     return stop_the_job(child)
@@ -340,9 +339,7 @@ def test_three_quick_ctrl_c_at_pdb_and_a_stray_sigint_leave_the_job_and_the_sess
         for _ in range(3):  # three quick presses: some land while the prompt is being redrawn
             child.sendcontrol("c")
         os.kill(child.pid, signal.SIGINT)  # and one while no command is registered
-        child.sendline("p 6*7")
-        child.expect("42")
-        child.expect(rank0)
+        answers(child, "p 6*7", "42", rank0)
         child.sendline("p ('number', number)")
         child.expect_exact("('number', 0)")  # still the first stop of rank 0
         child.expect(rank0)
