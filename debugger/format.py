@@ -8,11 +8,14 @@ from __future__ import annotations
 import os
 import signal
 from collections import Counter, defaultdict
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
-from meshdbg.debugger.views import CastResult, SessionView, WorkerView
+from meshdbg.debugger.views import SessionView, WorkerView
 from meshdbg.debugger.selection import ranks_text
 from meshdbg.wire.vocabulary import HOST_LOST, State
+
+if TYPE_CHECKING:
+    from meshdbg.debugger.answers import CastResult
 
 PDB_ERROR_PREFIX = "*** "
 

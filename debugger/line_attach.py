@@ -23,10 +23,12 @@ import sys
 import threading
 from typing import AsyncIterator
 
-from meshdbg.debugger.control import AttachedSession, ControlClient
+from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.attached_session import AttachedSession
 from meshdbg.debugger.interruption import BREAK_IN_S, cannot_break_in_yet
 from meshdbg.debugger.peers import SharedLines
-from meshdbg.debugger.views import Change, PdbReply, SessionView, WorkerView
+from meshdbg.debugger.views import Change, SessionView, WorkerView
+from meshdbg.debugger.answers import PdbReply
 from meshdbg.debugger.format import rank_label
 from meshdbg.wire.connection import pid_alive
 from meshdbg.wire.errors import MeshdbgError

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from typing import Callable
 
-from meshdbg.debugger.views import Shared
+from meshdbg.debugger.answers import Shared
 from meshdbg.wire.chunks import OUTPUT_CHUNK_CHARS
 from meshdbg.wire.proto import debugger_pb2 as pb
 

@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from meshdbg.debugger.views import FrameKey, RankStacksView
+from meshdbg.debugger.answers import FrameKey, RankStacksView
 from meshdbg.debugger.selection import describe_ranks, ranks_text
 from meshdbg.wire.vocabulary import StackSource, State
 

@@ -15,7 +15,8 @@ from typing import Sequence
 
 from meshdbg.debugger.format import sessions_label, threaded_ranks
 from meshdbg.debugger.selection import parse_selection, ranks_text
-from meshdbg.debugger.views import CompareView, SessionView, WorkerView
+from meshdbg.debugger.views import SessionView, WorkerView
+from meshdbg.debugger.answers import CompareView
 from meshdbg.wire.vocabulary import State
 
 ERROR_PREFIX = "error: "

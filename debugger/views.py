@@ -1,7 +1,9 @@
-"""What the control API hands its callers: plain frozen views of sessions, workers, cast
-and compare results, stacks, pdb replies and watch changes, each built from its protobuf
-message (`from_pb`) and, where scripts read it, with the JSON shape of DESIGN's contract
-(`to_json`). No gRPC here; meshdbg.debugger.control makes the calls.
+"""What the control API hands its callers about who is where: plain frozen views of sessions,
+workers and hosts, and watch changes, each built from its protobuf message (`from_pb`) and,
+where scripts read it, with the JSON shape of DESIGN's contract (`to_json`). What ranks answer
+(pdb replies, cast and compare results, stacks) is meshdbg.debugger.answers: a scripted
+`meshdbg list --json` loads only this module's classes (each frozen dataclass costs its
+process ~1.5 ms to make, issue 22). No gRPC here; meshdbg.debugger.control makes the calls.
 
 Every text a worker chose (its name, host, threads, context labels, the filenames and function
 names of its frames) passes meshdbg.debugger.sanitize.printable here, so no listing, watch line,
@@ -18,7 +20,7 @@ from meshdbg.debugger.sanitize import printable
 from meshdbg.wire.coords import format_coords
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import host_pb2 as host_pb
-from meshdbg.wire.vocabulary import HOST_LOST, EndReason, HostState, PromptKind, StackSource, State, StopReason, WatchKind
+from meshdbg.wire.vocabulary import HOST_LOST, EndReason, HostState, PromptKind, State, StopReason, WatchKind
 
 
 @dataclass(frozen=True)
@@ -96,13 +98,14 @@ class _Placement(TypedDict):
 
 def _placement(identity: pb.Identity, frame: pb.Frame) -> _Placement:
     """The fields session and worker views both take from an identity and a frame."""
-    return _Placement(name=printable(identity.name), rank=identity.rank, coords=_coords(identity),
+    return _Placement(name=printable(identity.name), rank=identity.rank, coords=coords_of(identity),
                 hostname=printable(identity.hostname), pid=identity.pid,
                 reason=StopReason.of(identity.reason) if identity.reason else "", filename=printable(frame.filename),
                 function=printable(frame.function), lineno=frame.lineno)
 
 
-def _coords(identity: pb.Identity) -> dict[str, int]:
+def coords_of(identity: pb.Identity) -> dict[str, int]:
+    """A rank's mesh coordinates, by dimension."""
     return {printable(coord.dim): coord.index for coord in identity.coords}
 
 
@@ -234,118 +237,6 @@ class WorkerView(_MeshView):
             placement["reason"] = HOST_LOST
         return cls(state=State.of(info.state), exit_code=info.exit_code if info.HasField("exit_code") else None,
                    signal=info.signal if info.HasField("signal") else None, launcher=info.launcher, **placement)
-
-
-@dataclass(frozen=True)
-class CastResult:
-    """One session's answer to a cast."""
-
-    session: SessionView
-    output: str
-    error: str = ""
-    ended: bool = False
-    no_answer: bool = False  # it did not answer within the deadline (`error` says so)
-
-    @property
-    def ok(self) -> bool:
-        return not self.error
-
-    def to_json(self) -> dict:
-        return {"rank": self.session.rank, "name": self.session.name, "thread": self.session.thread,
-                "output": self.output if self.ok else self.error, "ok": self.ok}
-
-
-FrameKey = tuple[str, str, int]  # filename, function, lineno
-
-
-@dataclass(frozen=True)
-class ThreadView:
-    """One thread's Python stack, outermost frame first."""
-
-    name: str
-    thread_id: int
-    main: bool
-    frames: tuple[FrameKey, ...]
-
-
-@dataclass(frozen=True)
-class RankStacksView:
-    """One rank's stacks (`stacks`): where they came from, or why there are none (`error`)."""
-
-    rank: int
-    name: str
-    coords: dict[str, int]
-    hostname: str
-    pid: int
-    state: State  # its last known state
-    source: StackSource
-    threads: tuple[ThreadView, ...]
-    error: str
-
-    @classmethod
-    def from_pb(cls, info: pb.RankStacks) -> "RankStacksView":
-        ident = info.identity
-        threads = tuple(ThreadView(printable(t.thread_name), t.thread_id, t.main,
-                                   tuple((printable(f.filename), printable(f.function), f.lineno) for f in t.frames))
-                        for t in info.threads)
-        return cls(ident.rank, printable(ident.name), _coords(ident), printable(ident.hostname), ident.pid,
-                   State.of(info.state), StackSource.of(info.source), threads, printable(info.error))
-
-
-@dataclass(frozen=True)
-class CompareView:
-    """One rank's value of a `compare` expression, or why it has none (`error`)."""
-
-    session: SessionView
-    value: str
-    error: str
-    no_answer: bool = False  # it did not answer within the deadline (`error` says so)
-
-    @property
-    def ok(self) -> bool:
-        return not self.error
-
-
-@dataclass(frozen=True)
-class PdbReply:
-    """pdb's answer to one line typed in an attached session."""
-
-    output: str
-    prompt: str
-    filename: str
-    function: str
-    lineno: int
-    ended: bool
-    # Why the session ended, when it did: the server's reason, or what broke the attach stream.
-    reason: EndReason | str | None
-    prompt_kind: PromptKind = PromptKind.PDB  # who reads the next line
-
-    @classmethod
-    def from_pb(cls, reply: pb.Reply) -> "PdbReply":
-        return cls(reply.output, reply.prompt, printable(reply.frame.filename), printable(reply.frame.function),
-                   reply.frame.lineno, reply.ended, EndReason.of(reply.reason) if reply.ended else None,
-                   PromptKind.of(reply.prompt_kind))
-
-
-@dataclass(frozen=True)
-class Shared:
-    """What an attached client sees without asking (meshdbg.debugger.peers): a `line` that
-    someone else sent at `prompt`, `output` (theirs, or the program's while pdb waits), or
-    pdb's `reply` to their line."""
-
-    line: str | None = None
-    prompt: str = ""
-    output: str = ""
-    reply: PdbReply | None = None
-
-    @classmethod
-    def from_pb(cls, shared: pb.ProgramShared) -> "Shared":
-        kind = shared.WhichOneof("kind")
-        if kind == "echo":
-            return cls(line=shared.echo.line, prompt=shared.echo.prompt)
-        if kind == "reply":
-            return cls(reply=PdbReply.from_pb(shared.reply))
-        return cls(output=shared.output.text)
 
 
 Change = tuple[WatchKind, "SessionView | WorkerView", "EndReason | None"]

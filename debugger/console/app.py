@@ -40,7 +40,8 @@ from meshdbg.debugger.console.link import Link
 from meshdbg.debugger.console.prompts import make_prompts, read_line
 from meshdbg.debugger.console.validation import CommandValidator
 from meshdbg.debugger.control import ControlClient
-from meshdbg.debugger.views import PdbReply, SessionView, WorkerView
+from meshdbg.debugger.views import SessionView, WorkerView
+from meshdbg.debugger.answers import PdbReply
 from meshdbg.debugger.format import PDB_ERROR_PREFIX, rank_label, where
 from meshdbg.debugger.interruption import BREAK_IN_S, cannot_break_in_yet
 from meshdbg.debugger.selection import AttachTarget, thread_session

@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 from typing import Callable
 
-from meshdbg.debugger.control import AttachedSession, ControlClient
+from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.attached_session import AttachedSession
 from meshdbg.debugger.peers import SharedLines
-from meshdbg.debugger.views import PdbReply, SessionView, Shared
+from meshdbg.debugger.views import SessionView
+from meshdbg.debugger.answers import PdbReply, Shared
 from meshdbg.debugger.format import rank_label, shown_name
 from meshdbg.debugger.selection import AttachTarget
 from meshdbg.wire.vocabulary import PromptKind

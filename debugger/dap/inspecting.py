@@ -18,7 +18,8 @@ from meshdbg.debugger.dap.protocol import RequestFailed
 from meshdbg.debugger.dap.vocabulary import Category, Stopped
 from meshdbg.debugger.value_groups import value_groups
 from meshdbg.debugger.selection import ranks_text
-from meshdbg.debugger.views import CompareView, SessionView
+from meshdbg.debugger.views import SessionView
+from meshdbg.debugger.answers import CompareView
 from meshdbg.wire.errors import MeshdbgError
 from meshdbg.wire.proto import debugger_pb2 as pb
 

@@ -20,11 +20,13 @@ import sys
 from dataclasses import dataclass, field
 from typing import Awaitable, Protocol
 
-from meshdbg.debugger.control import AttachedSession, ControlClient
+from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.attached_session import AttachedSession
 from meshdbg.debugger.format import rank_label
 from meshdbg.debugger.selection import describe_ranks, ranks_text
 from meshdbg.debugger.dap.vocabulary import Category, Stopped, stopped_reason
-from meshdbg.debugger.views import PdbReply, SessionView, WorkerView
+from meshdbg.debugger.views import SessionView, WorkerView
+from meshdbg.debugger.answers import PdbReply
 from meshdbg.wire.errors import MeshdbgError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind

@@ -18,7 +18,7 @@ import pytest
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.local_channel import RESPONSE_WINDOW, LocalChannel, MethodTable
 from meshdbg.debugger.service import DebugClient
-from meshdbg.debugger.views import Shared
+from meshdbg.debugger.answers import Shared
 from meshdbg.wire.errors import ConnectionFailed, NoMatchError
 from meshdbg.wire.vocabulary import State
 

@@ -10,7 +10,7 @@ import asyncio
 from e2e import Server
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.peers import PeerFeed, SharedLines, echo, output, reply
-from meshdbg.debugger.views import Shared
+from meshdbg.debugger.answers import Shared
 from meshdbg.wire.proto import debugger_pb2 as pb
 
 WAIT_S = 10.0

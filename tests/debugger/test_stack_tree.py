@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 
-from meshdbg.debugger.views import CompareView, RankStacksView, SessionView, ThreadView
+from meshdbg.debugger.views import SessionView
+from meshdbg.debugger.answers import CompareView, RankStacksView, ThreadView
 from meshdbg.debugger.stack_tree import stack_groups, stack_tree
 from meshdbg.debugger.value_groups import value_groups, value_text
 from meshdbg.wire.vocabulary import StackSource, State

@@ -19,7 +19,7 @@ import time
 from e2e import Server, wait_for
 from watching import wait_sessions
 from meshdbg.debugger.control import ControlClient
-from meshdbg.debugger.views import Shared
+from meshdbg.debugger.answers import Shared
 
 NOTICE_S = 5.0
 SLACK_S = 5.0  # a loaded CI machine's scheduling
