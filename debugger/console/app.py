@@ -38,6 +38,7 @@ from meshdbg.debugger.console.highlight import STYLE, pdb_fragments
 from meshdbg.debugger.console.job import Job
 from meshdbg.debugger.console.link import Link
 from meshdbg.debugger.console.prompts import make_prompts, read_line
+from meshdbg.debugger.console.terminal import terminal_input
 from meshdbg.debugger.console.validation import CommandValidator
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.views import SessionView, WorkerView
@@ -527,10 +528,10 @@ async def run_console(client: ControlClient, *, attach_rank: int | None = None, 
     `attach_rank` opens it attached to that rank (`attach_thread`: in that thread, by name or id);
     `exit_when_idle` returns once no session is
     open any more (`meshdbg run` goes back to its logs then); `job` is the `meshdbg run` job it
-    can stop. `input`/`output` replace the terminal, so tests can drive it (prompt_toolkit's
-    create_pipe_input, DummyOutput).
+    can stop. `input`/`output` replace the terminal (stdin read as meshdbg.debugger.console.terminal
+    says), so tests can drive it (prompt_toolkit's create_pipe_input, DummyOutput).
     """
-    with create_app_session(input=input, output=output):
+    with create_app_session(input=input if input is not None else terminal_input(), output=output):
         console = Console(client, exit_when_idle=exit_when_idle, job=job)  # the terminal's output made first
         with output_above_prompt() if job is not None else contextlib.nullcontext():  # the ranks' lines
             return await console.run(attach_rank, attach_thread)

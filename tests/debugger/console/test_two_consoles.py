@@ -11,6 +11,7 @@ from console_harness import Mesh
 from pty_child import PtyChild
 
 PDB = re.escape("(Pdb r0 hosts=0,gpus=0)")
+FLOOD_CHARS = 300_000  # output far past what a pty holds (tens of KB): drawing it waits for the reader
 
 
 def _two_consoles_on_rank_0(mesh: Mesh) -> tuple[PtyChild, PtyChild]:
@@ -48,12 +49,29 @@ def test_a_prompt_another_console_brought_keeps_its_kind(mesh: Mesh) -> None:
     first.sendline("interact")
     first.expect(">>>")
     second.expect(re.escape("(Pdb) interact   [sent by another client]"))
-    second.expect(re.escape("*interactive*"))  # Ctrl-D once the screen shows interact, as a person sees it
     second.expect(">>>")
-    second.send("\x04")
+    second.send("\x04")  # at once: the `*interactive*` banner may still be being drawn above `>>>`
     for console in (first, second):
         console.expect("exiting InteractiveConsole|exit from pdb interact")
     second.expect(PDB)
     second.sendline("p loss_scale")
     second.expect(r"0\.5")
     first.expect(r"0\.5")
+
+
+def test_a_key_typed_while_another_consoles_output_is_drawn_reaches_the_prompt(mesh: Mesh) -> None:
+    """Ctrl-D typed while the second console draws the first one's output above its `>>>` ends
+    `interact` as at any other moment (meshdbg.debugger.console.terminal: it was read as a NUL).
+    The output is many times what a pty holds and none of it is read until Ctrl-D is typed, so
+    the key comes while it is being drawn, every time."""
+    first, second = _two_consoles_on_rank_0(mesh)
+    first.sendline("interact")
+    for console in (first, second):
+        console.expect(re.escape("*interactive*"))
+        console.expect(">>>")
+    first.sendline(f"'x' * {FLOOD_CHARS}")
+    second.expect("x{100}")  # drawing it has begun (the line shown as sent has no such run); the rest waits
+    second.send("\x04")
+    for console in (second, first):  # the second's drawing first: it goes on once read
+        console.expect("exiting InteractiveConsole")
+        console.expect(PDB)
