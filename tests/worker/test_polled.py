@@ -60,11 +60,22 @@ def later(seconds: float, action: Any) -> None:
     timer.start()
 
 
+ROUNDS = 20
+# Rounds whose message the helper may take: between two waits the thread may be descheduled past
+# HELP_AFTER_S on a loaded machine, and the helper then polls, by design (a suite under load took
+# the first round's so once).
+HELPED_AT_MOST = 3
+
+
 def test_the_waiting_thread_takes_its_message_and_the_helper_what_comes_while_none_waits(channel: grpc.Channel) -> None:
     stream = Stream(channel)
-    for index in range(20):
+    takers = []
+    for index in range(ROUNDS):
         stream.sender.send(_line(f"line {index}"))
-        assert stream.wait() == (f"line {index}", threading.current_thread().name)
+        line, taker = stream.wait()
+        assert line == f"line {index}"
+        takers.append(taker)
+    assert takers.count(threading.current_thread().name) >= ROUNDS - HELPED_AT_MOST, takers
     stream.sender.send(_line("while none waits"))
     assert stream.arrived.get(timeout=10) == ("while none waits", "meshdbg-poller")
     stream.sender.close()
