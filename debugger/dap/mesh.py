@@ -186,8 +186,7 @@ class Mesh:
             self.pausing.discard(view.id)
             return
         self._waiting.add(rank)
-        if self._regroup is None or self._regroup.done():
-            self._regroup = self.spawn(self._group_waiting())
+        self._group_soon()
 
     def _closed(self, view: SessionView, reason: EndReason | None) -> None:
         self._sessions.pop(view.id, None)
@@ -238,10 +237,26 @@ class Mesh:
 
     # ---- grouping --------------------------------------------------------------------------
 
+    def _group_soon(self) -> None:
+        """Have the waiting ranks grouped: by the grouping under way if there is one (it goes
+        round again for them), else by a new one. One at a time, so that each round's ranks
+        have had GROUP_SETTLE_S to arrive together."""
+        if self._regroup is None or self._regroup.done():
+            self._regroup = self.spawn(self._group_waiting())
+
     async def _group_waiting(self) -> None:
-        await asyncio.sleep(GROUP_SETTLE_S)
-        if not self.parents:
-            return  # announced when a parent attaches (`add_parent`)
+        """Group the waiting ranks in rounds, each GROUP_SETTLE_S after the last, until none
+        waits. A rank that stops while a round queries its ranks' stacks finds this task under
+        way and starts none: the next round announces it (with a single round, it would wait
+        unannounced until some other rank stopped)."""
+        while self._waiting:
+            await asyncio.sleep(GROUP_SETTLE_S)
+            if not self.parents:
+                return  # announced when a parent attaches (`add_parent`)
+            await self._group_round()
+
+    async def _group_round(self) -> None:
+        """Group the waiting ranks by stack and ask every parent to open a child per group."""
         waiting = [r for r in self._waiting if r.session is not None and not r.ended and r.group is None]
         self._waiting.clear()
         stacks = await asyncio.gather(*(self._stack_key(r) for r in waiting))
@@ -278,7 +293,7 @@ class Mesh:
             if rank.session is not None and rank.group is None and not rank.ended:
                 self._waiting.add(rank)
         if self._waiting:
-            self._regroup = self.spawn(self._group_waiting())
+            self._group_soon()
 
     # ---- driving ranks -----------------------------------------------------------------------
 
