@@ -27,6 +27,18 @@ def start_job(tmp_path, *args: str, stdout=subprocess.PIPE) -> tuple[subprocess.
     return job, port, configuration.split('"token": "')[1].split('"')[0]
 
 
+def stops_told(job: subprocess.Popen, count: int) -> None:
+    """Read the job's stderr until it has told of `count` stops (`meshdbg: rank 1 (gpus=1)
+    stopped at ...`). A parent that attaches after them is asked for one child for the ranks
+    stopped at the same place; one attached before, a child per rank when they stop more than
+    GROUP_SETTLE_S apart, as the ranks of a loaded machine can."""
+    told = 0
+    while told < count:
+        line = job.stderr.readline()
+        assert line, f"the job's stderr ended after {told} of {count} stops"
+        told += " stopped at " in line
+
+
 def outputs(ide: Ide, category: str) -> str:
     """The text of every `output` event of `category` the IDE got so far."""
     return "".join(m["body"]["output"] for m in ide.seen
@@ -44,6 +56,7 @@ def heard(ide: Ide, category: str, text: str) -> None:
 def test_run_with_dap_serves_the_job_and_its_end_terminates_the_child(tmp_path) -> None:
     job, port, token = start_job(tmp_path, str(SCRIPTS / "ide_target.py"))
     try:
+        stops_told(job, 2)
         parent = Ide(port)
         attach(parent, {"meshdbg": {"token": token}})
         child = Ide(port)
