@@ -19,11 +19,16 @@ def start_job(tmp_path, *args: str, stdout=subprocess.PIPE) -> tuple[subprocess.
     """`meshdbg run --dap 0 --mesh gpus=2 ARGS`: the process, the adapter's port and the token it printed."""
     job = subprocess.Popen([sys.executable, "-m", "meshdbg", "run", "--dap", "0", "--mesh", "gpus=2", *args],
                            stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
-    lines = iter(job.stderr.readline, "")
-    listening = next(line for line in lines if line.startswith("meshdbg dap: listening on 127.0.0.1:"))
-    port = int(listening.strip().rsplit(":", 1)[1])
-    configuration = "".join(next(lines) for _ in range(11))  # the launch.json snippet that follows
-    assert '"type": "debugpy"' in configuration and f'"port": {port}' in configuration
+    try:
+        lines = iter(job.stderr.readline, "")
+        listening = next(line for line in lines if line.startswith("meshdbg dap: listening on 127.0.0.1:"))
+        port = int(listening.strip().rsplit(":", 1)[1])
+        configuration = "".join(next(lines) for _ in range(11))  # the launch.json snippet that follows
+        assert '"type": "debugpy"' in configuration and f'"port": {port}' in configuration
+    except BaseException:  # (pytest-timeout's too): the job is not left running
+        job.kill()
+        job.communicate(timeout=10)
+        raise
     return job, port, configuration.split('"token": "')[1].split('"')[0]
 
 
@@ -45,7 +50,6 @@ def outputs(ide: Ide, category: str) -> str:
                    if m["type"] == "event" and m["event"] == "output" and m["body"].get("category") == category)
 
 
-@pytest.mark.timeout(90)
 def heard(ide: Ide, category: str, text: str) -> None:
     """Wait until an `output` event of `category` has had `text` in it."""
     if text not in outputs(ide, category):
