@@ -151,8 +151,17 @@ class WorkerRegistry:
         self.outside: OutsideSampler | None = None  # a launcher's: py-spy a worker on the host that forked it
 
     def launched(self, identity: pb.Identity) -> Worker:
-        """A process this server's launcher started: listed as starting until it connects."""
-        worker = self._add(Worker(next(self._ids), identity, "meshdbg"))
+        """A process this server's launcher started: listed as starting until it connects.
+
+        Its agent stream may have opened already: the launcher learns a rank's pid from its
+        host (the fork server's reply, or a remote agent's report) while the rank dials this
+        server by itself, and under load the rank can win. That worker, connected and live,
+        is the one launched; a second one for the same process would never connect, and the
+        launcher waiting for it (`wait_ready`) would wait for ever.
+        """
+        worker = next((w for w in self._of_process(identity) if not w.reaped_here and not w.exited), None)
+        if worker is None:
+            worker = self._add(Worker(next(self._ids), identity, "meshdbg"))
         worker.reaped_here = True
         return worker
 
@@ -160,8 +169,8 @@ class WorkerRegistry:
         """An agent stream opened: the launched (or earlier connected, still unfinished) worker
         with that pid and host, else a new one."""
         ident = hello.identity
-        worker = next((w for w in self._by_pid.get(ident.pid, ()) if w.exit_code is None and w.signal is None
-                       and w.identity.hostname in ("", ident.hostname)), None)  # a stream that broke comes back
+        worker = next((w for w in self._of_process(ident) if w.exit_code is None and w.signal is None),
+                      None)  # a stream that broke comes back
         if worker is None:
             worker = self._add(Worker(next(self._ids), ident, hello.launcher))
         else:
@@ -171,6 +180,11 @@ class WorkerRegistry:
             worker.send(_collectives(self._collectives_timeout))
         self.sessions.publish_worker(WatchKind.JOINED, self.info(worker))
         return worker
+
+    def _of_process(self, identity: pb.Identity) -> list[Worker]:
+        """The workers known with the pid and host of `identity`, oldest first (an empty
+        hostname matches any: pids of other hosts may clash, so each names its own)."""
+        return [w for w in self._by_pid.get(identity.pid, ()) if w.identity.hostname in ("", identity.hostname)]
 
     def _add(self, worker: Worker) -> Worker:
         self._workers[worker.id] = worker
