@@ -115,11 +115,12 @@ class Worker:
             self.outbox.put_nowait(None)
 
     def on_connect(self) -> None:
-        """Its agent stream opened (again, after a break: calls start afresh)."""
+        """Its agent stream opened (again, after a break: every kind of request starts afresh,
+        since the break closed them all)."""
         self.outbox = asyncio.Queue()
         self.gone.clear()
         self.end_announced = False
-        self._calls, self._samples = PendingRequests(), PendingRequests()
+        self._calls, self._samples, self._pipeline = PendingRequests(), PendingRequests(), PendingRequests()
         self.connected.set()
 
     def on_disconnect(self) -> None:
