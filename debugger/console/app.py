@@ -74,6 +74,7 @@ class Console:
         self._command: Callable[[], None] | None = None  # what Ctrl-C does to the running command
         self._running: asyncio.Task[Any] | None = None  # the running command
         self._drawing: OutputDrawing | None = None  # pdb output being drawn (Ctrl-C may cut it)
+        self._shared_held: list[str] = []  # what another client did, come while this console's output was drawn
         self._tasks: set[asyncio.Task[Any]] = set()
         output = get_app_session().output
         self.color = (ColorDepth.from_env() or output.get_default_color_depth()) != ColorDepth.DEPTH_1_BIT
@@ -105,12 +106,27 @@ class Console:
         try:
             await drawing.finish(tail)
         finally:
-            self._drawing = None
+            self._drawing_over()
+
+    def _drawing_over(self) -> None:
+        """No output of this console's is being drawn: what others did meanwhile is drawn now."""
+        self._drawing = None
+        held, self._shared_held = self._shared_held, []
+        for text in held:
+            self.show_shared(text)
 
     def show_shared(self, text: str) -> None:
         """What another client did on the attached session (meshdbg.debugger.peers), a few
-        lines at a time as they come: drawn at once, highlighted like pdb's own output."""
-        if text.strip():
+        lines at a time as they come, highlighted like pdb's own output: drawn at once, or,
+        while this console draws an output of its own, right after it. That output came
+        first (pdb's reply to this console, which a slow terminal may still be drawing when
+        another client's line has run): drawn at once, the other's line and answer would
+        land in the middle of it, as one terminal never shows them."""
+        if not text.strip():
+            return
+        if self._drawing is not None:
+            self._shared_held.append(text)
+        else:
             self._print(pdb_fragments(text, self.color))
 
     def live_count(self) -> int:
@@ -287,7 +303,7 @@ class Console:
             reply = await attachment.send(line, eof=eof, on_output=drawing.add)
         except BaseException as failure:
             drawing.cancel()
-            self._drawing = None
+            self._drawing_over()
             if isinstance(failure, asyncio.CancelledError):
                 await self.detach(quiet=True)
             raise

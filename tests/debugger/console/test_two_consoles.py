@@ -75,3 +75,19 @@ def test_a_key_typed_while_another_consoles_output_is_drawn_reaches_the_prompt(m
     for console in (second, first):  # the second's drawing first: it goes on once read
         console.expect("exiting InteractiveConsole")
         console.expect(PDB)
+
+
+def test_a_line_another_console_ran_comes_after_this_ones_reply_not_inside_it(mesh: Mesh) -> None:
+    """The first console's reply is many times what a pty holds and is not read while the
+    second console runs a line: the second's line and its answer are drawn after the whole
+    reply, as one terminal shows them, not somewhere in the middle of it."""
+    first, second = _two_consoles_on_rank_0(mesh)
+    first.sendline(f"p 'x' * {FLOOD_CHARS}")
+    first.expect("x{100}")  # the reply is being drawn; the rest of it waits for the reader
+    second.expect(re.escape("[sent by another client]"))
+    second.sendline("p 6 * 7")
+    second.expect(r"42\r")  # it ran while the first console was still drawing
+    first.expect("x'")  # the reply's end
+    first.expect(re.escape("(Pdb) p 6 * 7   [sent by another client]"))
+    first.expect(r"42\r")
+    first.expect(PDB)
