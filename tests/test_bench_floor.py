@@ -1,4 +1,4 @@
-"""bench/bench_floor.py and bench/bench_least_path.py run end to end at tiny sizes: a JSON line per path with its ratio,
+"""bench/bench_floor.py, bench/bench_least_path.py and bench/bench_timeline.py run end to end at tiny sizes: a JSON line per path with its ratio,
 a FAIL line for each ratio past its target, the CPU each process spent per operation where
 the bench meters it, and --strict's exit status (issue 22).
 
@@ -17,6 +17,7 @@ import pytest
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_floor.py"
 LEAST_PATH = BENCH.with_name("bench_least_path.py")
+TIMELINE = BENCH.with_name("bench_timeline.py")
 PATHS = {"attach_p_api", "attach_p_plain", "run_p", "cast_2", "continue_2", "cast_8", "continue_8", "list_api",
          "list_cli", "memory", "cli_start", "schedule"}
 
@@ -56,6 +57,21 @@ def test_the_least_path_bench_prints_each_process_swapped_in_against_the_echo() 
     for record in records:
         assert record["ms"] > 0
         assert record["ratio"] == pytest.approx(record["ms"] / echo_ms, abs=0.01 + 0.02 * record["ratio"])
+
+
+@pytest.mark.timeout(90)
+def test_the_timeline_bench_cuts_the_round_trip_into_legs_that_add_up_to_it() -> None:
+    done = subprocess.run([sys.executable, str(TIMELINE), "--count", "200"], capture_output=True, text=True, timeout=80)
+    assert done.returncode == 0, done.stderr[-3000:]
+    record = json.loads(done.stdout.splitlines()[-1])
+    legs = record["legs_us"]
+    assert list(legs) == ["client_to_write", "to_worker", "worker_before_pdb", "pdb_command", "worker_after_pdb",
+                          "to_server", "server_prompt", "back_to_client"]
+    assert all(us > 0 for us in legs.values()), legs
+    assert record["round_trips"] >= 100 and record["local_pdb_command_us"] > 0
+    # medians of the legs need not add up to the median round trip exactly, but nearly: a leg
+    # marked out of order (a mark missed, or taken in another round trip) would not
+    assert record["legs_sum_us"] == pytest.approx(record["round_trip_us"], rel=0.5), record
 
 
 @pytest.mark.timeout(30)
