@@ -105,8 +105,9 @@ class PdbReply:
 
     @classmethod
     def from_pb(cls, reply: pb.Reply) -> "PdbReply":
-        return cls(reply.output, reply.prompt, printable(reply.frame.filename), printable(reply.frame.function),
-                   reply.frame.lineno, reply.ended, EndReason.of(reply.reason) if reply.ended else None,
+        frame = reply.frame  # (each read of a submessage makes a new Python object for it)
+        return cls(reply.output, reply.prompt, printable(frame.filename), printable(frame.function),
+                   frame.lineno, reply.ended, EndReason.of(reply.reason) if reply.ended else None,
                    PromptKind.of(reply.prompt_kind))
 
 

@@ -145,7 +145,9 @@ class AttachedSession:
             self._reply = asyncio.get_running_loop().create_future()
             self._on_output = on_output
             try:
-                await self._carrier.send(pb.AttachRequest(input=pb.Input(line=line, eof=eof)))
+                request = pb.AttachRequest()  # filled in place: a nested constructor would copy the Input
+                request.input.line, request.input.eof = line, eof
+                await self._carrier.send(request)
                 return await self._reply
             finally:
                 self._on_output = None

@@ -252,6 +252,11 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
                     output, reason, park = message.ended.output, EndReason.of(message.ended.reason), message.ended.park
                     break
                 await self._take(session, message)
+                if message.HasField("prompt"):
+                    # The command this prompt answers resumes before the stream reads on: gRPC
+                    # holds the next message until then, and the read it arms is off the round
+                    # trip (issue 22: 8 us of a `p x` inside `meshdbg run`).
+                    await asyncio.sleep(0)
                 del message  # a parsed message is an arena of 0.5 KiB or more: not kept while the worker waits
         finally:
             if session.writer is write:  # else the stop was re-registered on a newer stream

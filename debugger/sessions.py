@@ -170,7 +170,9 @@ class Session:
         the line, its output and the reply.
         """
         line = check_line(line)
-        return await self._send(pb.ServerMessage(input=pb.Input(line=line, eof=eof)), on_output, line, by)
+        message = pb.ServerMessage()  # filled in place: a nested constructor would copy the Input
+        message.input.line, message.input.eof = line, eof
+        return await self._send(message, on_output, line, by)
 
     async def resume(self, clear_breakpoints: bool = False, on_output: OutputListener | None = None) -> pb.Reply:
         """Leave pdb and let the worker run."""
@@ -299,20 +301,25 @@ class Session:
     def on_prompt(self, prompt: pb.Prompt) -> None:
         # More than the position, with no command waiting for it: a stop that began so (display
         # changes), or the late reply to a command whose rank stopped answering, then woke.
-        unasked = self._pending is None and prompt.output.replace(prompt.location + "\n", "", 1).strip()
+        # Each field read once (each read of a message's field makes a new Python object).
+        output, location, kind = prompt.output, prompt.location, prompt.kind
+        unasked = self._pending is None and output.replace(location + "\n", "", 1).strip()
         self._set_state(State.STOPPED)
         self.stops += 1
         self._frame = prompt.frame.SerializeToString()
         self.prompt = sys.intern(prompt.prompt)  # `(Pdb) ` in nearly every session
-        self.prompt_kind = PromptKind.of(prompt.kind)
-        self.location = prompt.location
-        self._record(prompt.output)
+        self.prompt_kind = PromptKind.of(kind)
+        self.location = location
+        self._record(output)
+
         def reply() -> pb.Reply:  # one each: the issuer's copy is added to (`_send`)
-            return pb.Reply(output=prompt.output, prompt=prompt.prompt, frame=prompt.frame, prompt_kind=prompt.kind)
+            made = pb.Reply(output=output, prompt=self.prompt, prompt_kind=kind)
+            made.frame.MergeFromString(self._frame)
+            return made
 
         shown = self._share(lambda: peers.reply(reply()))
         if unasked and not shown:
-            self._unseen = prompt.output  # for whoever comes next: the next attach, or the next command's output
+            self._unseen = output  # for whoever comes next: the next attach, or the next command's output
         self._registry.publish(WatchKind.UPDATED, self)
         if self._pending and not self._pending.done():
             self._pending.set_result(reply())

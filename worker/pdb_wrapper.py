@@ -19,17 +19,18 @@ from __future__ import annotations
 import bdb
 import ctypes
 import enum
+import functools
 import pdb
 import signal
 import sys
 import threading
-from types import FrameType, TracebackType
+from types import CodeType, FrameType, TracebackType
 from typing import IO, Any, Callable, MutableMapping, cast
 
 from meshdbg.wire.environment import READRC
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.text import fit_reply, wire_text
-from meshdbg.wire.vocabulary import EndReason
+from meshdbg.wire.vocabulary import EndReason, PromptKind
 from meshdbg.worker.frames import (FrameWithLocals, innermost_user_frame, is_internal, is_meshdbg_call,
                                    is_outermost_user_frame)
 from meshdbg.worker.interact import interact
@@ -284,6 +285,28 @@ class PdbWrapper(pdb.Pdb):
     def _take_output(self) -> str:
         return self._output.take()
 
+    def _getval(self, arg: str) -> Any:
+        """pdb's `_getval` (`p`, `pp`, `display`, ...: the expression evaluated in the frame),
+        on code compiled once per expression: compiling `x` again is most of a `p x` (issue
+        22). An expression that does not compile alone (a syntax error, leading blanks, which
+        eval strips) goes to pdb as text, which shows the error as it does."""
+        try:
+            code = _compiled(arg)
+        except Exception:
+            return super()._getval(arg)
+        return super()._getval(code)  # type: ignore[arg-type]  # (eval takes a code object as it takes text)
+
+    def message(self, msg: str, end: str | None = "\n") -> None:  # (3.13 added `end`)
+        """pdb's `print(msg, file=self.stdout)`, as one write: every write to meshdbg's stdout
+        first brings in what the program wrote (meshdbg.worker.output), and print writes
+        the line and its newline apart (issue 22: a write less in every `p`). A message
+        without a newline (3.13's interact) is printed as pdb does, so the last write is
+        what it was."""
+        if end == "\n" or end is None:
+            self.stdout.write(str(msg) + "\n")
+        else:
+            super().message(msg, end=end)  # type: ignore[call-arg]  # (3.13's signature)
+
     def _standing(self) -> pdb.Pdb:
         """The pdb whose position the session shows: one that `debug` started inside this one
         (the thread's tracer while its prompt reads through ours), else this one."""
@@ -322,8 +345,7 @@ class PdbWrapper(pdb.Pdb):
         remote = self.remote
         assert remote is not None  # _ensure_session made it
         frame, location = self._position()
-        remote.send(pb.WorkerMessage(prompt=pb.Prompt(output=fit_reply(output), prompt=wire_text(prompt), frame=frame,
-                                                      location=location, kind=prompt_kind(self).pb)))
+        remote.send(_prompt_message(fit_reply(output), wire_text(prompt), frame, location, prompt_kind(self)))
         self._prompted = True
         while True:
             message = remote.receive()
@@ -485,6 +507,24 @@ class PdbWrapper(pdb.Pdb):
         """pdb's overview (local pdb starts Python's interactive help here, which would read
         the worker's own terminal)."""
         self.message((pdb.__doc__ or "").strip())
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(expression: str) -> CodeType:
+    """`expression` compiled as `eval` compiles its text in pdb's `_getval`: no future
+    statement of ours inherited (pdb's module has none)."""
+    return compile(expression, "<string>", "eval", dont_inherit=True)
+
+
+def _prompt_message(output: str, prompt: str, frame: pb.Frame, location: str, kind: PromptKind) -> pb.WorkerMessage:
+    """The message a prompt goes out in, filled in place: nested constructors would copy the
+    Prompt into the message and the frame into the Prompt, twice the work on every command
+    (issue 22)."""
+    message = pb.WorkerMessage()
+    fields = message.prompt
+    fields.output, fields.prompt, fields.location, fields.kind = output, prompt, location, kind.pb
+    fields.frame.CopyFrom(frame)
+    return message
 
 
 def _wire_frame(frame: FrameType, lineno: int) -> pb.Frame:

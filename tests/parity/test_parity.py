@@ -70,6 +70,11 @@ CASES: dict[str, list[str]] = {
     "async_handoff.py": ["n"] * 8 + ["c"] * 4,
     "async_iter.py": ["n", "n", "s", "n", "n", "n", "n", "s", "n", "n", "n", "n", "n", "n", "n", "n", "n", "c"],
     "async_nested.py": ["n", "n", "p doubled", "c", "p n", "n", "n", "c"],
+    # one expression's text again and again: meshdbg compiles it once (PdbWrapper._getval), and
+    # it must show each time what local pdb shows: new values, other frames, the same errors
+    "print_cmds.py#same_expression_again": ["p text", "p text", "!text = 'changed'", "p text", "p text +", "p text +",
+                                            "p 1/0", "p 1/0", "pp text", "p text", "c"],
+    "recursion.py#same_expression_in_each_frame": ["p n", "up", "p n", "up", "p n", "down", "p n", "c"],
     # pdb's and Python's own documentation examples
     "docs_double.py": ["p x", "continue"],
     "docs_display.py": ["display lst", "n", "n", "c"],
