@@ -77,6 +77,10 @@ def deliver_each(responses: Any, deliver: Callable[[Any], None]) -> None:
     state, call = responses._state, responses._call
     fill_state = _channel._event_handler(state, responses._response_deserializer)
     waiting = [2]  # the receives to stop and the call to be done: the end is delivered after both
+    # A polled call (meshdbg.worker.polled) starts the next receive when it is next polled,
+    # not as a message arrives: the message then goes to pdb's thread first, and the receive
+    # is started while that thread next waits (issue 22: one batch fewer before each command).
+    later: Callable[[Callable[[], None]], None] | None = getattr(call, "later", None)
 
     def one_of_two(*_: object) -> None:
         with state.condition:
@@ -95,11 +99,19 @@ def deliver_each(responses: Any, deliver: Callable[[Any], None]) -> None:
         state.due.remove(_RECEIVE)
         return False
 
+    def receive_again() -> None:
+        with state.condition:
+            started = receive_next()
+        if not started:
+            one_of_two()
+
     def arrived(event: Any) -> bool:
         call_done: bool = fill_state(event)
         with state.condition:
             message, state.response = state.response, None
-            more = message is not None and receive_next()
+            more = message is not None and (later is not None or receive_next())
+        if message is not None and later is not None:
+            later(receive_again)
         if message is not None:
             deliver(message)
         if not more:

@@ -120,6 +120,7 @@ class PolledCall:
         self._woken = False  # a _WAKE is on its way to the helper's poll
         self.over = False  # no batch is in flight: the queue is gone, and nothing polls it
         self.lost = False  # an exception ended a poll: the call was given up
+        self._deferred: Callable[[], None] | None = None  # what starts the next receive (`later`)
         self.helper = threading.Thread(target=self._help, name="meshdbg-poller", daemon=True)
         self.helper.start()
 
@@ -140,6 +141,12 @@ class PolledCall:
                 self._give_up()
                 raise
             return started
+
+    def later(self, start: Callable[[], None]) -> None:
+        """Run `start` (which starts the next receive) before the call is next polled, by
+        whichever thread polls it (meshdbg.worker.delivery): called as a message arrives,
+        from the poll that took it."""
+        self._deferred = start
 
     def cancel(self, code: Any, details: str) -> None:
         self._call.cancel(code, details)
@@ -218,14 +225,20 @@ class PolledCall:
     def _poll(self, then_wake: threading.Condition | None = None) -> None:
         """Take one completion of the call and hand it to its batch's handler (the lock held
         by the caller, released while polling); then wake one thread of `then_wake`."""
+        start, self._deferred = self._deferred, None
         self._helper_wakes.release()  # (the lock both conditions share)
         try:
+            if start is not None:
+                start()
             event = self._call.next_event()
             with self._counting:
                 self._in_flight -= 1
                 over = not self._in_flight
             if event.tag is not _WAKE:
                 event.tag(event)
+            if over and self._deferred is not None:  # the call ended meanwhile: the receive says so
+                start, self._deferred = self._deferred, None
+                start()
         except BaseException:
             self._give_up()  # (the queue may be gone: never polled again)
             raise
