@@ -102,9 +102,10 @@ class ControlClient:
     def translating(self) -> contextlib.AbstractContextManager[None]:
         return translating(self.connection.addr)
 
-    async def handshake(self) -> None:
-        """Check the server answers and speaks our protocol (a MeshdbgError says why not)."""
-        await handshake(self.channel, self.connection, CONNECT_TIMEOUT_S)
+    async def handshake(self, wait_for_ready: bool = False) -> None:
+        """Check the server answers and speaks our protocol (a MeshdbgError says why not);
+        `wait_for_ready`: within CONNECT_TIMEOUT_S, while the channel connects again."""
+        await handshake(self.channel, self.connection, CONNECT_TIMEOUT_S, wait_for_ready)
 
     @contextlib.asynccontextmanager
     async def cut_off_when_left_behind(self) -> AsyncIterator[None]:
@@ -116,7 +117,10 @@ class ControlClient:
                 yield
         except ConnectionFailed as lost:
             try:
-                await self.handshake()
+                # The stream's connection may have been reset (a stopped client's, by the
+                # server's keepalive): the channel then connects again, and a probe failing
+                # fast meanwhile would call a live server gone.
+                await self.handshake(wait_for_ready=True)
             except MeshdbgError:
                 raise lost from None  # the server is gone
             raise SessionError(cut_off_text()) from lost

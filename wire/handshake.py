@@ -15,10 +15,14 @@ from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 from meshdbg.wire.status import error_from_rpc
 
 
-async def handshake(channel: grpc.aio.Channel, connection: ConnectionInfo, timeout: float | None = None) -> None:
-    """The server at `connection`, over `channel`, answers and takes us; else a MeshdbgError says why not."""
+async def handshake(channel: grpc.aio.Channel, connection: ConnectionInfo, timeout: float | None = None,
+                    wait_for_ready: bool = False) -> None:
+    """The server at `connection`, over `channel`, answers and takes us; else a MeshdbgError
+    says why not. `wait_for_ready`: a channel that is connecting again is waited for (within
+    `timeout`), not taken for a server that is gone."""
     try:
         await pb_grpc.DebuggerStub(channel).Handshake(pb.HandshakeRequest(protocol_version=PROTOCOL_VERSION),
-                                                      metadata=connection.metadata(), timeout=timeout)
+                                                      metadata=connection.metadata(), timeout=timeout,
+                                                      wait_for_ready=wait_for_ready)
     except grpc.RpcError as exc:
         raise error_from_rpc(exc, connection.addr) from None
