@@ -1,7 +1,7 @@
 """Where a `p x` inside `meshdbg run` spends its time: the round trip cut into legs, each
 leg's median, from moments marked in both processes on the machine's one monotonic clock.
 
-    python bench/bench_timeline.py [--count N]
+    python bench/bench_timeline.py [--count N] [--watch]
 
 bench_floor.py's run_p gives the ratio to the one-hop floor; this says where the time goes.
 The setting is run_p's: a `DebugClient` and its client `ControlClient.beside` in this process
@@ -127,8 +127,21 @@ def local_pdb_command_us(count: int) -> float:
     return statistics.median(spans) / 1e3
 
 
-async def measure(procs: Processes, count: int, tmp: Path) -> None:
-    """Mark `count` round trips (after WARMUP) and print their legs."""
+async def watched(client: ControlClient) -> int:
+    """What `meshdbg run`'s console does beside its attach: follow every change of the
+    sessions (`ControlClient.watch`, as the console's board); the changes seen, once cancelled."""
+    seen = 0
+    try:
+        async for _ in client.watch(exits=True):
+            seen += 1
+    except asyncio.CancelledError:
+        pass
+    return seen
+
+
+async def measure(procs: Processes, count: int, tmp: Path, watch: bool) -> None:
+    """Mark `count` round trips (after WARMUP) and print their legs (`watch`: with the
+    console's watch beside them)."""
     token = secrets.token_hex(16)
     server = DebugClient(token=token, publish=False, what="bench_timeline")
     await server.start()
@@ -140,6 +153,8 @@ async def measure(procs: Processes, count: int, tmp: Path) -> None:
     try:
         async with ControlClient.beside(server) as client:
             await wait_stopped(client, 1, STOP_TIMEOUT_S)
+            watcher = asyncio.create_task(watched(client)) if watch else None
+            watch_events = 0
             async with client.attach(rank=0) as session:
                 for index in range(WARMUP + count):
                     if index == WARMUP:
@@ -149,6 +164,9 @@ async def measure(procs: Processes, count: int, tmp: Path) -> None:
                     mark("returned")
                     if "'rank': 0" not in reply.output:
                         raise BenchError(f"unexpected reply to `p x`: {reply.output!r}")
+            if watcher is not None:
+                watcher.cancel()
+                watch_events = await watcher
             await client.resume("all", timeout_s=STOP_TIMEOUT_S)
         if await asyncio.to_thread(worker.wait, STOP_TIMEOUT_S):
             raise BenchError(f"the worker exited with status {worker.returncode}")
@@ -160,21 +178,24 @@ async def measure(procs: Processes, count: int, tmp: Path) -> None:
         raise BenchError(f"only {len(trips)} of {count} round trips were marked whole")
     legs = {leg: round(statistics.median(trip[end] - trip[begin] for trip in trips) / 1e3, 1)
             for leg, begin, end in LEGS}
-    print(json.dumps({"bench": "timeline", "round_trips": len(trips), "legs_us": legs,
+    print(json.dumps({"bench": "timeline", "watch": watch, "round_trips": len(trips), "legs_us": legs,
                       "legs_sum_us": round(sum(legs.values()), 1),
                       "round_trip_us": round(statistics.median(trip["returned"] - trip["sent"] for trip in trips) / 1e3, 1),
                       "local_pdb_command_us": round(local_pdb_command_us(count), 1),
+                      **({"watch_events_per_round_trip": round(watch_events / (WARMUP + count), 2)} if watch else {}),
                       "load_average": os.getloadavg()}), flush=True)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=5000, help="round trips marked (after a warm-up of 300)")
+    parser.add_argument("--watch", action="store_true",
+                        help="with the console's watch of the sessions beside the attach, as in `meshdbg run`")
     args = parser.parse_args()
     mark_server()
     with tempfile.TemporaryDirectory(prefix="meshdbg-timeline-") as tmp, open(Path(tmp) / "log", "wb") as log:
         # on the loop `meshdbg run` runs on (uvloop's), as bench_floor.py's run_p
-        return 0 if ran("bench_timeline", lambda procs: measure(procs, args.count, Path(tmp)), log, Path(tmp) / "log",
+        return 0 if ran("bench_timeline", lambda procs: measure(procs, args.count, Path(tmp), args.watch), log, Path(tmp) / "log",
                         loop_factory("run")) else 1
 
 

@@ -60,8 +60,10 @@ def test_the_least_path_bench_prints_each_process_swapped_in_against_the_echo() 
 
 
 @pytest.mark.timeout(90)
-def test_the_timeline_bench_cuts_the_round_trip_into_legs_that_add_up_to_it() -> None:
-    done = subprocess.run([sys.executable, str(TIMELINE), "--count", "200"], capture_output=True, text=True, timeout=80)
+@pytest.mark.parametrize("watch", [False, True], ids=["alone", "watched"])
+def test_the_timeline_bench_cuts_the_round_trip_into_legs_that_add_up_to_it(watch: bool) -> None:
+    done = subprocess.run([sys.executable, str(TIMELINE), "--count", "200", *(["--watch"] if watch else [])],
+                          capture_output=True, text=True, timeout=80)
     assert done.returncode == 0, done.stderr[-3000:]
     record = json.loads(done.stdout.splitlines()[-1])
     legs = record["legs_us"]
@@ -69,6 +71,8 @@ def test_the_timeline_bench_cuts_the_round_trip_into_legs_that_add_up_to_it() ->
                           "to_server", "server_prompt", "back_to_client"]
     assert all(us > 0 for us in legs.values()), legs
     assert record["round_trips"] >= 100 and record["local_pdb_command_us"] > 0
+    assert record["watch"] is watch and (record["watch_events_per_round_trip"] > 0 if watch
+                                         else "watch_events_per_round_trip" not in record)
     # medians of the legs need not add up to the median round trip exactly, but nearly: a leg
     # marked out of order (a mark missed, or taken in another round trip) would not
     assert record["legs_sum_us"] == pytest.approx(record["round_trip_us"], rel=0.5), record
