@@ -100,6 +100,7 @@ def deliver_each(responses: Any, deliver: Callable[[Any], None]) -> None:
         return False
 
     def receive_again() -> None:
+        """Start the next receive; when none can start, the receives are over."""
         with state.condition:
             started = receive_next()
         if not started:
@@ -118,10 +119,7 @@ def deliver_each(responses: Any, deliver: Callable[[Any], None]) -> None:
             one_of_two()
         return call_done
 
-    with state.condition:
-        started = receive_next()
-    if not started:
-        one_of_two()
+    receive_again()
     responses.add_done_callback(one_of_two)
 
 
