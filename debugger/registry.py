@@ -12,7 +12,7 @@ import operator
 from typing import AsyncIterator, Callable
 
 from meshdbg.debugger.selection import Selection
-from meshdbg.debugger.sessions import Session, Writer
+from meshdbg.debugger.sessions import InfoParts, Session, Writer, fill_info
 from meshdbg.wire.environment import RECONNECT_S
 from meshdbg.wire.errors import NoMatchError
 from meshdbg.wire.proto import debugger_pb2 as pb
@@ -23,6 +23,25 @@ from meshdbg.wire.vocabulary import EndReason, State, WatchKind, wire_value
 Interest = Callable[[WatchKind, Session], bool]
 
 _ORDER = operator.attrgetter("order")
+
+
+class _Published:
+    """A session's change as published: what its watch event says, taken at once with no
+    message built (every command publishes twice, on its way), and the event built once, by
+    the first watcher that takes it (issue 22: 6-8 us of each flip of a `p x` inside
+    `meshdbg run`, whose console watches)."""
+
+    __slots__ = ("_kind", "_parts", "_reason", "_event")
+
+    def __init__(self, kind: WatchKind, parts: InfoParts, reason: EndReason | None) -> None:
+        self._kind, self._parts, self._reason = kind, parts, reason
+        self._event: pb.WatchEvent | None = None
+
+    def event(self) -> pb.WatchEvent:
+        if self._event is None:
+            self._event = pb.WatchEvent(kind=self._kind.pb, reason=wire_value(self._reason))
+            fill_info(self._event.session, self._parts)
+        return self._event
 
 
 def _process_of(session: Session) -> tuple[str, int]:
@@ -39,7 +58,7 @@ class SessionRegistry:
         self._by_process: dict[tuple[str, int], list[Session]] = {}  # (hostname, pid) → its live sessions
         self._ids = itertools.count(1)
         # queue → (wants worker exits, which session changes it takes: None for all)
-        self._watchers: dict[asyncio.Queue[pb.WatchEvent | None], tuple[bool, Interest | None]] = {}
+        self._watchers: dict[asyncio.Queue[_Published | pb.WatchEvent | None], tuple[bool, Interest | None]] = {}
         self.closing = False  # the server shuts down on purpose: broken streams are ends, not silences
         self.parked: set[Writer] = set()  # session streams that wait for their process's next stop
         self.tasks: set[asyncio.Task] = set()  # background watches of silent sessions (meshdbg.debugger.liveness)
@@ -150,13 +169,13 @@ class SessionRegistry:
 
     def publish(self, kind: WatchKind, session: Session, reason: EndReason | None = None) -> None:
         """Queue the change to every watcher interested (every command publishes twice: the
-        event is built only if one is)."""
-        event: pb.WatchEvent | None = None
+        change is taken only if one is, its event built when one reads it)."""
+        change: _Published | None = None
         for queue, (_, interest) in self._watchers.items():
             if interest is None or interest(kind, session):
-                if event is None:
-                    event = pb.WatchEvent(kind=kind.pb, session=session.info(), reason=wire_value(reason))
-                queue.put_nowait(event)
+                if change is None:
+                    change = _Published(kind, session.info_parts(), reason)
+                queue.put_nowait(change)
 
     def end_watches(self) -> None:
         """End every watch stream (the server stops): each returns at its next read."""
@@ -178,7 +197,7 @@ class SessionRegistry:
         Watchers need no separate listing: the replay and the changes come from one
         subscription, so nothing can close unseen between the two.
         """
-        queue: asyncio.Queue[pb.WatchEvent | None] = asyncio.Queue()
+        queue: asyncio.Queue[_Published | pb.WatchEvent | None] = asyncio.Queue()
         self._watchers[queue] = (exits, interest)
         try:
             for session in self.sessions():
@@ -188,6 +207,6 @@ class SessionRegistry:
                 event = await queue.get()
                 if event is None:  # the server is stopping: end the stream, do not wait to be cancelled
                     return
-                yield event
+                yield event.event() if isinstance(event, _Published) else event
         finally:
             self._watchers.pop(queue, None)

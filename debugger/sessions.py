@@ -45,6 +45,20 @@ def length_delimited(field: int, payload: bytes) -> bytes:
     return bytes(head) + payload
 
 
+# What a session's listing entry (pb.SessionInfo) is made of, as the session stood at one moment:
+# its id, state, prompt, prompt kind, and its identity and frame as their wire bytes.
+InfoParts = tuple[int, State, str, PromptKind, bytes, bytes]
+
+
+def fill_info(info: pb.SessionInfo, parts: InfoParts) -> pb.SessionInfo:
+    """`info` (a new message, or one inside another: filled in place, never copied) made of `parts`."""
+    session_id, state, prompt, prompt_kind, identity, frame = parts
+    info.id, info.state, info.prompt, info.prompt_kind = session_id, state.pb, prompt, prompt_kind.pb
+    info.identity.MergeFromString(identity)
+    info.frame.MergeFromString(frame)
+    return info
+
+
 class Session:
     """One worker thread stopped in pdb, reached through `write`, which sends on its stream.
 
@@ -117,10 +131,11 @@ class Session:
         return identity_coords(self.identity)
 
     def info(self) -> pb.SessionInfo:
-        info = pb.SessionInfo(id=self.id, state=self.state.pb, prompt=self.prompt, prompt_kind=self.prompt_kind.pb)
-        info.identity.MergeFromString(self._identity)
-        info.frame.MergeFromString(self._frame)
-        return info
+        return fill_info(pb.SessionInfo(), self.info_parts())
+
+    def info_parts(self) -> InfoParts:
+        """What `info()` is made of, as the session stands now: taken with no message built."""
+        return self.id, self.state, self.prompt, self.prompt_kind, self._identity, self._frame
 
     def _record(self, text: str) -> None:
         """Add `text` to the transcript (made with its first text)."""
@@ -320,9 +335,12 @@ class Session:
         shown = self._share(lambda: peers.reply(reply()))
         if unasked and not shown:
             self._unseen = output  # for whoever comes next: the next attach, or the next command's output
-        self._registry.publish(WatchKind.UPDATED, self)
         if self._pending and not self._pending.done():
             self._pending.set_result(reply())
+        # After the reply: the waiting command resumes before any watcher (issue 22: 9 us of a
+        # `p x` inside `meshdbg run`, whose console watches). Over gRPC the two never came in a
+        # set order; in-process watchers got the change later anyway, through a stream.
+        self._registry.publish(WatchKind.UPDATED, self)
 
     def on_answer(self, answer: pb.QueryAnswer) -> None:
         if self._queries is not None:

@@ -170,3 +170,46 @@ def test_a_watcher_with_an_interest_is_queued_only_the_changes_it_takes() -> Non
     everything, lifecycle = asyncio.run(scenario())
     assert everything == [WatchKind.OPENED.pb, WatchKind.UPDATED.pb, WatchKind.CLOSED.pb]
     assert lifecycle == [WatchKind.OPENED.pb, WatchKind.CLOSED.pb]
+
+
+def test_a_watcher_sees_each_change_as_it_was_and_after_the_command_it_answers() -> None:
+    """A change is taken as it is published and its event built when a watcher reads it (issue
+    22): a watcher that reads only after the session moved on still sees every change with
+    the state and prompt of its moment. And the command a prompt answers resumes before any
+    watcher hears of that prompt (`meshdbg run`'s console watches while it runs commands)."""
+    async def scenario() -> tuple[list[tuple[int, str]], bool]:
+        registry = SessionRegistry()
+        sent, synced, running_seen = asyncio.Event(), asyncio.Event(), asyncio.Event()
+        seen: list[tuple[int, str]] = []
+        answered_first = False
+
+        async def write(message: pb.ServerMessage) -> None:
+            sent.set()
+
+        async def watcher() -> None:  # waits on the stream as the command's prompt comes
+            nonlocal answered_first
+            async for event in registry.watch():
+                if event.kind == WatchKind.SYNCED.pb:
+                    synced.set()
+                    continue
+                seen.append((event.session.state, event.session.prompt))
+                if len(seen) == 3:
+                    running_seen.set()
+                if len(seen) == 4:
+                    answered_first = command.done()
+                    return
+
+        watching = asyncio.ensure_future(watcher())
+        await asyncio.wait_for(synced.wait(), 5)
+        session = registry.open(pb.Identity(rank=1), write)
+        session.on_prompt(pb.Prompt(prompt="(Pdb) "))
+        command = asyncio.ensure_future(session.execute("commands 1"))
+        await asyncio.wait_for(asyncio.gather(sent.wait(), running_seen.wait()), 5)
+        session.on_prompt(pb.Prompt(prompt="(com) "))
+        await asyncio.wait_for(asyncio.gather(command, watching), 5)
+        return seen, answered_first
+
+    seen, answered_first = asyncio.run(scenario())
+    assert seen == [(State.RUNNING.pb, ""), (State.STOPPED.pb, "(Pdb) "), (State.RUNNING.pb, "(Pdb) "),
+                    (State.STOPPED.pb, "(com) ")]
+    assert answered_first
