@@ -52,12 +52,18 @@ class _Stdin:
     session ended is the one the next caller gets, so no line is lost to a second reader.
 
     Off a terminal the loop reads file descriptor 0 itself once it is readable (a regular file
-    cannot be polled and never makes a read wait: it is read at once); on a terminal a daemon
-    thread runs `input()` for each line asked for. Before (issue 22), a thread started per line
-    put a thread hand-off and `Thread.start`'s wait (0.1–0.8 ms) into every `p x`."""
+    cannot be polled and never makes a read wait: it is read at once), and goes on watching it
+    from one line to the next while what it read holds no whole line: a person's next line
+    finds the reader in place (issue 22: no watch set up and torn down per `p x`), and input
+    sent ahead waits in the pipe, not in memory. On a terminal a daemon thread runs `input()`
+    for each line asked for. Before (issue 22), a thread started per line put a thread
+    hand-off and `Thread.start`'s wait (0.1–0.8 ms) into every `p x`."""
 
     def __init__(self) -> None:
         self._unread = b""  # bytes read past the last line (off a terminal)
+        self._watching: asyncio.AbstractEventLoop | None = None  # the loop watching file descriptor 0
+        self._at_end = False  # file descriptor 0 reached its end
+        self._terminal: bool | None = None  # stdin and stdout are a terminal (asked once: a system call each)
         self._in_flight: asyncio.Future[str | None] | None = None
         self._asked: queue.SimpleQueue[tuple[asyncio.AbstractEventLoop, asyncio.Future[str | None], str]] = (
             queue.SimpleQueue())
@@ -72,7 +78,9 @@ class _Stdin:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[str | None] = loop.create_future()
         self._in_flight = future
-        if sys.stdin.isatty() and sys.stdout.isatty():  # input() edits lines without sys.stdin's buffer
+        if self._terminal is None:
+            self._terminal = sys.stdin.isatty() and sys.stdout.isatty()
+        if self._terminal:  # input() edits lines without sys.stdin's buffer
             if before:
                 _show_text(before)
             if self._reader is None:
@@ -81,13 +89,16 @@ class _Stdin:
             self._asked.put((loop, future, prompt))
             return future
         _show_text(before + prompt)
-        if b"\n" in self._unread:
+        if b"\n" in self._unread or self._at_end:
             _settle(future, self._take())
             return future
-        try:
-            loop.add_reader(0, self._readable, loop, future)
-        except OSError:  # a regular file or /dev/null (always readable, not pollable), or no stdin at all
-            _settle(future, self._read_fd())
+        if self._watching is not loop:
+            try:
+                loop.add_reader(0, self._readable, loop)
+            except OSError:  # a regular file or /dev/null (always readable, not pollable), or no stdin at all
+                _settle(future, self._read_fd())
+                return future
+            self._watching = loop
         return future
 
     def _input_when_asked(self) -> None:
@@ -104,17 +115,24 @@ class _Stdin:
             with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits for the line
                 loop.call_soon_threadsafe(_settle, future, line)
 
-    def _readable(self, loop: asyncio.AbstractEventLoop, future: asyncio.Future[str | None]) -> None:
-        """File descriptor 0 has bytes (or its end): settle `future` once a whole line is in."""
+    def _readable(self, loop: asyncio.AbstractEventLoop) -> None:
+        """File descriptor 0 has bytes (or its end): the line asked for once a whole one is in.
+        The watch ends at the end of the input, or when what is read holds a line nobody
+        asked for yet (the next `line` watches again once it is taken)."""
         try:
             chunk = os.read(0, 65536)
         except OSError:
             chunk = b""
         self._unread += chunk
+        self._at_end = not chunk
         if chunk and b"\n" not in self._unread:
             return  # the rest of the line is still to come
-        loop.remove_reader(0)
-        _settle(future, self._take())
+        future = self._in_flight
+        if future is not None and not future.done():
+            _settle(future, self._take())
+        if self._at_end or b"\n" in self._unread:
+            loop.remove_reader(0)
+            self._watching = None
 
     def _read_fd(self) -> str | None:
         """The next line of file descriptor 0, read at once; None at EOF or without one."""
@@ -166,7 +184,7 @@ class _CtrlC:
         self._client = client
         self._loop = asyncio.get_running_loop()
         self._previous = signal.getsignal(signal.SIGINT)
-        self._running: tuple[asyncio.Future[PdbReply], SessionView] | None = None  # a line's reply, its session
+        self._running: tuple[asyncio.Future[None], SessionView] | None = None  # a line's end, its session
         self._breaking: asyncio.Task[None] | None = None
         self._leave_next = False
 
@@ -180,12 +198,14 @@ class _CtrlC:
             signal.signal(signal.SIGINT, self._previous)  # (None: one not set from Python; Python's own stays then)
 
     async def run(self, attached: AttachedSession, line: str) -> PdbReply:
-        """pdb's reply to `line`, its output shown as it comes."""
-        reply = asyncio.ensure_future(attached.send(line, on_output=_show_text))
-        self._running, self._breaking, self._leave_next = (reply, attached.session), None, False
+        """pdb's reply to `line`, its output shown as it comes (sent from this task, its end
+        told by a future: no task made per line, issue 22)."""
+        ended: asyncio.Future[None] = self._loop.create_future()
+        self._running, self._breaking, self._leave_next = (ended, attached.session), None, False
         try:
-            return await reply
+            return await attached.send(line, on_output=_show_text)
         finally:
+            ended.set_result(None)
             self._running = None
             if self._breaking is not None:
                 self._breaking.cancel()
@@ -198,13 +218,13 @@ class _CtrlC:
         elif self._breaking is None:
             self._breaking = self._loop.create_task(self._break_in(*self._running))
 
-    async def _break_in(self, reply: asyncio.Future[PdbReply], session: SessionView) -> None:
+    async def _break_in(self, ended: asyncio.Future[None], session: SessionView) -> None:
         try:
             why = cannot_break_in_yet(rank_label(session), await self._client.break_in(session.id))
         except MeshdbgError as exc:  # the command ended meanwhile (its reply is on its way), or no answer in time
             why = str(exc)
-        await asyncio.wait([reply], timeout=BREAK_IN_S)
-        if not reply.done():
+        await asyncio.wait([ended], timeout=BREAK_IN_S)
+        if not ended.done():
             self._leave_next = True
             print(f"\nmeshdbg: {why}; Ctrl-C again leaves (the session stays)", flush=True)
 
