@@ -38,6 +38,7 @@ from typing import Callable, Protocol, cast
 from meshdbg.wire.environment import SHOWN_MARKS
 from meshdbg.wire.shown_marks import mark
 from meshdbg.worker.notices import setting
+from meshdbg.worker.process_id import this_pid
 
 STREAMS = (1, 2)
 READ_BYTES = 64 * 1024
@@ -257,14 +258,14 @@ class _Readers:
         self._reset()
 
     def _reset(self) -> None:
-        self._pid = os.getpid()
+        self._pid = this_pid()
         self._lock = threading.Lock()
         self._parked = 0
         self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
 
     def run(self, reader: Callable[[], None]) -> None:
         """Run `reader` on a parked thread, or on a new one."""
-        if self._pid != os.getpid():  # a forked child: its parent's parked threads are not here
+        if self._pid != this_pid():  # a forked child: its parent's parked threads are not here
             self._reset()
         with self._lock:
             parked = self._parked > 0
@@ -297,15 +298,15 @@ class FdCapture:
         self._sinks: list[Sink] = []
         self._epoch: _Epoch | None = None  # the capture under way
         self._kept: _Epoch | None = None  # the last one, kept for the next session
-        self._pid = os.getpid()
+        self._pid = this_pid()
         # sys.stdout and sys.stderr, when we made them line-buffered, with what they were
         self._line_buffered: list[tuple[_Reconfigurable, bool, bool]] = []
 
     def _forked(self) -> None:
         """In a forked child the parent's capture is not ours (its reader is not here): start afresh."""
-        if self._pid != os.getpid():
+        if self._pid != this_pid():
             self.lock = threading.RLock()
-            self._sinks, self._epoch, self._kept, self._pid, self._line_buffered = [], None, None, os.getpid(), []
+            self._sinks, self._epoch, self._kept, self._pid, self._line_buffered = [], None, None, this_pid(), []
 
     def attach(self, sink: Sink) -> None:
         """Send the program's output to `sink` too, capturing from now on if nothing did."""
@@ -346,7 +347,7 @@ class FdCapture:
 
     def sync(self) -> None:
         """Everything the program wrote so far is in the sinks (call before pdb writes)."""
-        if self._pid != os.getpid() or self._epoch is None:
+        if self._pid != this_pid() or self._epoch is None:
             return
         _flush_program_buffers()
         with self.lock:
@@ -357,7 +358,7 @@ class FdCapture:
         """At exit with a session still open (a daemon thread's): the descriptors back and the
         pipes emptied into them now, before daemon threads stop and the last flush, which
         would otherwise wait on a pipe nobody reads."""
-        if self._pid != os.getpid() or self._epoch is None:
+        if self._pid != this_pid() or self._epoch is None:
             return
         _flush_program_buffers()
         with self.lock:

@@ -61,10 +61,14 @@ class StreamedOutput(io.TextIOBase):
             self._add(text)
         return size
 
-    def take(self) -> str:
+    def take(self, synced: bool = False) -> str:
         """Everything written and not yet sent (the program's output so far included); the
-        buffer starts empty again."""
-        program_output.sync()
+        buffer starts empty again. `synced`: the caller's last write (pdb's prompt, just
+        written before pdb reads) brought the program's output in a moment ago, and only pdb's
+        own code ran since: no second sync (issue 22: one of a `p x`'s three). What another
+        thread of the program writes meanwhile goes out as it comes, as it would have a moment later."""
+        if not synced:
+            program_output.sync()
         with self._lock:
             self._live = True
             return self._take()

@@ -335,7 +335,7 @@ class PdbWrapper(pdb.Pdb):
         """Send what pdb wrote plus a read request; return the line the server sends back."""
         self._set_activity(_Activity.WAITING)
         prompt = self._output.last_write
-        output = self._take_output()
+        output = self._output.take(synced=bool(prompt) and not prompt.endswith("\n"))  # (the prompt, just written)
         if prompt and not prompt.endswith("\n") and output.endswith(prompt):
             output = output[: -len(prompt)]
         else:

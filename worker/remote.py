@@ -30,6 +30,7 @@ from meshdbg.wire.vocabulary import EndReason
 from meshdbg.worker import parking
 from meshdbg.worker.forking import FORK_SUPPORT, ForkGuard, fork_support_off
 from meshdbg.worker.notices import setting
+from meshdbg.worker.process_id import this_pid
 from meshdbg.worker.polled import available, open_polled, poller_of
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
@@ -312,7 +313,7 @@ class RemoteSession:
         self._identity = identity
         self._inbox: queue.SimpleQueue[pb.ServerMessage | None] = queue.SimpleQueue()
         self._last_prompt: pb.WorkerMessage | None = None
-        self.pid = os.getpid()
+        self.pid = this_pid()
         self.ended = False
         self._park = False  # the stream is to be kept for the process's next stop (`end`)
         self.farewell = ""  # why the stream is over for good, once it is
@@ -362,7 +363,7 @@ class RemoteSession:
     @property
     def owned(self) -> bool:
         """Still usable here: not ended, and this is the process that opened it (not a fork)."""
-        return not self.ended and self.pid == os.getpid()
+        return not self.ended and self.pid == this_pid()
 
     def _arrived(self, message: pb.ServerMessage | None, over: threading.Event) -> None:
         """A message of the stream, or its end (None: receive() reconnects, or says so)."""
