@@ -78,7 +78,8 @@ class Config:
     sessions: int = 10_000  # simulated sessions listed
     schedule: tuple[int, int, int] = (64, 4, 1024)  # p, v, m
     block: int = 20  # round trips per block of an attach path
-    attach_reps: int = 15  # blocks of each attach path
+    attach_reps: int = 15  # blocks of each attach path (of each round, for run_p)
+    run_rounds: int = 5  # run_p's rounds, each with a fresh pair of workers
     cast_reps: int = 30
     continue_reps: int = 8
     big_reps: int = 10
@@ -91,7 +92,7 @@ class Config:
     same_grpc: bool = False  # the floors' servers on the gRPC pollers the `meshdbg` command picks too
 
 
-QUICK = dict(block=5, attach_reps=4, cast_reps=4, continue_reps=3, big_reps=2, list_reps=3, cli_reps=2,
+QUICK = dict(block=5, attach_reps=4, run_rounds=2, cast_reps=4, continue_reps=3, big_reps=2, list_reps=3, cli_reps=2,
              schedule_reps=1, memory_sessions=200, start_reps=3)
 
 class Bench:

@@ -4,7 +4,11 @@ session, and the start of a scripted CLI call.
 - run_p: `meshdbg run` hosts the server and the console in one process and one event loop;
   its `p x` is timed the same way here (a `DebugClient` started in this process, the client
   `meshdbg run`'s console uses, `ControlClient.beside`, a real worker) against one hop: this process writing to a
-  synchronous echo worker straight from its own grpc.aio server and reading the answer.
+  synchronous echo worker straight from its own grpc.aio server and reading the answer. In
+  `run_rounds` rounds, each with a fresh worker and a fresh echo worker: on 2 cores where the
+  scheduler puts a pair's threads moved one run's ratio from the next by up to 0.3 (a pair
+  keeps its places for its life), so the figures are the median round's (`median_low`: a
+  round's own), with every round's ratio beside them.
 - memory: the server's resident memory per live stopped session (`meshdbg serve`, simulated
   sessions of bench_scale_worker.py) against a raw grpc.aio server's per worker stream (the
   relay of bench_core_echo.py: the stream opens with messages of a session's sizes, and the
@@ -17,6 +21,7 @@ session, and the start of a scripted CLI call.
 from __future__ import annotations
 
 import asyncio
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -43,7 +48,8 @@ WARM_SESSIONS = 200  # streams opened before the first memory reading (allocator
 
 
 async def inside_run(bench: Bench) -> None:
-    """run_p: `p x` from a client sharing the server's process and loop, against one hop."""
+    """run_p: `p x` from a client sharing the server's process and loop, against one hop,
+    in rounds of a fresh pair of workers each."""
     c = bench.config
     hops = Relay()
     relay = grpc.aio.server()
@@ -52,40 +58,58 @@ async def inside_run(bench: Bench) -> None:
     await relay.start()
     server = DebugClient(token=bench.token, publish=False, what="bench_floor run_p")
     await server.start()
+    meter = CpuMeter({"ours": {"central": [ME], "workers": []}, "floor": {"central": [ME], "workers": []}})
+    rounds: list[dict[str, list[float]]] = []
+    try:
+        async with ControlClient.beside(server) as client:
+            for _ in range(c.run_rounds):
+                rounds.append(await _run_round(bench, client, hops, relay_port, meter))
+    finally:
+        await server.stop(0)
+        await relay.stop(STOP_GRACE_S)
+    ratios = [statistics.median(r["ours"]) / statistics.median(r["floor"]) for r in rounds]
+    middle = rounds[ratios.index(statistics.median_low(ratios))]
+    bench.report.ratio("run_p", "run_p", middle["ours"], middle["floor"], "one hop from the same process",
+                       round_ratios=[round(ratio, 2) for ratio in ratios], cpu_us=meter.per_operation_us())
+
+
+async def _run_round(bench: Bench, client: ControlClient, hops: Relay, relay_port: int, meter: CpuMeter
+                     ) -> dict[str, list[float]]:
+    """One round of run_p: a fresh real worker and a fresh echo worker, `p x` and the one hop
+    interleaved; the seconds of each. The worker runs on and exits at the end, the echo is ended."""
+    c = bench.config
+    hops.worker_ready.clear()
     echo = bench.procs.spawn([sys.executable, str(HERE / "bench_core_echo.py"), "--worker", f"127.0.0.1:{relay_port}"],
                              bench.env)
     try:
-        worker = bench.spawn_worker(server.connection.addr, rank=0, rounds=1)
-        meter = CpuMeter({"ours": {"central": [ME], "workers": [worker]}, "floor": {"central": [ME], "workers": [echo.pid]}})
-        async with ControlClient.beside(server) as client:
-            await wait_stopped(client, 1, STOP_TIMEOUT_S)
-            await asyncio.wait_for(hops.worker_ready.wait(), STOP_TIMEOUT_S)
+        worker = bench.spawn_worker(client.connection.addr, rank=0, rounds=1)
+        meter.sides["ours"]["workers"][:], meter.sides["floor"]["workers"][:] = [worker], [echo.pid]
+        await wait_stopped(client, 1, STOP_TIMEOUT_S)
+        await asyncio.wait_for(hops.worker_ready.wait(), STOP_TIMEOUT_S)
+        echoing = hops.workers[-1]
 
-            async def one_hop() -> None:
-                await hops.workers[0].write(PAYLOAD)
-                await hops.answers.get()
+        async def one_hop() -> None:
+            await echoing.write(PAYLOAD)
+            await hops.answers.get()
 
-            async with client.attach(rank=0) as pdb:
-                async def run_p() -> None:
-                    reply = await pdb.send("p x")
-                    if "'rank': 0" not in reply.output:
-                        raise BenchError(f"unexpected reply to `p x`: {reply.output!r}")
+        async with client.attach(rank=0) as pdb:
+            async def run_p() -> None:
+                reply = await pdb.send("p x")
+                if "'rank': 0" not in reply.output:
+                    raise BenchError(f"unexpected reply to `p x`: {reply.output!r}")
 
-                measures = {"ours": meter.metered("ours", blocks(run_p, c.block)),
-                            "floor": meter.metered("floor", blocks(one_hop, c.block))}
-                for measure in measures.values():  # warm-up
-                    await measure()
-                samples = await interleaved(measures, c.attach_reps)
-            await client.resume("all", timeout_s=STOP_TIMEOUT_S)
+            measures = {"ours": meter.metered("ours", blocks(run_p, c.block)),
+                        "floor": meter.metered("floor", blocks(one_hop, c.block))}
+            for measure in measures.values():  # warm-up
+                await measure()
+            measured = await interleaved(measures, c.attach_reps)
+        await client.resume("all", timeout_s=STOP_TIMEOUT_S)  # its session ends: the next round's is the only one
     finally:
-        await server.stop(0)
         # The echo worker goes first, so the relay's handler of its stream ends by itself: a
         # handler cancelled by the stop would have gRPC print its CancelledError.
         echo.terminate()
         await asyncio.to_thread(echo.wait)
-        await relay.stop(STOP_GRACE_S)
-    bench.report.ratio("run_p", "run_p", samples["ours"], samples["floor"], "one hop from the same process",
-                       cpu_us=meter.per_operation_us())
+    return measured
 
 
 def resident_kib(pid: int) -> int:
