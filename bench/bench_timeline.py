@@ -45,12 +45,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_core import BenchError, Processes, ran, wait_stopped
-from bench_floor_measure import STOP_TIMEOUT_S
-
 from meshdbg.debugger import grpc_engine
 
-grpc_engine.load_grpc()  # as `meshdbg run` loads it (bench_floor.py's run_p does the same)
+grpc_engine.load_grpc()  # before anything loads gRPC (bench_core does): as `meshdbg run` loads it, and bench_floor.py's run_p
+
+from bench_core import BenchError, Processes, ran, wait_stopped  # noqa: E402
+from bench_floor_measure import STOP_TIMEOUT_S  # noqa: E402
 
 from meshdbg.debugger import attached_session  # noqa: E402,F401  (gRPC loaded first; loaded before the first attach)
 from meshdbg.debugger.cli import loop_factory  # noqa: E402

@@ -144,6 +144,12 @@ class Session:
                 self._transcript = Tail()
             self._transcript.add(text)
 
+    def _forget_transcript(self) -> None:
+        """The output so far is no longer the session's to replay: the same Tail starts over
+        (one made per command cost a `p x` a microsecond, issue 22)."""
+        if self._transcript is not None:
+            self._transcript.clear()
+
     def _set_state(self, state: State) -> None:
         """Change state (and with it, maybe, the frame and prompt): the cached listings go."""
         self.state, self._info_bytes = state, None
@@ -204,6 +210,8 @@ class Session:
     def _share(self, make: Callable[..., pb.ProgramShared], *args: object) -> bool:
         """`make(*args)` to every attached client but the issuer (built only if one is there);
         whether any was."""
+        if not self._peers or self._peers == (self._issuer,):  # (the common case: only the issuer, or no one)
+            return False
         others = [feed for feed in self._peers if feed is not self._issuer]
         if others:
             shared = make(*args)
@@ -275,7 +283,7 @@ class Session:
                 raise SessionError(f"rank {self.rank} is running, not stopped in pdb")
             self._pending = asyncio.get_running_loop().create_future()
             self._set_state(State.RUNNING)
-            self._transcript = None
+            self._forget_transcript()
             self._listener, self._collected = on_output, None
             self._issuer = by
             self._share(peers.echo, self.prompt, line)
@@ -379,7 +387,7 @@ class Session:
         self._write = write
         self.gone = ""
         self._set_state(State.NOT_ANSWERING)
-        self._transcript = None
+        self._forget_transcript()
 
     def _fail_waiting(self) -> None:
         """Settle what waits on the stream that broke (the command, the questions)."""
