@@ -89,3 +89,32 @@ def test_attach_plain_reads_its_lines_from_a_regular_file(tmp_path: Path, last: 
     assert (attach.returncode, attach.stderr, empty.returncode, empty.stderr) == (0, "", 0, ""), (attach, empty)
     assert "(Pdb) 42\n(Pdb) 'aaa'\n(Pdb) " in attach.stdout, attach.stdout
     assert empty.stdout.endswith("(Pdb) \n"), empty.stdout
+
+
+def test_attach_plain_gives_a_pipe_back_as_it_found_it_to_the_next_reader(tmp_path: Path) -> None:
+    """A script's pipe, shared with the commands after the attach: the attach leaves what it
+    did not read in the pipe, and leaves the pipe blocking (its event loop's watch of stdin
+    made it non-blocking: `cat` after it failed with EAGAIN, "Resource temporarily unavailable")."""
+    server = start_server(tmp_path)
+    reading, writing = os.pipe()
+    try:
+        server.worker("hold.py", 0)
+        server.wait_sessions(1)
+        attach = subprocess.Popen([sys.executable, "-m", "meshdbg", "attach", "--plain", "0"], env=server.env,
+                                  stdin=reading, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert attach.stdout.readline().startswith("meshdbg: attached to rank 0")
+        os.write(writing, b"p 6 * 7\n")
+        shown = [attach.stdout.readline() for _ in range(3)]  # the position's two lines, then the prompt and 42
+        assert shown[-1] == "(Pdb) 42\n", shown
+        os.write(writing, b"detach\n")
+        out, err = attach.communicate(timeout=15)
+        os.write(writing, b"for the next command\n")
+        blocking = os.get_blocking(reading)
+        os.close(writing)
+        with os.fdopen(reading) as rest:
+            left = rest.read()
+    finally:
+        server.close()
+    assert (attach.returncode, err) == (0, ""), (attach.returncode, err, out)
+    assert blocking
+    assert left == "for the next command\n"
