@@ -12,7 +12,8 @@ import argparse
 import gc
 import importlib
 import sys
-from typing import TYPE_CHECKING, Callable, NamedTuple
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
 
 from meshdbg.debugger import grpc_engine
 from meshdbg.wire.errors import MeshdbgError
@@ -101,7 +102,8 @@ def execute(args: argparse.Namespace) -> int:
         outcome = args.handler(args)
         if not asyncio.iscoroutine(outcome):
             return outcome
-        with asyncio.Runner(loop_factory=loop_factory(args.verb)) as runner:
+        factory = loop_factory(args.verb)
+        with standard_fds_kept(factory is not None), asyncio.Runner(loop_factory=factory) as runner:
             return runner.run(outcome)
     except MeshdbgError as exc:
         print(f"meshdbg: {exc}", file=sys.stderr)
@@ -112,6 +114,34 @@ def execute(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `meshdbg list | head`: the reader left, nothing to report
         sys.stdout = None
         return 0
+
+
+@contextmanager
+def standard_fds_kept(kept: bool) -> Iterator[None]:
+    """With `kept`: file descriptors 0-2 blocking or not at the end as they were found.
+    uvloop's watch of a descriptor makes it non-blocking (libuv's uv_poll_init), and the flag
+    belongs to the terminal or pipe, shared with the shell and the programs after us: once
+    `meshdbg run`'s console or `attach --plain` had read stdin, `cat` run after it failed
+    with EAGAIN ("Resource temporarily unavailable")."""
+    if not kept:
+        yield
+        return
+    import os
+
+    found = {}
+    for fd in (0, 1, 2):
+        try:
+            found[fd] = os.get_blocking(fd)
+        except OSError:  # not open
+            pass
+    try:
+        yield
+    finally:
+        for fd, blocking in found.items():
+            try:
+                os.set_blocking(fd, blocking)
+            except OSError:  # closed meanwhile
+                pass
 
 
 def loop_factory(verb: str) -> Callable[[], AbstractEventLoop] | None:

@@ -64,7 +64,6 @@ class _Stdin:
         self._watching: asyncio.AbstractEventLoop | None = None  # the loop watching file descriptor 0
         self._at_end = False  # file descriptor 0 reached its end
         self._terminal: bool | None = None  # stdin and stdout are a terminal (asked once: a system call each)
-        self._blocking: bool | None = None  # whether fd 0 blocked before the loop's watch made it non-blocking
         self._in_flight: asyncio.Future[str | None] | None = None
         self._asked: queue.SimpleQueue[tuple[asyncio.AbstractEventLoop, asyncio.Future[str | None], str]] = (
             queue.SimpleQueue())
@@ -95,8 +94,6 @@ class _Stdin:
             return future
         if self._watching is not loop:
             try:
-                if self._blocking is None:
-                    self._blocking = os.get_blocking(0)
                 loop.add_reader(0, self._readable, loop)
             except OSError:  # a regular file or /dev/null (always readable, not pollable), or no stdin at all
                 _settle(future, self._read_fd())
@@ -106,15 +103,10 @@ class _Stdin:
 
     def stop_watching(self) -> None:
         """No more lines are wanted: what comes on file descriptor 0 from now on stays there,
-        blocking again if it did (uvloop's watch makes it non-blocking), for whoever reads it
-        next: the next command of a shell script sharing the pipe failed with EAGAIN."""
+        for whoever reads it next (the next command of a shell script sharing the pipe)."""
         if self._watching is not None:
             self._watching.remove_reader(0)
             self._watching = None
-        if self._blocking is not None:
-            with contextlib.suppress(OSError):  # fd 0 closed meanwhile
-                os.set_blocking(0, self._blocking)
-            self._blocking = None
 
     def _input_when_asked(self) -> None:
         """The terminal's reader thread: for each request, a line (None at EOF) handed to the asking loop.

@@ -210,6 +210,21 @@ def test_server_restart_is_survived(three_ranks: Mesh) -> None:
     run(child, "list", "no sessions", TOP)
 
 
+def test_the_terminal_is_left_blocking_for_the_next_program(three_ranks: Mesh) -> None:
+    """The console reads the terminal through uvloop, whose watch makes it non-blocking: a flag
+    of the terminal's, not of the process. The next program in the same terminal found it so
+    (`cat` failed with EAGAIN, "Resource temporarily unavailable"); it is given back as found."""
+    after = f"{sys.executable} -c 'import os; print(\"stdin blocking:\", os.get_blocking(0))'"
+    child = PtyChild(["sh", "-c", f"{sys.executable} -m meshdbg attach; {after}"], env=three_ranks.env,
+                     timeout=WAIT_S, dimensions=(40, 160))
+    three_ranks.consoles.append(child)
+    child.expect(TOP)
+    run(child, "quit", "bye; ")
+    child.expect(r"stdin blocking: (True|False)")
+    assert child.match.group(1) == "True"
+    child.expect(pexpect.EOF)
+
+
 def test_plain_flag_keeps_line_mode(three_ranks: Mesh) -> None:
     child = three_ranks.console("--plain", "0")
     child.expect(re.escape("(Pdb)"))
