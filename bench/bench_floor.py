@@ -81,7 +81,7 @@ class Config:
     attach_reps: int = 15  # blocks of each attach path (of each round, for run_p)
     run_rounds: int = 5  # run_p's rounds, each with a fresh pair of workers
     cast_reps: int = 30
-    continue_reps: int = 8
+    continue_reps: int = 16  # (8 left its median moving by 0.2 from one run to the next)
     big_reps: int = 10
     list_reps: int = 15
     cli_reps: int = 7
