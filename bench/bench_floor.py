@@ -13,7 +13,7 @@ servers run on gRPC's defaults unless --same-grpc:
 |---|---|---|---|
 | attach_p_api | `AttachedSession.send("p x")`, a real worker | two-hop echo: client → relay → sync worker | 1.1 |
 | attach_p_plain | `p x` through `meshdbg attach --plain` | attach_p_api (also shown against the two-hop echo) | 1.2 |
-| run_p | `p x` from a client in the server's own process and loop, as `meshdbg run`'s console | one hop: that process's grpc.aio server writing to a sync echo worker | 1.3 |
+| run_p | `p x` from a client in the server's own process and loop, as `meshdbg run`'s console (the median of 5 rounds, each with fresh workers) | one hop: that process's grpc.aio server writing to a sync echo worker | 1.3 |
 | cast_N, continue_N | `cast("all", "p rank")`, `resume("all")` on N real workers | a relay fanning each message out to N sync echo workers and streaming N answers back | 1.2 |
 | cast_1024, continue_1024 (--big) | the same on 1,024 simulated sessions (bench_scale_worker.py --answer) | fan-out to 1,024 grpc.aio echo streams | 1.5 |
 | list_api | `ControlClient.list()` of 10,000 sessions | the same bytes over a raw unary call, parsed (`ListReply.FromString`) | 1.2 |
