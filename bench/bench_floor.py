@@ -55,7 +55,7 @@ import grpc  # noqa: E402
 
 from bench_core import BenchError, Processes, process_cpu_s, ran, wait_stopped
 from bench_core_echo import RELAY_METHOD, round_trip
-from bench_floor_measure import ME, STOP_TIMEOUT_S, CpuMeter, Measure, Report, blocks, interleaved, timed
+from bench_floor_measure import ME, STOP_TIMEOUT_S, CpuMeter, Measure, Report, blocks, interleaved, p_x, timed
 from bench_floor_process import cli_start, inside_run, memory
 from bench_schedule import floor as build_actions
 
@@ -198,12 +198,7 @@ class Bench:
                     raise BenchError(f"unexpected reply to `p x` in attach --plain: {reply!r}")
 
             async with client.attach(rank=0) as pdb:
-                async def api_p() -> None:
-                    reply = await pdb.send("p x")
-                    if "'rank': 0" not in reply.output:
-                        raise BenchError(f"unexpected reply to `p x`: {reply.output!r}")
-
-                measures = {"api": meter.metered("ours", blocks(api_p, c.block)),
+                measures = {"api": meter.metered("ours", blocks(p_x(pdb, 0), c.block)),
                             "floor": meter.metered("floor", blocks(lambda: round_trip(hop, PAYLOAD), c.block)),
                             "plain": meter.metered("plain", blocks(plain_p, c.block))}
                 for measure in measures.values():  # warm-up

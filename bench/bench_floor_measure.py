@@ -11,9 +11,12 @@ import json
 import os
 import statistics
 import time
-from typing import Awaitable, Callable
+from typing import TYPE_CHECKING, Awaitable, Callable
 
-from bench_core import cpu_s
+from bench_core import BenchError, cpu_s
+
+if TYPE_CHECKING:
+    from meshdbg.debugger.attached_session import AttachedSession
 
 TARGETS = {"attach_p_api": 1.1, "attach_p_plain": 1.2, "run_p": 1.3, "cast": 1.2, "continue": 1.2, "cast_big": 1.5,
            "continue_big": 1.5, "list_api": 1.2, "list_cli": 1.2, "memory": 1.1, "cli_start": 1.3, "schedule": 1.5}
@@ -105,6 +108,16 @@ def timed(work: Callable[[], Awaitable[object]]) -> Measure:
         return [time.perf_counter() - start]
 
     return measure
+
+
+def p_x(pdb: AttachedSession, rank: int) -> Callable[[], Awaitable[None]]:
+    """`p x` in `pdb`, an attached session of a bench worker of rank `rank`, its reply checked."""
+    async def send() -> None:
+        reply = await pdb.send("p x")
+        if f"'rank': {rank}" not in reply.output:
+            raise BenchError(f"unexpected reply to `p x`: {reply.output!r}")
+
+    return send
 
 
 def blocks(work: Callable[[], Awaitable[object]], count: int) -> Measure:

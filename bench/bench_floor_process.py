@@ -32,7 +32,7 @@ import grpc
 
 from bench_core import BenchError, wait_stopped
 from bench_core_echo import Relay, relay_handler
-from bench_floor_measure import ME, STOP_TIMEOUT_S, CpuMeter, blocks, interleaved, timed
+from bench_floor_measure import ME, STOP_TIMEOUT_S, CpuMeter, blocks, interleaved, p_x, timed
 
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.service import DebugClient
@@ -93,12 +93,7 @@ async def _run_round(bench: Bench, client: ControlClient, hops: Relay, relay_por
             await hops.answers.get()
 
         async with client.attach(rank=0) as pdb:
-            async def run_p() -> None:
-                reply = await pdb.send("p x")
-                if "'rank': 0" not in reply.output:
-                    raise BenchError(f"unexpected reply to `p x`: {reply.output!r}")
-
-            measures = {"ours": meter.metered("ours", blocks(run_p, c.block)),
+            measures = {"ours": meter.metered("ours", blocks(p_x(pdb, 0), c.block)),
                         "floor": meter.metered("floor", blocks(one_hop, c.block))}
             for measure in measures.values():  # warm-up
                 await measure()
