@@ -53,28 +53,39 @@ class AttachedClient:
         through `write`; whether the session ended with it."""
         kind = request.WhichOneof("kind")
         if kind == "input":
-            self._answered.clear()
-            try:
-                reply = await self._command(request.input, write)
-                self._end_told = reply.ended
+            async def reply_to(reply: pb.Reply) -> None:
                 await write(pb.AttachEvent(reply=reply))
-            finally:
-                self._answered.set()
-            return reply.ended
+
+            return await self.run_line(request.input.line, request.input.eof, write, reply_to)
         if kind == "complete":
             c = request.complete
             matches = await self.session.complete(c.text, c.line, c.begidx, c.endidx)
             await write(pb.AttachEvent(completions=pb.Completions(request_id=c.request_id, matches=matches)))
         return False
 
-    async def _command(self, line: pb.Input, write: EventWriter) -> pb.Reply:
+    async def run_line(self, line: str, eof: bool, write: EventWriter,
+                       reply_to: Callable[[pb.Reply], Awaitable[None]]) -> bool:
+        """Run one pdb line as this client's (`eof`: end pdb's input instead): its output
+        to `write` as it comes, then its reply to `reply_to` (an event on the stream, or, in
+        place, the reply itself); whether the session ended with it. The reply goes before any
+        announcement of the session's end (`_announce_end`)."""
+        self._answered.clear()
+        try:
+            reply = await self._command(line, eof, write)
+            self._end_told = reply.ended
+            await reply_to(reply)
+        finally:
+            self._answered.set()
+        return reply.ended
+
+    async def _command(self, line: str, eof: bool, write: EventWriter) -> pb.Reply:
         """pdb's reply to one line (its output streamed ahead of it), or why it could not run."""
         async def forward(text: str) -> None:
             await write(pb.AttachEvent(output=pb.OutputChunk(text=text)))
 
         session = self.session
         try:
-            return await session.execute(line.line, forward, eof=line.eof, by=self._feed)
+            return await session.execute(line, forward, eof=eof, by=self._feed)
         except (SessionError, UsageError) as exc:
             return pb.Reply(output=f"*** {exc}\n", prompt=session.prompt, frame=session.frame,
                             ended=session.state is State.EXITED, reason=wire_value(session.end_reason),

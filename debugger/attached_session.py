@@ -25,6 +25,9 @@ from meshdbg.wire.text import wire_text
 if TYPE_CHECKING:
     from meshdbg.debugger.control import ControlClient, InProcessServer
 
+EventTaker = Callable[[pb.AttachEvent], None]  # where a carrier brings the attach's events
+ReplyTaker = Callable[[pb.Reply], None]  # where an in-place carrier brings a line's reply, with no event around it
+
 
 class AttachedSession:
     """A live attach: send pdb lines, get replies; `replay` is what was on screen before.
@@ -38,10 +41,11 @@ class AttachedSession:
     it comes, if given.
     """
 
-    def __init__(self, carrier: Callable[[Callable[[pb.AttachEvent], None]], "AttachCarrier"],
+    def __init__(self, carrier: Callable[[EventTaker, ReplyTaker], "AttachCarrier"],
                  on_shared: Callable[[Shared], None] | None = None) -> None:
-        """An attach whose events `carrier(take)` brings to `take` (see `over_stream`, `in_place`)."""
-        self._carrier = carrier(self._take)
+        """An attach whose events `carrier(take, take_reply)` brings to `take` (a line's reply
+        maybe to `take_reply`; see `over_stream`, `in_place`)."""
+        self._carrier = carrier(self._take, self._take_reply)
         self.on_shared = on_shared
         self._reader: asyncio.Task[None] | None = None
         self._reply: asyncio.Future[PdbReply] | None = None
@@ -60,13 +64,13 @@ class AttachedSession:
     def over_stream(cls, client: ControlClient, target: pb.AttachTarget,
                     on_shared: Callable[[Shared], None] | None = None) -> "AttachedSession":
         """An attach over `client`'s gRPC stream (`Debugger.Attach`)."""
-        return cls(lambda take: _AttachStream(client, target, take), on_shared)
+        return cls(lambda take, _: _AttachStream(client, target, take), on_shared)
 
     @classmethod
     def in_place(cls, server: InProcessServer, target: pb.AttachTarget,
                  on_shared: Callable[[Shared], None] | None = None) -> "AttachedSession":
         """An attach answered by `server`, a DebugClient of this process, in place."""
-        return cls(lambda take: _AttachInPlace(server, target, take), on_shared)
+        return cls(lambda take, take_reply: _AttachInPlace(server, target, take, take_reply), on_shared)
 
     @property
     def ended(self) -> bool:
@@ -109,18 +113,23 @@ class AttachedSession:
             else:
                 self._output.append(event.output.text)
         elif event.HasField("reply"):
-            if self._output:
-                event.reply.output = "".join(self._output) + event.reply.output
-                self._output = []
-            reply = PdbReply.from_pb(event.reply)
-            if self._reply is not None and not self._reply.done():
-                self._reply.set_result(reply)
-            if reply.ended:
-                self._finish(reply)
+            self._take_reply(event.reply)
         elif event.HasField("completions"):
             self._completions.answer(event.completions.request_id, list(event.completions.matches))
         elif event.HasField("shared") and self.on_shared is not None:
             self.on_shared(Shared.from_pb(event.shared))
+
+    def _take_reply(self, reply: pb.Reply) -> None:
+        """pdb's reply to the line under way (the output that came ahead of it before it), or
+        the session's end."""
+        if self._output:
+            reply.output = "".join(self._output) + reply.output
+            self._output = []
+        taken = PdbReply.from_pb(reply)
+        if self._reply is not None and not self._reply.done():
+            self._reply.set_result(taken)
+        if taken.ended:
+            self._finish(taken)
 
     def _finish(self, reply: PdbReply) -> None:
         """The session is over: remember why and release everyone waiting."""
@@ -145,9 +154,7 @@ class AttachedSession:
             self._reply = asyncio.get_running_loop().create_future()
             self._on_output = on_output
             try:
-                request = pb.AttachRequest()  # filled in place: a nested constructor would copy the Input
-                request.input.line, request.input.eof = line, eof
-                await self._carrier.send(request)
+                await self._carrier.send_line(line, eof)
                 return await self._reply
             finally:
                 self._on_output = None
@@ -172,8 +179,12 @@ class AttachCarrier(Protocol):
     async def open(self) -> tuple[pb.AttachEvent, pb.AttachEvent]:
         """Attach: the session attached to, then what was on screen (MeshdbgError if not)."""
 
+    async def send_line(self, line: str, eof: bool) -> None:
+        """A pdb line (`eof`: the end of pdb's input instead); its output and reply come to
+        `take`, or its reply, in place, to `take_reply`."""
+
     async def send(self, request: pb.AttachRequest) -> None:
-        """One request of the client; its events come to `take`."""
+        """One request of the client (a completion); its events come to `take`."""
 
     async def deliver(self) -> None:
         """Bring the events nobody asked for (what others do, the session's end) to `take`
@@ -210,6 +221,11 @@ class _AttachStream:
             raise SessionError("the server closed the attach stream")
         return event
 
+    async def send_line(self, line: str, eof: bool) -> None:
+        request = pb.AttachRequest()  # filled in place: a nested constructor would copy the Input
+        request.input.line, request.input.eof = line, eof
+        await self.send(request)
+
     async def send(self, request: pb.AttachRequest) -> None:
         with self._client.translating():
             await self._call.write(request)
@@ -232,6 +248,9 @@ class AttachedHere(Protocol):
 
     async def answer(self, request: pb.AttachRequest, write: Callable[[pb.AttachEvent], Awaitable[None]]) -> bool: ...
 
+    async def run_line(self, line: str, eof: bool, write: Callable[[pb.AttachEvent], Awaitable[None]],
+                       reply_to: Callable[[pb.Reply], Awaitable[None]]) -> bool: ...
+
     def sharing(self, write: Callable[[pb.AttachEvent], Awaitable[None]]) -> contextlib.AbstractAsyncContextManager[None]: ...
 
     def close(self) -> None: ...
@@ -239,26 +258,38 @@ class AttachedHere(Protocol):
 
 class _AttachInPlace:
     """An attach in the server's own process: each request is answered in the sender's task,
-    its events taken as they are made; no stream, no task between (`meshdbg run`'s console)."""
+    its events taken as they are made; no stream, no task between (`meshdbg run`'s console).
+    A line's reply is taken as the server's side made it, with no request or event message
+    around the line and the reply (issue 22: 6 us of a `p x` inside `meshdbg run`)."""
 
-    def __init__(self, server: InProcessServer, target: pb.AttachTarget, take: Callable[[pb.AttachEvent], None]
-                 ) -> None:
-        self._server, self._target, self._take = server, target, take
+    def __init__(self, server: InProcessServer, target: pb.AttachTarget, take: EventTaker,
+                 take_reply: ReplyTaker) -> None:
+        self._server, self._target, self._take, self._take_reply = server, target, take, take_reply
         self._here: AttachedHere | None = None
         self._over = asyncio.Event()  # the session ended with a reply of this client's
 
     async def _write(self, event: pb.AttachEvent) -> None:
         self._take(event)
 
+    async def _reply_to(self, reply: pb.Reply) -> None:
+        self._take_reply(reply)
+
     async def open(self) -> tuple[pb.AttachEvent, pb.AttachEvent]:
         self._here = self._server.attached(self._target)
         return self._here.opening()
 
+    async def send_line(self, line: str, eof: bool) -> None:
+        if await self._opened().run_line(line, eof, self._write, self._reply_to):
+            self._over.set()
+
     async def send(self, request: pb.AttachRequest) -> None:
+        if await self._opened().answer(request, self._write):
+            self._over.set()
+
+    def _opened(self) -> AttachedHere:
         if self._here is None:
             raise SessionError("the attach is not open (use `async with`)")
-        if await self._here.answer(request, self._write):
-            self._over.set()
+        return self._here
 
     async def deliver(self) -> None:
         if self._here is not None:
