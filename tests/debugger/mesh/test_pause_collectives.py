@@ -17,9 +17,13 @@ from watching import wait_sessions
 PG_TIMEOUT_S = 2.0  # the script's init_process_group timeout
 
 
-def in_all_reduce(run) -> dict | None:
-    """Rank 0's stack group, once its innermost frames are in all_reduce."""
-    groups = json.loads(run.cli("stacks", "--json").stdout or "[]")
+def in_all_reduce(run, seen: list[str] | None = None) -> dict | None:
+    """Rank 0's stack group, once its innermost frames are in all_reduce (`seen`: the last
+    `stacks --json` output and errors, for a failure to show)."""
+    done = run.cli("stacks", "--json")
+    if seen is not None:
+        seen[:] = [done.stdout[-3000:], done.stderr[-1000:]]
+    groups = json.loads(done.stdout or "[]")
     for group in groups:
         if 0 in group["ranks"] and any(f["function"].endswith("all_reduce") for f in group["frames"]):
             return group
@@ -32,7 +36,14 @@ def test_a_pause_longer_than_the_timeout_does_not_kill_the_waiting_peer(tmp_path
     try:
         run.wait_workers(lambda by_rank: len(by_rank) == 2, "two ranks", timeout=30)
         wait_sessions(run.env, {"stopped": [1]}, timeout=30)
-        group = wait_for(lambda: in_all_reduce(run), 20, "rank 0 waiting in all_reduce")
+        seen: list[str] = []
+        try:
+            group = wait_for(lambda: in_all_reduce(run, seen), 20, "rank 0 waiting in all_reduce")
+        except AssertionError as failure:  # (once in CI, not reproduced: say where rank 0 was instead)
+            run.process.kill()
+            out, err = run.process.communicate(timeout=10)
+            raise AssertionError(f"{failure}\nthe last `stacks --json`: {seen}\nthe run's stdout: {out[-2000:]}"
+                                 f"\nits stderr: {err[-3000:]}") from None
         assert group["states"] == {"running": [0]}  # waiting in C with the GIL released: its agent answers
         paused_at = time.monotonic()
         while time.monotonic() - paused_at < 2 * PG_TIMEOUT_S:  # the pause itself: twice the timeout
