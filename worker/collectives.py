@@ -12,9 +12,10 @@ the collectives already in flight (torch's ephemeral timeout). A gloo collective
 already waiting when the pause began keeps the deadline it started with: gloo fixes it when
 the collective starts. Processes that never imported torch.distributed are left alone.
 
-A group made while the pause lasts gets it too, found within LATE_GROUP_S: a rank still
-finishing `init_process_group` when its peer stopped (its group was not there yet when the
-pause was told, and its first collective then timed out; seen once in CI), or `new_group`.
+A group made while the pause lasts gets it too, found within LATE_GROUP_S, in a process that
+had imported torch.distributed when the pause began: a rank still finishing
+`init_process_group` when its peer stopped (its group was not there yet when the pause was
+told, and its first collective then timed out; seen once in CI), or `new_group`.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ def set_pause_timeout(seconds: float) -> None:
         else:
             _over.set()
             _restore()
+        began = began and "torch.distributed" in sys.modules  # (a process without it is left alone)
         if began:
             _over = over = threading.Event()
     if began:
