@@ -12,7 +12,7 @@ import argparse
 import gc
 import importlib
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
 
 from meshdbg.debugger import grpc_engine
@@ -103,7 +103,7 @@ def execute(args: argparse.Namespace) -> int:
         if not asyncio.iscoroutine(outcome):
             return outcome
         factory = loop_factory(args.verb)
-        with standard_fds_kept(factory is not None), asyncio.Runner(loop_factory=factory) as runner:
+        with standard_fds_kept() if factory is not None else nullcontext(), asyncio.Runner(loop_factory=factory) as runner:
             return runner.run(outcome)
     except MeshdbgError as exc:
         print(f"meshdbg: {exc}", file=sys.stderr)
@@ -117,15 +117,12 @@ def execute(args: argparse.Namespace) -> int:
 
 
 @contextmanager
-def standard_fds_kept(kept: bool) -> Iterator[None]:
-    """With `kept`: file descriptors 0-2 blocking or not at the end as they were found.
+def standard_fds_kept() -> Iterator[None]:
+    """File descriptors 0-2 blocking or not at the end as they were found (for the verbs on uvloop).
     uvloop's watch of a descriptor makes it non-blocking (libuv's uv_poll_init), and the flag
     belongs to the terminal or pipe, shared with the shell and the programs after us: once
     `meshdbg run`'s console or `attach --plain` had read stdin, `cat` run after it failed
     with EAGAIN ("Resource temporarily unavailable")."""
-    if not kept:
-        yield
-        return
     import os
 
     found = {}

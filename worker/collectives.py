@@ -61,14 +61,14 @@ def set_pause_timeout(seconds: float) -> None:
     each one made while the pause lasts; 0: restore."""
     global _pause, _over
     with _lock:
-        began = seconds > 0 and not _pause
+        # (a process that had not imported torch.distributed is left alone)
+        began = seconds > 0 and not _pause and "torch.distributed" in sys.modules
         _pause = seconds
         if seconds > 0:
             _extend(_groups(), seconds, in_flight=True)
         else:
             _over.set()
             _restore()
-        began = began and "torch.distributed" in sys.modules  # (a process without it is left alone)
         if began:
             _over = over = threading.Event()
     if began:

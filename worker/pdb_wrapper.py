@@ -335,8 +335,9 @@ class PdbWrapper(pdb.Pdb):
         """Send what pdb wrote plus a read request; return the line the server sends back."""
         self._set_activity(_Activity.WAITING)
         prompt = self._output.last_write
-        output = self._output.take(synced=bool(prompt) and not prompt.endswith("\n"))  # (the prompt, just written)
-        if prompt and not prompt.endswith("\n") and output.endswith(prompt):
+        just_prompted = bool(prompt) and not prompt.endswith("\n")  # pdb's last write is its prompt, just written
+        output = self._output.take(synced=just_prompted)
+        if just_prompted and output.endswith(prompt):
             output = output[: -len(prompt)]
         else:
             prompt = self.prompt
