@@ -8,6 +8,12 @@ process for a single-host run, `meshdbg host` on another node), and under `serve
 samples the ranks on its own host. `--nonblocking`: the rank is never paused or signalled.
 Reading another process's memory takes ptrace rights: the same user with
 /proc/sys/kernel/yama/ptrace_scope 0, or root / CAP_SYS_PTRACE.
+
+py-spy is started from a thread by `subprocess`, not by the event loop: uvloop's spawn (the
+server's loop under `meshdbg run`) forks the whole server and holds the GIL until the child has
+exec'd. On a loaded machine that froze the server for seconds, long enough for its clients'
+keepalive pings to go unanswered and their connections to drop. `subprocess` uses vfork: no
+copy of the server, and the loop runs on meanwhile.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import asyncio
 import json
 import os
 import shutil
+import subprocess
 import sys
 import weakref
 
@@ -45,28 +52,24 @@ async def py_spy_stacks(pid: int, all_threads: bool, timeout: float) -> list[pb.
     if binary is None:
         raise PySpyError("py-spy is not installed (pip install py-spy)")
     try:
-        async with asyncio.timeout(timeout):
-            async with _slots.setdefault(asyncio.get_running_loop(), asyncio.Semaphore(CONCURRENCY)):
-                output = await _run(binary, pid)
-    except TimeoutError:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        async with asyncio.timeout_at(deadline), _slots.setdefault(loop, asyncio.Semaphore(CONCURRENCY)):
+            # (past the deadline the thread is left to end on its own: its py-spy is killed then too)
+            output = await asyncio.to_thread(_dump, binary, pid, max(deadline - loop.time(), 0.0))
+    except (TimeoutError, subprocess.TimeoutExpired):
         raise PySpyError(f"py-spy gave no stacks within {timeout:g} s") from None
     return parse_dump(output, pid, all_threads)
 
 
-async def _run(binary: str, pid: int) -> bytes:
-    process = await asyncio.create_subprocess_exec(
-        binary, "dump", "--pid", str(pid), "--json", "--nonblocking",
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    try:
-        out, err = await process.communicate()
-    finally:
-        if process.returncode is None:  # cancelled by the timeout: stop our py-spy, not the rank
-            process.kill()
-            await process.wait()
-    if process.returncode != 0:
-        first = next((line for line in err.decode(errors="replace").splitlines() if line.strip()), "no output")
+def _dump(binary: str, pid: int, timeout: float) -> bytes:
+    """`py-spy dump` of `pid`, killed after `timeout` (subprocess.TimeoutExpired): our py-spy, never the rank."""
+    done = subprocess.run([binary, "dump", "--pid", str(pid), "--json", "--nonblocking"],
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+    if done.returncode != 0:
+        first = next((line for line in done.stderr.decode(errors="replace").splitlines() if line.strip()), "no output")
         raise PySpyError(f"py-spy failed: {first.removeprefix('Error: ')}")
-    return out
+    return done.stdout
 
 
 def parse_dump(output: bytes, pid: int, all_threads: bool) -> list[pb.ThreadStack]:

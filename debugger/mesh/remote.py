@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 log = logger(__name__)
 JOIN = "a host agent's stream"
-SAMPLE_TRIP_S = 0.5  # what a py-spy request to another host may take beyond py-spy itself
+SAMPLE_TRIP_S = 0.3  # what a py-spy request to another host may take beyond py-spy itself
 
 
 def peer_ip(peer: str) -> str:

@@ -1,0 +1,58 @@
+"""py-spy is started without a fork of the process that asks (the server, under `meshdbg run`).
+
+uvloop's spawn (the loop `meshdbg run` serves on) forks the whole server and holds the GIL
+until the child has exec'd: on a loaded machine, `stacks` froze the server for seconds and its
+clients' keepalive pings went unanswered (their connections dropped: "ping timeout"). A fork
+of the whole process runs Python's fork hooks (`os.register_at_fork`); subprocess's vfork,
+from a thread, runs none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+
+import uvloop
+
+from meshdbg.host.pyspy import py_spy_stacks
+
+STUCK = "import re, sys; print('ready', flush=True); re.match(r'(a+)+$', 'a' * 64 + 'b')"
+
+
+def test_py_spy_samples_a_process_stuck_in_c_without_forking_the_caller() -> None:
+    forks: list[str] = []
+    os.register_at_fork(before=lambda: forks.append(threading.current_thread().name))
+    stuck = subprocess.Popen([sys.executable, "-c", STUCK], stdout=subprocess.PIPE, text=True)
+    try:
+        assert stuck.stdout is not None and stuck.stdout.readline() == "ready\n"
+        threads = uvloop.run(py_spy_stacks(stuck.pid, all_threads=False, timeout=10))
+    finally:
+        stuck.kill()
+        stuck.wait()
+    (main,) = threads
+    assert main.frames[-1].function == "match"  # sampled where it is stuck, holding the GIL in C
+    assert forks == [], f"the caller was forked from {forks}"
+
+
+def test_py_spy_past_its_deadline_is_a_clear_error() -> None:
+    """A deadline py-spy cannot meet: PySpyError saying so, and the call returns at it."""
+    from meshdbg.host.pyspy import PySpyError
+
+    stuck = subprocess.Popen([sys.executable, "-c", STUCK], stdout=subprocess.PIPE, text=True)
+    try:
+        assert stuck.stdout is not None and stuck.stdout.readline() == "ready\n"
+
+        async def sample() -> str:
+            try:
+                await py_spy_stacks(stuck.pid, all_threads=False, timeout=0.0001)
+            except PySpyError as exc:
+                return str(exc)
+            return "no error"
+
+        assert asyncio.run(sample()) == "py-spy gave no stacks within 0.0001 s"
+    finally:
+        stuck.kill()
+        stuck.wait()
