@@ -10,49 +10,50 @@ from a thread, runs none.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
 import threading
+from typing import Iterator
 
 import uvloop
 
-from meshdbg.host.pyspy import py_spy_stacks
+from meshdbg.host.pyspy import PySpyError, py_spy_stacks
 
-STUCK = "import re, sys; print('ready', flush=True); re.match(r'(a+)+$', 'a' * 64 + 'b')"
+STUCK = "import re; print('ready', flush=True); re.match(r'(a+)+$', 'a' * 64 + 'b')"
+
+
+@contextlib.contextmanager
+def stuck_process() -> Iterator[int]:
+    """The pid of a Python process stuck in a regex, holding the GIL in C (killed after)."""
+    stuck = subprocess.Popen([sys.executable, "-c", STUCK], stdout=subprocess.PIPE, text=True)
+    try:
+        assert stuck.stdout is not None and stuck.stdout.readline() == "ready\n"
+        yield stuck.pid
+    finally:
+        stuck.kill()
+        stuck.wait()
 
 
 def test_py_spy_samples_a_process_stuck_in_c_without_forking_the_caller() -> None:
     forks: list[str] = []
     os.register_at_fork(before=lambda: forks.append(threading.current_thread().name))
-    stuck = subprocess.Popen([sys.executable, "-c", STUCK], stdout=subprocess.PIPE, text=True)
-    try:
-        assert stuck.stdout is not None and stuck.stdout.readline() == "ready\n"
-        threads = uvloop.run(py_spy_stacks(stuck.pid, all_threads=False, timeout=10))
-    finally:
-        stuck.kill()
-        stuck.wait()
+    with stuck_process() as pid:
+        threads = uvloop.run(py_spy_stacks(pid, all_threads=False, timeout=10))
     (main,) = threads
     assert main.frames[-1].function == "match"  # sampled where it is stuck, holding the GIL in C
     assert forks == [], f"the caller was forked from {forks}"
 
 
 def test_py_spy_past_its_deadline_is_a_clear_error() -> None:
-    """A deadline py-spy cannot meet: PySpyError saying so, and the call returns at it."""
-    from meshdbg.host.pyspy import PySpyError
+    """A deadline py-spy cannot meet: PySpyError saying so, at the deadline."""
+    async def sample(pid: int) -> str:
+        try:
+            await py_spy_stacks(pid, all_threads=False, timeout=0.0001)
+        except PySpyError as exc:
+            return str(exc)
+        return "no error"
 
-    stuck = subprocess.Popen([sys.executable, "-c", STUCK], stdout=subprocess.PIPE, text=True)
-    try:
-        assert stuck.stdout is not None and stuck.stdout.readline() == "ready\n"
-
-        async def sample() -> str:
-            try:
-                await py_spy_stacks(stuck.pid, all_threads=False, timeout=0.0001)
-            except PySpyError as exc:
-                return str(exc)
-            return "no error"
-
-        assert asyncio.run(sample()) == "py-spy gave no stacks within 0.0001 s"
-    finally:
-        stuck.kill()
-        stuck.wait()
+    with stuck_process() as pid:
+        assert asyncio.run(sample(pid)) == "py-spy gave no stacks within 0.0001 s"
