@@ -93,8 +93,9 @@ def execute(args: argparse.Namespace) -> int:
     loop: each round trip is several loop steps, each cheaper in uvloop's C loop than in
     asyncio's own (issue 22: the README's Speed section). A verb that returns in a moment keeps
     asyncio's loop, as importing uvloop would cost it more than it saves; so does the host
-    agent (`host`), on no round trip's path, whose py-spy, spawned from uvloop's loop inside a
-    host's namespaces, was killed by SIGABRT in 5 runs of 15 (tests/host/test_host_stacks.py).
+    agent (`host`), on no round trip's path (its py-spy, when uvloop's loop spawned it inside a
+    host's namespaces, was killed by SIGABRT in 5 runs of 15; py-spy now starts from a thread
+    in every process, meshdbg.host.pyspy).
     """
     import asyncio  # here, once `run` has turned the collector off: its import is most of this module's
 
