@@ -37,6 +37,7 @@ class ForkServer:
         self._spawns: PendingRequests[int] = PendingRequests()
         self._live: set[int] = set()  # spawned, exit not reported yet
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._sending = asyncio.Lock()  # one request at a time waits for room on the socket
 
     @classmethod
     def start(cls, on_exit: ExitCallback) -> "ForkServer":
@@ -83,18 +84,46 @@ class ForkServer:
         """Fork one worker running `meshdbg.worker.mesh.bootstrap.main(argv)` (with `path` as sys.path); its pid."""
         self._listen()
 
-        def send(request_id: int) -> None:
+        async def send(request_id: int) -> None:
             message = {"op": "spawn", "id": request_id, "env": env, "argv": argv, "cwd": cwd, "path": path}
-            try:
-                socket.send_fds(self._sock, [json.dumps(message).encode()], [stdout_fd, stderr_fd])
-            except OSError as exc:
-                raise MeshError(f"cannot reach the fork server: {exc}") from exc
+            await self._send(json.dumps(message).encode(), [stdout_fd, stderr_fd])
 
         try:
             return await self._spawns.request(send)
         finally:
             os.close(stdout_fd)
             os.close(stderr_fd)
+
+    async def _send(self, data: bytes, fds: list[int]) -> None:
+        """One request to the zygote, waiting while its socket is full. uvloop's reader (the
+        loop of `meshdbg run`) makes the socket non-blocking, and each request carries the
+        rank's whole environment: 64 ranks of a 4 KB environment filled the socket while the
+        zygote forked, and the run failed with EAGAIN ("Resource temporarily unavailable")."""
+        async with self._sending:
+            while True:
+                try:
+                    socket.send_fds(self._sock, [data], fds)
+                    return
+                except BlockingIOError:
+                    await self._writable()
+                except OSError as exc:
+                    raise MeshError(f"cannot reach the fork server: {exc}") from exc
+
+    async def _writable(self) -> None:
+        """Until the socket to the zygote has room (one waiter at a time: `_sending`)."""
+        loop = asyncio.get_running_loop()
+        room: asyncio.Future[None] = loop.create_future()
+        fd = self._sock.fileno()
+
+        def has_room() -> None:
+            if not room.done():
+                room.set_result(None)
+
+        loop.add_writer(fd, has_room)
+        try:
+            await room
+        finally:
+            loop.remove_writer(fd)
 
     def close(self) -> None:
         """Close the socket: the zygote kills any child left and exits."""
