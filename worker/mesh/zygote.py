@@ -78,6 +78,13 @@ class Zygote:
 
     def serve(self) -> ChildTask | None:
         """Run until the launcher goes away (None) or, in a freshly forked child, its task."""
+        try:
+            return self._serve()
+        except (BrokenPipeError, ConnectionResetError):  # the launcher closed its end while we answered
+            self._kill_all()
+            return None
+
+    def _serve(self) -> ChildTask | None:
         while True:
             for key, _ in self._selector.select():
                 if key.fileobj is self.sock:
