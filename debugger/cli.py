@@ -147,9 +147,9 @@ def loop_factory(verb: str) -> Callable[[], AbstractEventLoop] | None:
     own). bench/bench_floor.py runs `run`'s path on it too."""
     if not VERBS[verb].uvloop:
         return None
-    import uvloop
+    from meshdbg.debugger.terminal_loop import TerminalLoop
 
-    return uvloop.new_event_loop
+    return TerminalLoop
 
 
 def run() -> int:
