@@ -101,7 +101,8 @@ async def main(args: argparse.Namespace) -> int:
                             stop_on_failure=not args.keep_going, **placing.launcher_options(args, shape))
     job = Job()
     job.take_signals()
-    launcher.shown = lambda rank: job.showing() == rank
+    launcher.console_shows = lambda rank: job.showing() == rank
+    job.left = launcher.console_left
     watcher: asyncio.Task[None] | None = None
     dap: DapServer | None = None
     collector = asyncio.create_task(keep_gc_pauses_short(launcher.server.idle))

@@ -80,7 +80,7 @@ class HostAgent:
         self.flow = flow
         self._pids: dict[int, int] = {}  # pid → rank, while running
         self._early_exits: dict[int, int] = {}  # pid → code, reported before its spawn returned
-        self._pumps: list[PrefixedLines] = []
+        self._pumps: dict[int, list[PrefixedLines]] = {}  # rank → its stdout's and stderr's
         self._none_running = asyncio.Event()  # no spawned rank runs (also before the first spawn)
         self._none_running.set()
         self._forks: ForkServer | None = None
@@ -104,7 +104,7 @@ class HostAgent:
         env = {**self.env, **rank.env, SHOWN_MARKS.name: "1"}
         out_fd, out_pump = await pipe_to(prefix, self.sinks(rank.rank, Stream.STDOUT), self.flow)
         err_fd, err_pump = await pipe_to(prefix, self.sinks(rank.rank, Stream.STDERR), self.flow)
-        self._pumps += [out_pump, err_pump]
+        self._pumps[rank.rank] = [out_pump, err_pump]
         assert self._forks is not None  # start() prepared it
         pid = await self._forks.spawn(env, plan.argv, plan.cwd, out_fd, err_fd, plan.sys_path)
         self._pids[pid] = rank.rank
@@ -153,9 +153,14 @@ class HostAgent:
 
     async def drained(self, quiet_s: float = DRAIN_TIMEOUT_S) -> None:
         """Wait for the ranks' output to be written out, while it flows (`until_quiet`)."""
-        if self._pumps:
-            await until_quiet(asyncio.gather(*(pump.closed for pump in self._pumps)),
-                              lambda: sum(pump.received for pump in self._pumps), quiet_s)
+        pumps = [pump for pair in self._pumps.values() for pump in pair]
+        if pumps:
+            await until_quiet(asyncio.gather(*(pump.closed for pump in pumps)),
+                              lambda: sum(pump.received for pump in pumps), quiet_s)
+
+    async def flushed(self, rank: int) -> None:
+        """Return once what `rank` wrote before this call is in the sinks (PrefixedLines.handed_on)."""
+        await asyncio.gather(*(pump.handed_on() for pump in self._pumps.get(rank, ())))
 
     async def close(self) -> None:
         """Stop what is left, then the fork server."""

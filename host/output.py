@@ -11,6 +11,8 @@ Lines go to a `LineSink` with whether the rank's open session already showed the
 by the worker, meshdbg.wire.shown_marks); `log_sink` is the one place that leaves those out
 while a console on the run's terminal shows the rank: for this host's ranks, and for another
 host's, whose agent sends the lines with that flag (meshdbg.host.remote).
+`PrefixedLines.handed_on` is the barrier a console needs when it leaves a rank: it returns once
+what the rank wrote before the call has reached the sink (meshdbg.debugger.mesh.launcher).
 A `Flow` (the agent's stream to a remote `run`) pauses every pipe while too much is queued,
 so a rank that writes faster than the network carries blocks in its write, as on a terminal.
 `RankLines` hands the same lines, without their prefix, to listeners in the run's process
@@ -20,11 +22,14 @@ so a rank that writes faster than the network carries blocks in its write, as on
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import functools
 import itertools
 import os
 import re
+import struct
 import sys
+import termios
 from enum import IntEnum
 from typing import Callable, Protocol, TextIO, cast
 
@@ -129,9 +134,11 @@ class PrefixedLines(asyncio.Protocol):
         self.prefix = prefix
         self.sink = sink
         self.flow = flow
+        self.fd = -1  # the pipe's read end (pipe_to sets it)
         self._transport: asyncio.ReadTransport | None = None
         self.received = 0  # bytes read so far (how a drain tells output still flows)
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._next_read: asyncio.Future[None] | None = None  # settled by the next read (for handed_on)
         self._partial = b""
         self._partial_shown = True  # every byte of the partial line was shown by a session
         self._marks = MarkedSplitter()
@@ -140,6 +147,21 @@ class PrefixedLines(asyncio.Protocol):
         if self.flow is not None:
             self._transport = cast(asyncio.ReadTransport, transport)  # connect_read_pipe's
             self.flow.watch(self._transport)
+
+    async def handed_on(self) -> None:
+        """Return once every byte written into the pipe before this call has been read and its
+        complete lines handed to the sink (they are read on the loop's next turns; a pipe its
+        Flow paused waits for the flow to resume)."""
+        target = self.received + unread_bytes(self.fd) if not self.closed.done() else 0
+        while self.received < target and not self.closed.done():
+            if self._next_read is None:
+                self._next_read = asyncio.get_running_loop().create_future()
+            await asyncio.shield(self._next_read)  # one waiter cancelled leaves the others waiting
+
+    def _read_happened(self) -> None:
+        if self._next_read is not None:
+            self._next_read.set_result(None)
+            self._next_read = None
 
     def data_received(self, data: bytes) -> None:
         self.received += len(data)
@@ -152,6 +174,7 @@ class PrefixedLines(asyncio.Protocol):
             self._partial += rest
             self._partial_shown = self._partial_shown and (shown or not rest)
         self._write(lines)
+        self._read_happened()
 
     def eof_received(self) -> bool:
         self._partial += self._marks.rest()
@@ -165,6 +188,7 @@ class PrefixedLines(asyncio.Protocol):
             self.flow.forget(self._transport)
         if not self.closed.done():
             self.closed.set_result(None)
+        self._read_happened()
 
     def _write(self, lines: list[tuple[bytes, bool]]) -> None:
         """One sink call per run of lines alike in being shown or not."""
@@ -178,4 +202,13 @@ async def pipe_to(prefix: str, sink: LineSink, flow: Flow | None = None) -> tupl
     read_fd, write_fd = os.pipe()
     loop = asyncio.get_running_loop()
     _, protocol = await loop.connect_read_pipe(lambda: PrefixedLines(prefix, sink, flow), os.fdopen(read_fd, "rb", 0))
+    protocol.fd = read_fd
     return write_fd, protocol
+
+
+def unread_bytes(fd: int) -> int:
+    """How many bytes pipe `fd` holds that nobody has read yet (0 once it is closed)."""
+    try:
+        return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0" * 4))[0]
+    except OSError:
+        return 0

@@ -4,7 +4,8 @@
                   output (prefixed lines, ≤ 32 KiB a message, each with its rank and whether
                   the rank's session showed them) · exit
     run → agent   welcome (the target) · assignment (its HostPlan) · stop ·
-                  sample (py-spy a rank stuck in C, answered with `stacks`)
+                  sample (py-spy a rank stuck in C, answered with `stacks`) ·
+                  flush (a rank's output so far sent on, answered with `flushed` after it)
 
 The stream is the agent's lifeline, both ways: when it breaks (the run was killed, the
 network parted: keepalive notices within ~4 s) the agent SIGTERMs its ranks, SIGKILLs what is
@@ -183,6 +184,8 @@ class RemoteAgent:
             asyncio.get_running_loop().create_task(self.agent.stop(command.stop.grace_s))
         elif kind == "sample":
             asyncio.get_running_loop().create_task(self._sample(command.sample))
+        elif kind == "flush":
+            asyncio.get_running_loop().create_task(self._flush(command.flush))
 
     async def _sample(self, request: host_pb.HostSample) -> None:
         """py-spy one of our ranks for the run (it could not answer from inside)."""
@@ -192,6 +195,11 @@ class RemoteAgent:
         except PySpyError as exc:
             answer.error = str(exc)
         self.uplink.send(host_pb.HostMessage(stacks=answer))
+
+    async def _flush(self, request: host_pb.HostFlush) -> None:
+        """Send on what the rank wrote so far, then say so (after it, on the same stream)."""
+        await self.agent.flushed(request.rank)
+        self.uplink.send(host_pb.HostMessage(flushed=host_pb.HostFlushed(request_id=request.request_id)))
 
     async def _finish_when_done(self) -> None:
         """Once every rank has exited and its output is sent, end our side of the stream."""

@@ -17,6 +17,7 @@ import pexpect
 from pty_child import PtyChild
 
 PRINTING_JOB = Path(__file__).parent / "debugger" / "console" / "printing_job.py"
+PRINTED = "printed while stepped"  # what rank 0 prints while its session is open
 
 
 def spawn_run(argv: list[str], tmp_path: Path, runtime_dir: Path, **env: str) -> PtyChild:
@@ -37,7 +38,7 @@ def step_over_the_print(child: PtyChild, label: str) -> str:
     prompt = re.escape(f"(Pdb {label})")
     child.expect(prompt)
     child.sendline("n")
-    child.expect("printed while stepped")
+    child.expect(PRINTED)
     child.expect(re.escape('-> print("after the session")'))
     child.expect(prompt)
     child.sendline("c")

@@ -416,6 +416,8 @@ class Console:
         attachment, self.attachment = self.attachment, None
         if attachment is None:
             return
+        if self.job is not None:
+            self.job.left(attachment.session.rank)
         if attachment.end_watcher is not None and attachment.end_watcher is not asyncio.current_task():
             attachment.end_watcher.cancel()  # (the watcher itself detaches when the session ends)
         await attachment.close()

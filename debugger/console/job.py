@@ -33,6 +33,7 @@ class Job:
     console_open: bool = False  # a console is on the terminal (the launcher lets it close itself)
     closed_by_user: bool = False  # the last console was closed with quit or Ctrl-D, not left idle
     showing: Callable[[], int | None] = lambda: None  # the rank whose session the open console shows
+    left: Callable[[int], None] = lambda rank: None  # the console stopped showing this rank's session
     following: int | None = None  # the rank the closed console let run: the next Ctrl-C interrupts it
     interrupt_rank: Callable[[int], Awaitable[list[int]]] | None = None  # ask a rank to stop in pdb (the ranks asked)
     _last_ctrl_c: float = float("-inf")

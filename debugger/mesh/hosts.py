@@ -31,7 +31,7 @@ class MeshEvents(Protocol):
     def exited(self, rank: int, code: int, host_lost: bool = False) -> None: ...
 
     def shown(self, rank: int) -> bool:
-        """Whether a console on the run's terminal shows `rank`'s session."""
+        """Whether a console on the run's terminal shows `rank`'s session (or has just left it)."""
 
 
 class Host(Protocol):
@@ -50,6 +50,9 @@ class Host(Protocol):
     async def stop(self, grace: float) -> None: ...
 
     async def drained(self) -> None: ...
+
+    async def flushed(self, rank: int) -> None:
+        """Return once what `rank` wrote before this call has reached the run's sinks."""
 
     async def close(self) -> None: ...
 
@@ -75,7 +78,7 @@ class LocalHost:
         self.ranks: list[int] = []
         self.state = HostState.UP
         self._events = events
-        self.agent = HostAgent(self, env=env, sinks=events.output.sinks(to_terminal(lambda rank: events.shown(rank))))
+        self.agent = HostAgent(self, env=env, sinks=events.output.sinks(to_terminal(events.shown)))
         self.agent.prepare()  # the fork server imports while the server starts
 
     async def start(self, plan: HostPlan) -> None:
@@ -95,6 +98,9 @@ class LocalHost:
 
     async def drained(self) -> None:
         await self.agent.drained()
+
+    async def flushed(self, rank: int) -> None:
+        await self.agent.flushed(rank)
 
     async def sample(self, pid: int, all_threads: bool, timeout: float) -> list[pb.ThreadStack]:
         return await py_spy_stacks(pid, all_threads, timeout)

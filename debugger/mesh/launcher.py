@@ -19,6 +19,7 @@ event loop, the CLI's (`meshdbg run`) or the background loop of a ProcMesh.
 from __future__ import annotations
 
 import asyncio
+import collections
 import os
 import time
 from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 
 log = logger(__name__)
 HOST_LOST_STATUS = 255
+LEFT_FLUSH_S = 5.0  # how long a rank's lines may take through its host once the console left it (a loaded host)
 
 
 def status_of(code: int) -> int:
@@ -111,7 +113,9 @@ class MeshLauncher:
         self.first_failure: tuple[int, int] | None = None  # (rank, status)
         self.lost_ranks: set[int] = set()  # exited with their lost host
         self.started_at = time.monotonic()
-        self.shown: Callable[[int], bool] = lambda rank: False  # a console here shows this rank's session
+        self.console_shows: Callable[[int], bool] = lambda rank: False  # a console here shows this rank's session
+        self._left: collections.Counter[int] = collections.Counter()  # ranks the console left, their lines on the way
+        self._flushing: set[asyncio.Task[None]] = set()
         self.output = RankLines()  # every rank's output lines as they come (run --dap's adapter listens)
         self._all_exited = asyncio.Event()  # every rank has exited
         self._stopping = False
@@ -172,6 +176,35 @@ class MeshLauncher:
                 asyncio.get_running_loop().create_task(self.stop())
         if len(self.exits) == self.size:
             self._all_exited.set()
+
+    def shown(self, rank: int) -> bool:
+        """Whether `rank`'s lines that its session showed stay out of the run's log: while a
+        console on the run's terminal shows that session, and after it leaves, until what the
+        rank wrote before is through its host (`console_left`)."""
+        return rank in self._left or self.console_shows(rank)
+
+    def console_left(self, rank: int) -> None:
+        """The console stopped showing `rank` (detach, `c`, another rank). What the rank
+        printed in its session before that is still on its way to the log (the rank's pipe,
+        its host's stream) while the session's copy came on the worker's own stream: until its
+        host says it has handed that on (LEFT_FLUSH_S at most), those lines count as shown, so
+        they do not print twice."""
+        host = self._host_of.get(rank)
+        if host is None:
+            return
+        self._left[rank] += 1
+        task = asyncio.get_running_loop().create_task(self._flush_left(host, rank))
+        self._flushing.add(task)
+        task.add_done_callback(self._flushing.discard)
+
+    async def _flush_left(self, host: Host, rank: int) -> None:
+        try:
+            if not await within(LEFT_FLUSH_S, host.flushed(rank)):
+                log.info("rank %d's output did not come through host %d within %g s", rank, host.index, LEFT_FLUSH_S)
+        finally:
+            self._left[rank] -= 1
+            if not self._left[rank]:
+                del self._left[rank]
 
     def host_lost(self, host: Host) -> None:
         """A host's agent went away: every rank of it that had not ended is lost with it."""

@@ -69,9 +69,10 @@ class RemoteHost:
         self._idle = asyncio.Event()
         self._idle.set()
         self._samples: PendingRequests[host_pb.HostStacks] = PendingRequests()
+        self._flushes: PendingRequests[None] = PendingRequests()
         self._output_bytes = 0
         self._partial: dict[int, bytes] = {}  # by stream: the start of a line whose end is in the next chunk
-        self._sinks = launcher.output.sinks(to_terminal(lambda rank: launcher.shown(rank)))
+        self._sinks = launcher.output.sinks(to_terminal(launcher.shown))
 
     def __str__(self) -> str:
         return f"{self.hostname} ({self.address})"
@@ -114,6 +115,12 @@ class RemoteHost:
             raise PySpyError(answer.error)
         return list(answer.threads)
 
+    async def flushed(self, rank: int) -> None:
+        """Ask the agent to send on what `rank` wrote so far; return once it has (its answer
+        follows that output on the stream), or at once when the stream is over."""
+        await self._flushes.request(lambda request_id: self.outbox.put_nowait(
+            host_pb.HostCommand(flush=host_pb.HostFlush(request_id=request_id, rank=rank))))
+
     async def pump(self, request_iterator: AsyncIterator[host_pb.HostMessage]) -> None:
         """Hand the agent's messages to the launcher; when they end, end our side too."""
         try:
@@ -130,10 +137,13 @@ class RemoteHost:
                     self._samples.answer(message.stacks.request_id, message.stacks)
                 elif kind == "output":
                     self._write(message.output)
+                elif kind == "flushed":
+                    self._flushes.answer(message.flushed.request_id, None)
         except grpc.RpcError:
             pass  # the agent went away: its stream ends as if it had closed it
         self.outbox.put_nowait(None)
         self._samples.close(host_pb.HostStacks(error=f"its host {self} went away"))
+        self._flushes.close()
 
     def _write(self, output: host_pb.HostOutput) -> None:
         """Write the complete lines the agent sent (a batch split into chunks is joined back

@@ -22,20 +22,22 @@ HOST_STATE_LOST: HostState
 HOST_STATE_DONE: HostState
 
 class HostMessage(_message.Message):
-    __slots__ = ("hello", "digest", "spawned", "exit", "output", "stacks")
+    __slots__ = ("hello", "digest", "spawned", "exit", "output", "stacks", "flushed")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     DIGEST_FIELD_NUMBER: _ClassVar[int]
     SPAWNED_FIELD_NUMBER: _ClassVar[int]
     EXIT_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
     STACKS_FIELD_NUMBER: _ClassVar[int]
+    FLUSHED_FIELD_NUMBER: _ClassVar[int]
     hello: HostHello
     digest: HostDigest
     spawned: HostSpawned
     exit: HostExit
     output: HostOutput
     stacks: HostStacks
-    def __init__(self, hello: _Optional[_Union[HostHello, _Mapping]] = ..., digest: _Optional[_Union[HostDigest, _Mapping]] = ..., spawned: _Optional[_Union[HostSpawned, _Mapping]] = ..., exit: _Optional[_Union[HostExit, _Mapping]] = ..., output: _Optional[_Union[HostOutput, _Mapping]] = ..., stacks: _Optional[_Union[HostStacks, _Mapping]] = ...) -> None: ...
+    flushed: HostFlushed
+    def __init__(self, hello: _Optional[_Union[HostHello, _Mapping]] = ..., digest: _Optional[_Union[HostDigest, _Mapping]] = ..., spawned: _Optional[_Union[HostSpawned, _Mapping]] = ..., exit: _Optional[_Union[HostExit, _Mapping]] = ..., output: _Optional[_Union[HostOutput, _Mapping]] = ..., stacks: _Optional[_Union[HostStacks, _Mapping]] = ..., flushed: _Optional[_Union[HostFlushed, _Mapping]] = ...) -> None: ...
 
 class HostHello(_message.Message):
     __slots__ = ("hostname", "addresses", "index_hint", "meshdbg_version", "python_version", "protocol_version", "master_port")
@@ -90,16 +92,32 @@ class HostOutput(_message.Message):
     def __init__(self, stream: _Optional[int] = ..., text: _Optional[bytes] = ..., rank: _Optional[int] = ..., shown: _Optional[bool] = ...) -> None: ...
 
 class HostCommand(_message.Message):
-    __slots__ = ("welcome", "assignment", "stop", "sample")
+    __slots__ = ("welcome", "assignment", "stop", "sample", "flush")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     ASSIGNMENT_FIELD_NUMBER: _ClassVar[int]
     STOP_FIELD_NUMBER: _ClassVar[int]
     SAMPLE_FIELD_NUMBER: _ClassVar[int]
+    FLUSH_FIELD_NUMBER: _ClassVar[int]
     welcome: HostWelcome
     assignment: HostPlan
     stop: HostStop
     sample: HostSample
-    def __init__(self, welcome: _Optional[_Union[HostWelcome, _Mapping]] = ..., assignment: _Optional[_Union[HostPlan, _Mapping]] = ..., stop: _Optional[_Union[HostStop, _Mapping]] = ..., sample: _Optional[_Union[HostSample, _Mapping]] = ...) -> None: ...
+    flush: HostFlush
+    def __init__(self, welcome: _Optional[_Union[HostWelcome, _Mapping]] = ..., assignment: _Optional[_Union[HostPlan, _Mapping]] = ..., stop: _Optional[_Union[HostStop, _Mapping]] = ..., sample: _Optional[_Union[HostSample, _Mapping]] = ..., flush: _Optional[_Union[HostFlush, _Mapping]] = ...) -> None: ...
+
+class HostFlush(_message.Message):
+    __slots__ = ("request_id", "rank")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    request_id: int
+    rank: int
+    def __init__(self, request_id: _Optional[int] = ..., rank: _Optional[int] = ...) -> None: ...
+
+class HostFlushed(_message.Message):
+    __slots__ = ("request_id",)
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    request_id: int
+    def __init__(self, request_id: _Optional[int] = ...) -> None: ...
 
 class HostSample(_message.Message):
     __slots__ = ("request_id", "pid", "all_threads", "timeout_s")

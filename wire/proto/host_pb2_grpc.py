@@ -54,7 +54,7 @@ class HostsServicer:
         (the target, so the agent can digest its script) or ends the call with a one-line
         reason (late, duplicate, wrong version). The agent sends `digest`; once every host has
         joined, the server sends `assignment` (its index and ranks). The agent then reports its
-        ranks' pids, output and exits, and obeys `stop`. The stream ending either
+        ranks' pids, output and exits, and obeys `stop`, `sample` and `flush`. The stream ending either
         way ends the job on that side: the server marks the host's ranks lost, the agent ends
         its ranks and exits.
         """

@@ -1,15 +1,18 @@
 """A rank's log lines: prefixed, whole, and without what the rank's session already showed
 while a console on the terminal shows that rank; the same lines unprefixed to the run's own
-listeners, never those a session showed (meshdbg.host.output)."""
+listeners, never those a session showed (meshdbg.host.output); and `handed_on`, the barrier
+a console that leaves a rank waits on, over a real pipe."""
 
 from __future__ import annotations
 
 import asyncio
 import io
+import os
 
 import pytest
+import uvloop
 
-from meshdbg.host.output import PrefixedLines, RankLines, Stream, line_prefix, log_sink
+from meshdbg.host.output import PrefixedLines, RankLines, Stream, line_prefix, log_sink, pipe_to
 from meshdbg.wire.shown_marks import mark
 
 
@@ -72,3 +75,50 @@ def test_a_listener_that_fails_is_dropped_and_the_others_still_hear(capsys) -> N
     lines.publish(0, Stream.STDOUT, ["b"])
     assert heard == [["a"], ["b"]]
     assert capsys.readouterr().err.count("ZeroDivisionError") == 1
+
+
+class _Pausable:
+    """A Flow that only keeps the pipe it is given, to pause it by hand."""
+
+    def __init__(self) -> None:
+        self.pipe: asyncio.ReadTransport | None = None
+
+    def watch(self, transport: asyncio.ReadTransport) -> None:
+        self.pipe = transport
+
+    def forget(self, transport: asyncio.ReadTransport) -> None:
+        pass
+
+
+@pytest.mark.parametrize("loop_factory", [asyncio.new_event_loop, uvloop.new_event_loop], ids=["asyncio", "uvloop"])
+def test_handed_on_returns_once_what_was_written_before_it_is_in_the_sink(loop_factory) -> None:
+    """Lines written into the pipe are in the sink when `handed_on` returns, not before; a
+    paused pipe holds it until it resumes; a closed one lets it return at once (on both
+    loops: `meshdbg run` runs on uvloop's)."""
+    async def body() -> None:
+        got: list[str] = []
+        flow = _Pausable()
+        write_fd, pump = await pipe_to("[r0] ", lambda text, shown: got.append(text), flow)
+        try:
+            lines = "".join(f"line {n}\n" for n in range(5000))  # about 50 KB: more than one read
+            os.write(write_fd, lines.encode())
+            assert not got  # nothing is read before the loop turns
+            await asyncio.wait_for(pump.handed_on(), 5)
+            assert "".join(got) == "".join(f"[r0] line {n}\n" for n in range(5000))
+
+            assert flow.pipe is not None
+            flow.pipe.pause_reading()
+            os.write(write_fd, b"held\n")
+            waiting = asyncio.ensure_future(pump.handed_on())
+            done, _ = await asyncio.wait({waiting}, timeout=0.3)
+            assert not done and got[-1] != "[r0] held\n"
+            flow.pipe.resume_reading()
+            await asyncio.wait_for(waiting, 5)
+            assert got[-1] == "[r0] held\n"
+        finally:
+            os.close(write_fd)
+        await asyncio.wait_for(pump.closed, 5)
+        await asyncio.wait_for(pump.handed_on(), 1)
+
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        runner.run(body())
