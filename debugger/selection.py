@@ -109,6 +109,11 @@ class _Parser:
         if not self.take(value):
             raise self.fail(f"expected {value!r}")
 
+    def next_item(self) -> None:
+        """Between two items of a parenthesised list, which did not end with `)`: a `,`."""
+        if not self.take(","):
+            raise self.fail("expected ',' or ')'" if self.peek() else "expected ')' to close the parenthesis")
+
     def integer(self) -> int | None:
         token = self.peek()
         if token and token[0] == "int":
@@ -156,7 +161,7 @@ class _Parser:
                 values.add(value)
                 if self.take(")"):
                     return IndexSet(frozenset(values))
-                self.expect(",")
+                self.next_item()
         start = self.integer()
         if not self.take(":"):
             if start is None:
@@ -195,7 +200,7 @@ class _Parser:
                     ranks = item if ranks is None else ranks.union(item)
                 if self.take(")"):
                     break
-                self.expect(",")
+                self.next_item()
         self.done()
         return Selection(self.text, ranks=ranks, coords=coords)
 

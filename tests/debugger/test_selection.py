@@ -54,6 +54,9 @@ def test_unknown_dimension_matches_nothing_and_is_reported() -> None:
     ("ranks[1]", 5, "unexpected character '['"),
     ("everything", 0, "expected `all`"),
     ("ranks(gpus=(0,", 14, "expected an integer"),
+    ("ranks(pp=1:3", 12, "expected ')' to close the parenthesis"),
+    ("ranks(gpus=(0,1", 15, "expected ')' to close the parenthesis"),
+    ("ranks(pp=1 gpus=0)", 11, "expected ',' or ')'"),
 ])
 def test_bad_selections_point_at_the_problem(text: str, position: int, problem: str) -> None:
     with pytest.raises(SelectionError) as caught:
