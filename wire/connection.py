@@ -21,11 +21,12 @@ import dataclasses
 import json
 import os
 import stat
+import string
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from meshdbg.wire.coords import bounded_float, bounded_int
+from meshdbg.wire.coords import PORT_LIMIT, bounded_float, bounded_int
 from meshdbg.wire.environment import ADDR, CONNECTION_FILE, RUNTIME_DIR, TLS_FINGERPRINT, TOKEN
 from meshdbg.wire.errors import ConnectionFailed, UntrustedFile, UsageError
 
@@ -35,6 +36,7 @@ AUTH_HEADER = "authorization"
 SERVER_FILE_GLOB = "server-*.json"
 PID_LIMIT = 2**22  # Linux's pid_max ceiling
 URL_SCHEME = "meshdbg://"
+SHA256_HEX_DIGITS = 64
 
 
 @dataclass(frozen=True)
@@ -74,15 +76,23 @@ def join_url(addr: str, fingerprint: str) -> str:
 
 def parse_url(text: str) -> tuple[str, str]:
     """An address (`host:port`, or a join URL) → (host:port, fingerprint or ""); UsageError
-    for a malformed URL."""
+    for a malformed URL, saying what is wrong: a URL cut short where a terminal wrapped it is
+    told apart from a server that presents another certificate."""
     if not text.startswith(URL_SCHEME):
         return text, ""
     addr, _, pin = text[len(URL_SCHEME):].partition("#")
     algorithm, equals, digest = pin.partition("=")
     _, colon, port = addr.rpartition(":")
-    if not colon or not port.isdigit() or (pin and (algorithm != "sha256" or not equals or not digest)):
-        raise UsageError(f"bad meshdbg URL {text!r}: expected {URL_SCHEME}ADDR:PORT#sha256=HEX")
-    return addr, f"{algorithm}:{digest}" if pin else ""
+    problem = ""
+    if not colon or not port.isdigit() or (pin and (algorithm != "sha256" or not equals)):
+        problem = f"expected {URL_SCHEME}ADDR:PORT#sha256=HEX"
+    elif bounded_int(port, PORT_LIMIT) in (None, 0):
+        problem = f"port {port} is not between 1 and {PORT_LIMIT - 1}"
+    elif pin and (len(digest) != SHA256_HEX_DIGITS or any(c not in string.hexdigits for c in digest)):
+        problem = f"the sha256 fingerprint has {SHA256_HEX_DIGITS} hex digits (was the URL cut short?)"
+    if problem:
+        raise UsageError(f"bad meshdbg URL {text!r}: {problem}")
+    return addr, f"{algorithm}:{digest.lower()}" if pin else ""
 
 
 # ---- the file's contents: one writer, one reader ----------------------------------------

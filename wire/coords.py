@@ -14,6 +14,7 @@ from meshdbg.wire.proto import debugger_pb2 as pb
 
 
 RANK_LIMIT = 2**31  # ranks and coordinates travel as int32
+PORT_LIMIT = 2**16  # TCP ports are below this
 SECONDS_LIMIT = 1e7  # any timeout or pause a person gives (115 days): far past a job, short of overflows
 _DIGITS = re.compile(r"[0-9]+")
 _DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")

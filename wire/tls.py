@@ -14,11 +14,10 @@ import ssl
 
 import grpc
 
-from meshdbg.wire.coords import bounded_int
+from meshdbg.wire.coords import PORT_LIMIT, bounded_int
 from meshdbg.wire.errors import ConnectionFailed
 
 FETCH_TIMEOUT_S = 5.0
-PORT_LIMIT = 2**16
 
 
 def fingerprint(cert_pem: bytes | str) -> str:

@@ -17,13 +17,19 @@ from meshdbg.wire.errors import UsageError
 
 
 def test_join_urls_round_trip_and_bad_ones_are_usage_errors() -> None:
-    url = join_url("198.18.0.1:4000", "sha256:ab12")
-    assert url == "meshdbg://198.18.0.1:4000#sha256=ab12"
-    assert parse_url(url) == ("198.18.0.1:4000", "sha256:ab12")
+    digest = "ab12" * 16
+    url = join_url("198.18.0.1:4000", f"sha256:{digest}")
+    assert url == f"meshdbg://198.18.0.1:4000#sha256={digest}"
+    assert parse_url(url) == ("198.18.0.1:4000", f"sha256:{digest}")
+    assert parse_url(url.upper().replace("MESHDBG://", "meshdbg://").replace("SHA256", "sha256")) == (
+        "198.18.0.1:4000", f"sha256:{digest}")  # hex digits in either case
     assert parse_url("meshdbg://[::1]:4000") == ("[::1]:4000", "")
     assert parse_url("127.0.0.1:5") == ("127.0.0.1:5", "")
-    for bad in ("meshdbg://host", "meshdbg://h:1#md5=x", "meshdbg://h:1#sha256=", "meshdbg://h:port"):
-        with pytest.raises(UsageError, match="bad meshdbg URL"):
+    for bad, why in [("meshdbg://host", "expected"), ("meshdbg://h:1#md5=x", "expected"),
+                     ("meshdbg://h:1#sha256=", "cut short"), ("meshdbg://h:port", "expected"),
+                     (url[:-5], "cut short"), (url[:-1] + "g", "hex digits"),
+                     ("meshdbg://h:99999", "port 99999 is not between 1 and 65535"), ("meshdbg://h:0", "port 0")]:
+        with pytest.raises(UsageError, match=f"bad meshdbg URL .*{why}"):
             parse_url(bad)
 
 
