@@ -43,8 +43,15 @@ class MultiRun:
     def join(self, *hosts: str, extra: tuple[str, ...] = (), host_env: dict[str, dict[str, str]] | None = None) -> None:
         """Start an agent on each of `hosts`, dialling the URL the run printed (`host_env`: more
         environment for some hosts' agents, as their placer would set)."""
-        self.url = wait_for(lambda: next((word for word in self.stderr.split() if word.startswith("meshdbg://")), ""),
-                            20, "the join line on the run's stderr")
+        def printed_url() -> str:
+            if self.process.poll() is not None:
+                raise AssertionError(f"the run exited ({self.process.returncode}) before its join line: {self.stderr!r}")
+            return next((word for word in self.stderr.split() if word.startswith("meshdbg://")), "")
+
+        try:
+            self.url = wait_for(printed_url, 20, "the join line on the run's stderr")
+        except AssertionError as exc:  # say what the run did print
+            raise AssertionError(f"{exc}; its stderr so far: {self.stderr!r}") from None
         for host in hosts:
             with open(self.folder / f"{host}.err", "w") as err:
                 self.agents[host] = self.cluster.start(host, meshdbg("host", "--join", self.url, *extra),
