@@ -22,6 +22,15 @@ import uvloop
 from meshdbg.host.pyspy import PySpyError, py_spy_stacks
 
 STUCK = "import re; print('ready', flush=True); re.match(r'(a+)+$', 'a' * 64 + 'b')"
+_forks: list[str] | None = None  # the threads this process forked from, while a test counts them
+
+
+def _count_fork() -> None:
+    if _forks is not None:
+        _forks.append(threading.current_thread().name)
+
+
+os.register_at_fork(before=_count_fork)  # (a hook cannot be removed: one, counting only when asked)
 
 
 @contextlib.contextmanager
@@ -37,10 +46,13 @@ def stuck_process() -> Iterator[int]:
 
 
 def test_py_spy_samples_a_process_stuck_in_c_without_forking_the_caller() -> None:
-    forks: list[str] = []
-    os.register_at_fork(before=lambda: forks.append(threading.current_thread().name))
+    global _forks
     with stuck_process() as pid:
-        threads = uvloop.run(py_spy_stacks(pid, all_threads=False, timeout=10))
+        _forks = forks = []
+        try:
+            threads = uvloop.run(py_spy_stacks(pid, all_threads=False, timeout=10))
+        finally:
+            _forks = None
     (main,) = threads
     assert main.frames[-1].function == "match"  # sampled where it is stuck, holding the GIL in C
     assert forks == [], f"the caller was forked from {forks}"
