@@ -26,6 +26,17 @@ NOT_YET = ("not stopped yet: outside Python code (C code, a blocking call or a c
 REASONS = {State.STOPPED: "already stopped", State.EXITED: "has exited", State.STARTING: "still starting"}
 
 
+async def why_not_interrupted(client: ControlClient, session: SessionView) -> str:
+    """Why `ControlClient.interrupt` did not ask `session`'s rank to stop (Ctrl-C after `c` in
+    the console or `attach --plain`): its process's state, or that nothing reaches it while it
+    runs (only an agent stream does: a process that only set PYTHONBREAKPOINT has none)."""
+    for worker in await client.workers():
+        if (worker.name, worker.rank) == (session.name, session.rank):
+            return f"it is {worker.state.value}"
+    return ("it has no agent stream to be interrupted through (a process that only set PYTHONBREAKPOINT; one "
+            "started through `python -m meshdbg.worker.mesh.bootstrap` has one)")
+
+
 def cannot_break_in_yet(label: str, running: SessionView) -> str:
     """Why a command asked to stop (Ctrl-C in the console or `attach --plain`) has not yet."""
     return (f"{label} cannot break in yet: it is outside Python code at {where(running)} (a blocking call, C code "

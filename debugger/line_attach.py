@@ -2,13 +2,15 @@
 
 Reads lines from stdin (with the terminal's line editing when it is one) until `detach`, EOF,
 or the rank is gone; useful from scripts and dumb terminals. As local pdb does, it follows
-the rank across `c`: while stdin has another line, it waits for the rank's next stop,
-attaches there and goes on. However the session ends while a line is being read (its worker
+the rank across `c`: it waits for the rank's next stop, with no prompt shown meanwhile,
+attaches there and goes on, or ends when the rank exits; a script's stdin is followed only
+while it has another line (at its end the attach ends with it). However the session ends while a line is being read (its worker
 dies, another client continues it, the server stops), it ends at once with one line and an
 exit status. Off a terminal the event loop reads file descriptor 0 itself, never through
 sys.stdin's buffer; on one, `input()` runs in a daemon thread, so nothing waits for it at exit.
-Ctrl-C while a line runs breaks into its command, as in local pdb; at the prompt, or a second
-time while a command cannot break in yet, it leaves (the session stays as it is).
+Ctrl-C while a line runs breaks into its command, as in local pdb, and after `c` it
+interrupts the rank; at the prompt, or a second time while a command cannot break in yet or
+the rank is being interrupted, it leaves (the session stays as it is).
 """
 
 from __future__ import annotations
@@ -21,11 +23,11 @@ import signal
 import socket
 import sys
 import threading
-from typing import AsyncIterator
+from typing import AsyncIterator, Awaitable
 
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.attached_session import AttachedSession
-from meshdbg.debugger.interruption import BREAK_IN_S, cannot_break_in_yet
+from meshdbg.debugger.interruption import BREAK_IN_S, cannot_break_in_yet, why_not_interrupted
 from meshdbg.debugger.peers import SharedLines
 from meshdbg.debugger.views import Change, SessionView, WorkerView
 from meshdbg.debugger.answers import PdbReply
@@ -78,9 +80,7 @@ class _Stdin:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[str | None] = loop.create_future()
         self._in_flight = future
-        if self._terminal is None:
-            self._terminal = sys.stdin.isatty() and sys.stdout.isatty()
-        if self._terminal:  # input() edits lines without sys.stdin's buffer
+        if self.terminal:  # input() edits lines without sys.stdin's buffer
             if before:
                 _show_text(before)
             if self._reader is None:
@@ -100,6 +100,20 @@ class _Stdin:
                 return future
             self._watching = loop
         return future
+
+    @property
+    def terminal(self) -> bool:
+        """Whether stdin and stdout are a terminal (a person types the lines)."""
+        if self._terminal is None:
+            self._terminal = sys.stdin.isatty() and sys.stdout.isatty()
+        return self._terminal
+
+    def end_prompt_line(self) -> None:
+        """After a line that leaves (`detach`): off a terminal, end the prompt's line, which
+        no echoed Enter ended (as pdb ends it at the end of its input); on one, the person's
+        Enter did."""
+        if not self.terminal:
+            _show_text("\n")
 
     def stop_watching(self) -> None:
         """No more lines are wanted: what comes on file descriptor 0 from now on stays there,
@@ -194,6 +208,7 @@ class _CtrlC:
         self._running: tuple[asyncio.Future[None], SessionView] | None = None  # a line's end, its session
         self._breaking: asyncio.Task[None] | None = None
         self._leave_next = False
+        self._following: SessionView | None = None  # the rank let run with `c`, waited for (`follow`)
 
     def __enter__(self) -> "_CtrlC":
         if self._previous is not signal.SIG_IGN:  # started with SIGINT ignored (in the background): it stays so
@@ -217,13 +232,40 @@ class _CtrlC:
             if self._breaking is not None:
                 self._breaking.cancel()
 
+    async def follow(self, session: SessionView, stop: Awaitable[bool]) -> bool:
+        """Wait for `stop` (the rank's next stop after `c`: True; its end: False) as local pdb
+        waits after `c`: the first Ctrl-C interrupts the rank, which stops where it runs (and
+        the wait ends there); one more leaves."""
+        self._following, self._breaking, self._leave_next = session, None, False
+        try:
+            return await stop
+        finally:
+            self._following = None
+            if self._breaking is not None:
+                self._breaking.cancel()
+
     def _pressed(self) -> None:
-        if self._running is None or self._leave_next:
+        if self._following is not None and not self._leave_next:
+            self._leave_next = True
+            self._breaking = self._loop.create_task(self._interrupt(self._following))
+        elif self._running is None or self._leave_next:
             if callable(self._previous):
                 print(flush=True)  # off the half-typed line, for the verb's `meshdbg: interrupted`
                 self._previous(signal.SIGINT, None)
         elif self._breaking is None:
             self._breaking = self._loop.create_task(self._break_in(*self._running))
+
+    async def _interrupt(self, session: SessionView) -> None:
+        """Ask the rank we follow to stop in pdb where it runs; say so (or why not)."""
+        label = rank_label(session)
+        try:
+            if session.rank in await self._client.interrupt(str(session.rank)):
+                said = f"interrupting {label}"
+            else:
+                said = f"{label} could not be interrupted: {await why_not_interrupted(self._client, session)}"
+        except MeshdbgError as exc:
+            said = f"cannot interrupt {label}: {exc}"
+        print(f"\nmeshdbg: {said}; Ctrl-C again leaves", flush=True)
 
     async def _break_in(self, ended: asyncio.Future[None], session: SessionView) -> None:
         try:
@@ -267,18 +309,26 @@ async def _attach_lines(client: ControlClient, ctrl_c: _CtrlC, rank: int | None,
                     print()
                     return 0
                 if line.strip() in DETACH_WORDS:
+                    _stdin.end_prompt_line()
                     return 0
                 reply = await ctrl_c.run(attached, line)
                 shown = _shown(reply)
             _show_text(shown)
         if reply.reason is not EndReason.CONTINUED or session_id is not None:
             return _exit_status(reply)
-        pending = await read_line(reply.prompt or "(Pdb) ")
-        if pending is None or pending.strip() in DETACH_WORDS:
-            print()
-            return 0
-        print(f"meshdbg: {rank_label(session)} continued; waiting for its next stop", flush=True)
-        if not await next_stop(client, session):
+        if _stdin.terminal:  # as local pdb after `c`: no prompt until the rank stops again
+            print(f"meshdbg: {rank_label(session)} continued; waiting for its next stop (Ctrl-C interrupts it)",
+                  flush=True)
+        else:  # a script goes on with the rank only if it has another line for it
+            pending = await read_line(reply.prompt or "(Pdb) ")
+            if pending is None:
+                print()
+                return 0
+            if pending.strip() in DETACH_WORDS:
+                _stdin.end_prompt_line()
+                return 0
+            print(f"meshdbg: {rank_label(session)} continued; waiting for its next stop", flush=True)
+        if not await ctrl_c.follow(session, next_stop(client, session)):
             return 0
         rank = session.rank
 

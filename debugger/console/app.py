@@ -44,7 +44,7 @@ from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.views import SessionView, WorkerView
 from meshdbg.debugger.answers import PdbReply
 from meshdbg.debugger.format import PDB_ERROR_PREFIX, rank_label, where
-from meshdbg.debugger.interruption import BREAK_IN_S, cannot_break_in_yet
+from meshdbg.debugger.interruption import BREAK_IN_S, cannot_break_in_yet, why_not_interrupted
 from meshdbg.debugger.selection import AttachTarget, thread_session
 from meshdbg.wire.errors import ConnectionFailed, MeshdbgError, NoMatchError, SessionError
 from meshdbg.wire.vocabulary import EndReason, State, WatchKind
@@ -403,11 +403,11 @@ class Console:
         return False
 
     async def _interrupt(self, session: SessionView) -> None:
-        ranks = await (await self.link.ensure()).interrupt(str(session.rank))
-        if session.rank in ranks:
+        client = await self.link.ensure()
+        if session.rank in await client.interrupt(str(session.rank)):
             self.announce(f"interrupting {rank_label(session)}…")
         else:
-            self.warn(f"{rank_label(session)} could not be interrupted (it is not running)")
+            self.warn(f"{rank_label(session)} could not be interrupted: {await why_not_interrupted(client, session)}")
 
     # ---- attachment -------------------------------------------------------------------
 

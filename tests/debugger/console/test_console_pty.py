@@ -281,6 +281,57 @@ def test_plain_attach_follows_the_rank_across_continue_while_stdin_has_lines(mes
     assert result.returncode == 0 and "rank 1 (hosts=0,gpus=1) exited; nothing more to attach to" in result.stdout
 
 
+def test_plain_attach_on_a_terminal_waits_for_the_next_stop_after_continue_with_no_prompt(mesh: Mesh) -> None:
+    """As local pdb after `c`: no prompt while the rank runs; its next stop brings one, and
+    its exit ends the attach with no line typed. Ctrl-C meanwhile interrupts the rank (it
+    stops where it runs, and the attach is there); once more leaves."""
+    mesh.start_worker(0, then="again")
+    mesh.wait_sessions(stopped={0})
+    child = mesh.console("--plain", "0")
+    child.expect(re.escape("(Pdb)"))
+    run(child, "c", re.escape("waiting for its next stop (Ctrl-C interrupts it)"))
+    child.expect(re.escape("(Pdb)"))  # the second breakpoint's prompt, with nothing typed
+    run(child, "p second_stop", "True", re.escape("(Pdb)"))
+    run(child, "c", "waiting for its next stop")
+    child.expect(re.escape("meshdbg: rank 0 (hosts=0,gpus=0) exited; nothing more to attach to"))
+    child.expect(pexpect.EOF)
+    assert child.logfile_read.getvalue().count("(Pdb)") == 3  # each stop's prompt, and the one after `p`
+    child.close()
+    assert child.exitstatus == 0
+
+    mesh.start_worker(1, then="spin", bootstrap=True)  # runs on after `c` (for 50 s)
+    mesh.wait_sessions(stopped={1})
+    child = mesh.console("--plain", "1")
+    child.expect(re.escape("(Pdb)"))
+    run(child, "c", "waiting for its next stop")
+    child.sendintr()
+    child.expect(re.escape("meshdbg: interrupting rank 1 (hosts=0,gpus=1); Ctrl-C again leaves"))
+    child.expect(re.escape("(Pdb)"))  # stopped where it ran
+    run(child, "p then", "'spin'", re.escape("(Pdb)"))
+    run(child, "c", "waiting for its next stop")
+    child.sendintr()
+    child.expect("interrupting rank 1")
+    child.sendintr()  # before it stops, or at its prompt: leaves either way
+    child.expect(re.escape("meshdbg: interrupted"))
+    child.expect(pexpect.EOF)
+    assert "Traceback" not in child.logfile_read.getvalue()
+
+
+def test_ctrl_c_after_continue_says_why_a_rank_without_an_agent_stream_cannot_be_interrupted(mesh: Mesh) -> None:
+    """A process that only set PYTHONBREAKPOINT runs on after `c` with nothing that reaches it:
+    said so (it used to say "it is not running"), and the next Ctrl-C leaves."""
+    mesh.start_worker(2, then="spin")  # not through the bootstrap: no agent stream
+    mesh.wait_sessions(stopped={2})
+    child = mesh.console("--plain", "2")
+    child.expect(re.escape("(Pdb)"))
+    run(child, "c", "waiting for its next stop")
+    child.sendintr()
+    child.expect(re.escape("meshdbg: rank 2 (hosts=1,gpus=0) could not be interrupted: it has no agent stream"))
+    child.sendintr()
+    child.expect(re.escape("meshdbg: interrupted"))
+    child.expect(pexpect.EOF)
+
+
 INTERRUPTED, CUT = "*** KeyboardInterrupt", "--KeyboardInterrupt-- (output cut:"  # the command's, the drawing's
 PRINTING_FOR_A_MINUTE = "!for i in range(600): print('line', i); __import__('time').sleep(0.1)"
 
