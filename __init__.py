@@ -18,14 +18,10 @@ __all__ = ["set_trace", "install", "proc_mesh", "endpoint"]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "set_trace":
-        from meshdbg.worker.hook import remote_breakpointhook
+    if name in ("set_trace", "install"):
+        from meshdbg import worker  # (an attribute, not `from worker import`: its AttributeError stays one)
 
-        return remote_breakpointhook
-    if name == "install":
-        from meshdbg.worker.hook import install
-
-        return install
+        return worker.remote_breakpointhook if name == "set_trace" else worker.install
     if name == "endpoint":
         from meshdbg.worker.mesh.actor import endpoint
 

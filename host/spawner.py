@@ -17,12 +17,11 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 from typing import Callable
 
 from meshdbg.wire.errors import MeshError
 from meshdbg.wire.pending import PendingRequests
-from meshdbg.worker.mesh.zygote import MAX_MESSAGE
+from meshdbg.worker.mesh.zygote import MAX_MESSAGE, command
 
 ExitCallback = Callable[[int, int], None]  # (pid, exit status or -signal)
 
@@ -43,7 +42,7 @@ class ForkServer:
     def start(cls, on_exit: ExitCallback) -> "ForkServer":
         """Start the zygote process (it keeps its own process group, away from Ctrl-C)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        process = subprocess.Popen([sys.executable, "-m", "meshdbg.worker.mesh.zygote", str(os.getpid()), str(theirs.fileno())],
+        process = subprocess.Popen(command(os.getpid(), theirs.fileno()),
                                    pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL)
         theirs.close()
         return cls(process, ours, on_exit)

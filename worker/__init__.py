@@ -15,7 +15,11 @@ __all__ = ["install", "remote_breakpointhook"]
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from meshdbg.worker import hook
-
+        try:
+            from meshdbg.worker import hook
+        except ImportError as exc:  # (said on stderr: meshdbg.worker.dependencies)
+            if name == "remote_breakpointhook":  # breakpoint() then warns and runs on, as with a hook it cannot import
+                raise AttributeError(str(exc)) from exc
+            raise
         return getattr(hook, name)
     raise AttributeError(f"module 'worker' has no attribute {name!r}")

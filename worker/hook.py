@@ -13,6 +13,7 @@ import sys
 from types import CodeType, FrameType, TracebackType
 from typing import Any, Callable, Mapping
 
+from meshdbg.worker import dependencies  # noqa: F401  (first: gRPC and protobuf as installed, not the job's)
 from meshdbg.wire.connection import resolve_connection
 from meshdbg.wire.errors import MeshdbgError
 from meshdbg.wire.vocabulary import StopReason

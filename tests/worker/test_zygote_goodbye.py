@@ -12,10 +12,12 @@ import subprocess
 import sys
 import time
 
+from meshdbg.worker.mesh.zygote import command
+
 
 def test_a_launcher_gone_before_the_answer_ends_the_fork_server_quietly() -> None:
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    zygote = subprocess.Popen([sys.executable, "-m", "meshdbg.worker.mesh.zygote", str(os.getpid()), str(theirs.fileno())],
+    zygote = subprocess.Popen(command(os.getpid(), theirs.fileno()),
                               pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     theirs.close()
     read, write = os.pipe()

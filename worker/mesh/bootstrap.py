@@ -20,6 +20,7 @@ import sys
 import threading
 import traceback
 
+from meshdbg.worker import dependencies  # noqa: F401  (first: gRPC and protobuf as installed, not the job's)
 from meshdbg.wire.connection import resolve_connection
 from meshdbg.wire.environment import POST_MORTEM
 from meshdbg.wire.errors import MeshdbgError

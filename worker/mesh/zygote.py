@@ -2,7 +2,7 @@
 
 Starting 32 Python interpreters that each import grpc costs seconds on a small machine;
 forking a process that already imported them costs milliseconds. The launcher starts this
-module as `python -m meshdbg.worker.mesh.zygote LAUNCHER_PID FD` and talks to it over the inherited
+module as `python PATH/zygote.py LAUNCHER_PID FD` (`command`) and talks to it over the inherited
 AF_UNIX SOCK_SEQPACKET socket FD, one JSON message per packet:
 
     launcher → zygote   {"op": "spawn", "id", "env", "argv", "cwd", "path"}  + 2 fds (stdout, stderr)
@@ -54,6 +54,15 @@ class ChildTask:
     argv: list[str]
     cwd: str
     path: list[str] | None  # sys.path to use (a ProcMesh passes its own), else the bootstrap decides
+
+
+def command(launcher_pid: int, fd: int) -> list[str]:
+    """How a launcher starts the fork server: by this file's path, not `-m`. With `-m`, Python
+    puts the current folder, the job's, first on sys.path, and a job's own `meshdbg.py` or
+    `grpc.py` was imported in place of ours (the run failed with its error). By path, it puts
+    this file's folder there, which each child's bootstrap replaces with the job's, as Python
+    would have put it for the job."""
+    return [sys.executable, os.path.abspath(__file__), str(launcher_pid), str(fd)]
 
 
 def _send(sock: socket.socket, message: dict) -> None:

@@ -1,0 +1,65 @@
+"""gRPC and protobuf, the worker side's dependencies, imported from where they are installed and
+never from the job's own folder.
+
+Python puts a job's folder first on sys.path (the script's, for `python train.py`; the current
+one for `-m` and `-c`), so a job folder that holds a `grpc.py` or a `google/` package of its
+own had it imported in their place at the first `breakpoint()`: the stop failed with the job's
+error, where local pdb, which needs neither, stops. The worker side's entry points (the
+breakpoint hook, the mesh bootstrap) import this module first: it imports both with those
+folders left out of sys.path, then puts sys.path back as it was, so the job still finds its
+own modules by those names. A job that already imported a module of its own by one of those
+names (before its first stop) leaves the stop nothing to use: that is said on stderr (Python's
+`breakpoint()` swallows its hook's ImportError, naming only the hook) and raised.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+NAMES = ("grpc", "google.protobuf")  # what the worker side imports that a job folder could hold
+
+
+def job_folders() -> set[str]:
+    """The folders Python may have put first on sys.path for the job: the current one, and the
+    folder of the `__main__` script."""
+    folders = {os.getcwd()}
+    script = getattr(sys.modules.get("__main__"), "__file__", None)
+    if script:
+        folders.add(os.path.dirname(os.path.abspath(script)))
+    return folders
+
+
+def found_in(name: str, folders: set[str]) -> str | None:
+    """The file of the imported module `name` when it was found in one of `folders` (as a
+    module or a package there), else None."""
+    where = getattr(sys.modules[name], "__file__", None)
+    if not where:
+        return None
+    top = os.path.abspath(where)
+    for _ in range(name.count(".") + 1 + (os.path.basename(top) == "__init__.py")):
+        top = os.path.dirname(top)
+    return where if top in folders else None
+
+
+def load() -> None:
+    """Import NAMES as installed; ImportError naming a job's own module that hides one."""
+    folders = job_folders()
+    saved = sys.path[:]
+    sys.path[:] = [entry for entry in saved if os.path.abspath(entry or os.curdir) not in folders]
+    try:
+        for name in NAMES:
+            importlib.import_module(name)
+    finally:
+        sys.path[:] = saved
+    for name in NAMES:
+        hiding = found_in(name, folders)
+        if hiding is not None:
+            message = (f"meshdbg: cannot stop here: the job's own {name} ({hiding}), imported before its first "
+                       f"stop, hides the installed one meshdbg needs; rename it")
+            sys.stderr.write(message + "\n")
+            raise ImportError(message)
+
+
+load()
