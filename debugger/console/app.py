@@ -276,11 +276,11 @@ class Console:
         """Closing under `meshdbg run` while the job runs on: the rank we let run is the next
         Ctrl-C's (meshdbg.debugger.console.job); say so when the console closed by itself."""
         job.following = self.following.rank if self.following is not None and not job.closed_by_user else None
-        if job.ended.is_set() or job.closed_by_user:
-            return
+        if job.ended.is_set() or job.closed_by_user or not self.board.running():
+            return  # (no rank runs: the job is ending, and `meshdbg run` says how)
         then = (f"Ctrl-C interrupts {rank_label(self.following)}, a second one stops the job"
                 if self.following is not None else "Ctrl-C stops the job")
-        self.announce(f"every rank runs; the console closes until the next stop ({then})")
+        self.announce(f"no rank is paused any more; the console closes until the next stop ({then})")
 
     async def _attach_at_start(self, target: AttachTarget) -> None:
         """Open in the rank's pdb; under `meshdbg run`, a rank already running on is no error."""

@@ -1,6 +1,6 @@
 """A job for `meshdbg run` console tests: rank 0 stops once, then runs on; the others end at once.
 
-After `c` every rank runs, so the console closes until the next stop. Rank 0 runs Python
+After `c` no rank is paused, so the console closes until the next stop. Rank 0 runs Python
 (an interrupt stops it at once) until `block` is set from pdb; then it waits in C, where an
 interrupt cannot reach it.
 """

@@ -271,6 +271,26 @@ def test_a_failing_rank_opens_post_mortem_and_the_job_ends_with_its_status(env: 
     assert status == 1
 
 
+def test_a_rank_killed_while_every_rank_is_paused_ends_the_job_without_saying_ranks_run_on(env: dict[str, str]
+                                                                                             ) -> None:
+    """SIGKILL of the attached rank stops the mesh (its first failure): the other paused ranks
+    end too, and the console closes with them, saying nothing of ranks running on (it said
+    "every rank runs; the console closes until the next stop" as the job ended)."""
+    child = start_script(env, "hosts=1,gpus=3", HERE.parents[1] / "scripts" / "hold.py")
+    try:
+        child.expect(r"attached to rank (\d)")  # the first to stop
+        attached = int(child.match.group(1))
+        wait_for(lambda: len(json.loads(cli(env, "list", "--json").stdout)) == 3, WAIT_S, "3 paused ranks")
+        pid = next(s["pid"] for s in json.loads(cli(env, "list", "--json").stdout) if s["rank"] == attached)
+        os.kill(pid, signal.SIGKILL)
+        child.expect(re.escape(f"rank {attached} failed first (exit status 137); the mesh was stopped"))
+        status, text = finish(child)
+    finally:
+        child.close(force=True)
+    assert status == 137
+    assert "the console closes until the next stop" not in text
+
+
 def test_threads_of_a_rank_each_stop_and_continue_ends_the_job(env: dict[str, str]) -> None:
     child = start_script(env, "hosts=1,gpus=2", HERE.parents[1] / "scripts" / "threads.py")
     try:
