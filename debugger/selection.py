@@ -82,6 +82,9 @@ class _Parser:
                 if text[pos:].strip() == "":
                     break
                 start = pos + len(text[pos:]) - len(text[pos:].lstrip())
+                if text[start] in "'\"":  # the shell's quoting, typed at the console (as the README's commands show it)
+                    raise SelectionError(text, start, "a selection takes no quotes here (they are the shell's): "
+                                                      "type it bare, e.g. ranks(hosts=1)")
                 raise SelectionError(text, start, f"unexpected character {text[start]!r}")
             kind = match.lastgroup or "op"
             self.tokens.append((kind, match.group(kind), match.start(kind)))

@@ -57,6 +57,7 @@ def test_unknown_dimension_matches_nothing_and_is_reported() -> None:
     ("ranks(pp=1:3", 12, "expected ')' to close the parenthesis"),
     ("ranks(gpus=(0,1", 15, "expected ')' to close the parenthesis"),
     ("ranks(pp=1 gpus=0)", 11, "expected ',' or ')'"),
+    ("'ranks(hosts=1)'", 0, "a selection takes no quotes here (they are the shell's): type it bare"),
 ])
 def test_bad_selections_point_at_the_problem(text: str, position: int, problem: str) -> None:
     with pytest.raises(SelectionError) as caught:
