@@ -305,11 +305,8 @@ async def _attach_lines(client: ControlClient, ctrl_c: _CtrlC, rank: int | None,
                     line, pending = pending, None
                     _show_text(f"{shown}{reply.prompt or '(Pdb) '}{line}\n")
                 shown = ""
+                line = _for_pdb(line)
                 if line is None:
-                    print()
-                    return 0
-                if line.strip() in DETACH_WORDS:
-                    _stdin.end_prompt_line()
                     return 0
                 reply = await ctrl_c.run(attached, line)
                 shown = _shown(reply)
@@ -320,17 +317,25 @@ async def _attach_lines(client: ControlClient, ctrl_c: _CtrlC, rank: int | None,
             print(f"meshdbg: {rank_label(session)} continued; waiting for its next stop (Ctrl-C interrupts it)",
                   flush=True)
         else:  # a script goes on with the rank only if it has another line for it
-            pending = await read_line(reply.prompt or "(Pdb) ")
+            pending = _for_pdb(await read_line(reply.prompt or "(Pdb) "))
             if pending is None:
-                print()
-                return 0
-            if pending.strip() in DETACH_WORDS:
-                _stdin.end_prompt_line()
                 return 0
             print(f"meshdbg: {rank_label(session)} continued; waiting for its next stop", flush=True)
         if not await ctrl_c.follow(session, next_stop(client, session)):
             return 0
         rank = session.rank
+
+
+def _for_pdb(line: str | None) -> str | None:
+    """`line` when it goes to pdb; None when it ends the attach: the end of the input (its
+    prompt's line ended, as pdb ends it) or `detach`."""
+    if line is None:
+        print()
+        return None
+    if line.strip() in DETACH_WORDS:
+        _stdin.end_prompt_line()
+        return None
+    return line
 
 
 def _ended_elsewhere(session: SessionView, reply: PdbReply) -> int:

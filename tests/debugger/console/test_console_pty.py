@@ -281,6 +281,17 @@ def test_plain_attach_follows_the_rank_across_continue_while_stdin_has_lines(mes
     assert result.returncode == 0 and "rank 1 (hosts=0,gpus=1) exited; nothing more to attach to" in result.stdout
 
 
+def continued_spinning(mesh: Mesh, rank: int, bootstrap: bool) -> PtyChild:
+    """`attach --plain` to a worker that runs on for 50 s after its stop (started through the
+    mesh bootstrap, with an agent stream, or not), once `c` let it run."""
+    mesh.start_worker(rank, then="spin", bootstrap=bootstrap)
+    mesh.wait_sessions(stopped={rank})
+    child = mesh.console("--plain", str(rank))
+    child.expect(re.escape("(Pdb)"))
+    run(child, "c", "waiting for its next stop")
+    return child
+
+
 def test_plain_attach_on_a_terminal_waits_for_the_next_stop_after_continue_with_no_prompt(mesh: Mesh) -> None:
     """As local pdb after `c`: no prompt while the rank runs; its next stop brings one, and
     its exit ends the attach with no line typed. Ctrl-C meanwhile interrupts the rank (it
@@ -299,11 +310,7 @@ def test_plain_attach_on_a_terminal_waits_for_the_next_stop_after_continue_with_
     child.close()
     assert child.exitstatus == 0
 
-    mesh.start_worker(1, then="spin", bootstrap=True)  # runs on after `c` (for 50 s)
-    mesh.wait_sessions(stopped={1})
-    child = mesh.console("--plain", "1")
-    child.expect(re.escape("(Pdb)"))
-    run(child, "c", "waiting for its next stop")
+    child = continued_spinning(mesh, 1, bootstrap=True)
     child.sendintr()
     child.expect(re.escape("meshdbg: interrupting rank 1 (hosts=0,gpus=1); Ctrl-C again leaves"))
     child.expect(re.escape("(Pdb)"))  # stopped where it ran
@@ -320,11 +327,7 @@ def test_plain_attach_on_a_terminal_waits_for_the_next_stop_after_continue_with_
 def test_ctrl_c_after_continue_says_why_a_rank_without_an_agent_stream_cannot_be_interrupted(mesh: Mesh) -> None:
     """A process that only set PYTHONBREAKPOINT runs on after `c` with nothing that reaches it:
     said so (it used to say "it is not running"), and the next Ctrl-C leaves."""
-    mesh.start_worker(2, then="spin")  # not through the bootstrap: no agent stream
-    mesh.wait_sessions(stopped={2})
-    child = mesh.console("--plain", "2")
-    child.expect(re.escape("(Pdb)"))
-    run(child, "c", "waiting for its next stop")
+    child = continued_spinning(mesh, 2, bootstrap=False)  # no agent stream
     child.sendintr()
     child.expect(re.escape("meshdbg: rank 2 (hosts=1,gpus=0) could not be interrupted: it has no agent stream"))
     child.sendintr()
