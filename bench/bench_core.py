@@ -192,12 +192,17 @@ class Processes:
                 proc.stdout.close()
 
 
-async def wait_stopped(client: ControlClient, count: int, timeout_s: float) -> None:
-    """Poll `list()` until `count` sessions are stopped in pdb."""
+async def wait_stopped(client: ControlClient, count: int, timeout_s: float,
+                       workers: Sequence[subprocess.Popen] = ()) -> None:
+    """Poll `list()` until `count` sessions are stopped in pdb; BenchError at the deadline, or
+    at once when one of `workers` has exited (it will never stop)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if sum(s.state == "stopped" for s in await client.list()) >= count:
             return
+        gone = next((worker for worker in workers if worker.poll() is not None), None)
+        if gone is not None:
+            raise BenchError(f"a worker (pid {gone.pid}) exited with status {gone.returncode} before it stopped")
         await asyncio.sleep(POLL_S)
     raise BenchError(f"fewer than {count} workers stopped within {timeout_s:.0f} s")
 

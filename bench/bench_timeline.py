@@ -152,7 +152,7 @@ async def measure(procs: Processes, count: int, tmp: Path, watch: bool) -> None:
     worker = procs.spawn([sys.executable, str(HERE / "bench_timeline_worker.py"), str(marks_file), "1", "0"], env)
     try:
         async with ControlClient.beside(server) as client:
-            await wait_stopped(client, 1, STOP_TIMEOUT_S)
+            await wait_stopped(client, 1, STOP_TIMEOUT_S, [worker])
             watcher = asyncio.create_task(watched(client)) if watch else None
             watch_events = 0
             async with client.attach(rank=0) as session:
