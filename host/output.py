@@ -130,11 +130,11 @@ def to_terminal(shows: Callable[[int], bool] = lambda rank: False) -> SinkFor:
 class PrefixedLines(asyncio.Protocol):
     """Reads one pipe; hands its complete lines with `prefix` to `sink`."""
 
-    def __init__(self, prefix: str, sink: LineSink, flow: Flow | None = None) -> None:
+    def __init__(self, prefix: str, sink: LineSink, flow: Flow | None = None, fd: int = -1) -> None:
         self.prefix = prefix
         self.sink = sink
         self.flow = flow
-        self.fd = -1  # the pipe's read end (pipe_to sets it)
+        self.fd = fd  # the pipe's read end (for handed_on)
         self._transport: asyncio.ReadTransport | None = None
         self.received = 0  # bytes read so far (how a drain tells output still flows)
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -201,8 +201,8 @@ async def pipe_to(prefix: str, sink: LineSink, flow: Flow | None = None) -> tupl
     """A new pipe whose read end feeds PrefixedLines; returns (write fd for the child, protocol)."""
     read_fd, write_fd = os.pipe()
     loop = asyncio.get_running_loop()
-    _, protocol = await loop.connect_read_pipe(lambda: PrefixedLines(prefix, sink, flow), os.fdopen(read_fd, "rb", 0))
-    protocol.fd = read_fd
+    _, protocol = await loop.connect_read_pipe(lambda: PrefixedLines(prefix, sink, flow, read_fd),
+                                               os.fdopen(read_fd, "rb", 0))
     return write_fd, protocol
 
 

@@ -20,7 +20,7 @@ import functools
 import logging
 import os
 import signal
-from typing import AsyncIterator, Mapping
+from typing import Any, AsyncIterator, Coroutine, Mapping
 
 import grpc
 
@@ -112,6 +112,7 @@ class RemoteAgent:
         self.finished = asyncio.Event()  # every rank of the plan has exited
         self.plan: HostPlan | None = None
         self.interrupted = False
+        self._tasks: set[asyncio.Task[None]] = set()  # what a command started, held until it is done
 
     def interrupt(self) -> None:
         """SIGINT or SIGTERM to the agent: leave the run if not placed yet, else end our ranks
@@ -121,7 +122,7 @@ class RemoteAgent:
         if self.plan is None:
             self.uplink.close()
         else:
-            asyncio.get_running_loop().create_task(self.agent.stop(LOST_GRACE_S))
+            self._start(self.agent.stop(LOST_GRACE_S))
 
     def spawned(self, rank: int, pid: int) -> None:
         self.uplink.send(host_pb.HostMessage(spawned=host_pb.HostSpawned(rank=rank, pid=pid)))
@@ -181,11 +182,18 @@ class RemoteAgent:
             await self.agent.start(self.plan)
         elif kind == "stop":
             log.info("the run stops this host's ranks (grace %g s)", command.stop.grace_s)
-            asyncio.get_running_loop().create_task(self.agent.stop(command.stop.grace_s))
+            self._start(self.agent.stop(command.stop.grace_s))
         elif kind == "sample":
-            asyncio.get_running_loop().create_task(self._sample(command.sample))
+            self._start(self._sample(command.sample))
         elif kind == "flush":
-            asyncio.get_running_loop().create_task(self._flush(command.flush))
+            self._start(self._flush(command.flush))
+
+    def _start(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` beside the stream, held until done (the loop keeps only a weak reference
+        to a task: one nobody holds may be collected before it answers)."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _sample(self, request: host_pb.HostSample) -> None:
         """py-spy one of our ranks for the run (it could not answer from inside)."""
