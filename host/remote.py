@@ -7,9 +7,13 @@
                   sample (py-spy a rank stuck in C, answered with `stacks`) ·
                   flush (a rank's output so far sent on, answered with `flushed` after it)
 
-The stream is the agent's lifeline, both ways: when it breaks (the run was killed, the
-network parted: keepalive notices within ~4 s) the agent SIGTERMs its ranks, SIGKILLs what is
-left after LOST_GRACE_S and exits, so no rank outlives its job. Output is bounded: past
+The stream is the agent's lifeline, both ways: when it breaks (the run was killed, which
+closes its socket) the agent SIGTERMs its ranks, SIGKILLs what is left after LOST_GRACE_S and
+exits, so no rank outlives its job. A run that only went silent (a loaded machine, a stall,
+SIGSTOP) is not a dead one: the agent waits for its pings' answer for the reconnect window
+(MESHDBG_RECONNECT_S, 60 s), as a paused worker waits for its server, before it gives the
+run up; the run itself marks a silent host lost within ~4 s. Before, a run stalled for 4 s
+lost every host and their paused ranks with them. Output is bounded: past
 OUTPUT_BACKLOG bytes queued, every rank's pipe is paused until the stream catches up.
 """
 
@@ -30,12 +34,14 @@ from meshdbg.host.plan import HostPlan
 from meshdbg.host.pyspy import PySpyError, py_spy_stacks
 from meshdbg.wire.connection import ConnectionInfo
 from meshdbg.wire.handshake import handshake
-from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
+from meshdbg.wire.environment import RECONNECT_S
+from meshdbg.wire.keepalive import client_keepalive
 from meshdbg.wire.logs import logger, said
 from meshdbg.wire.proto import host_pb2 as host_pb
 from meshdbg.wire.proto import host_pb2_grpc as host_grpc
 from meshdbg.wire.status import error_from_rpc
 from meshdbg.wire.tls import channel_credentials
+from meshdbg.worker.notices import setting
 
 log = logger(__name__)
 CHUNK = 32 * 1024
@@ -137,8 +143,9 @@ class RemoteAgent:
         """Join the run and serve it until the job ends here; the exit status of this agent."""
         addr = self.connection.addr
         credentials = await asyncio.to_thread(channel_credentials, addr, self.connection.fingerprint)
-        channel = (grpc.aio.secure_channel(addr, credentials, options=CLIENT_KEEPALIVE) if credentials
-                   else grpc.aio.insecure_channel(addr, options=CLIENT_KEEPALIVE))
+        keepalive = client_keepalive(int(setting(RECONNECT_S) * 1000))  # a silent run is not a dead one
+        channel = (grpc.aio.secure_channel(addr, credentials, options=keepalive) if credentials
+                   else grpc.aio.insecure_channel(addr, options=keepalive))
         port = reserve_port()
         self.agent.prepare()
         try:

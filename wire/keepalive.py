@@ -17,14 +17,22 @@ from __future__ import annotations
 PING_INTERVAL_MS = 2_000
 PING_TIMEOUT_MS = 2_000
 
-# Workers and control clients: ping the server even while no call is active, without limit.
-CLIENT_KEEPALIVE = [
-    ("grpc.keepalive_time_ms", PING_INTERVAL_MS),
-    ("grpc.keepalive_timeout_ms", PING_TIMEOUT_MS),
-    ("grpc.keepalive_permit_without_calls", 1),
-    ("grpc.http2.max_pings_without_data", 0),
-    ("grpc.http2.ping_timeout_ms", PING_TIMEOUT_MS),  # else a minute, whatever keepalive says
-]
+
+def client_keepalive(timeout_ms: int = PING_TIMEOUT_MS) -> list[tuple[str, int]]:
+    """A client's options: ping the server even while no call is active, without limit, and
+    give up after `timeout_ms` without an answer."""
+    return [
+        ("grpc.keepalive_time_ms", PING_INTERVAL_MS),
+        ("grpc.keepalive_timeout_ms", timeout_ms),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.max_pings_without_data", 0),
+        ("grpc.http2.ping_timeout_ms", timeout_ms),  # else a minute, whatever keepalive says
+    ]
+
+
+# Workers and control clients. A `meshdbg host` agent waits longer for its run's answer
+# (meshdbg.host.remote): the reconnect window, as a paused worker does.
+CLIENT_KEEPALIVE = client_keepalive()
 
 # The server: ping every peer, and accept the peers' pings at that rate (by default a gRPC
 # server refuses pings more often than every 5 minutes and closes the connection).

@@ -69,6 +69,31 @@ def test_a_killed_run_leaves_no_rank_on_any_host(multi_run, cluster) -> None:
     assert "lost the run" in (run.folder / "h1.err").read_text()
 
 
+STALL_S = 10.0  # well past the ~4 s in which keepalive gives a silent peer up
+
+
+def test_a_run_stalled_for_10_s_keeps_every_host_and_its_paused_ranks(multi_run, cluster) -> None:
+    """A stalled run is not a dead one: SIGSTOPped for 10 s, it finds every host and every
+    paused rank as it left them (the agents gave the run up after ~4 s of silence and stopped
+    their ranks: "lost the run", every rank `exited (host lost)`)."""
+    run = multi_run("--mesh", "hosts=2,gpus=2", "where.py")
+    run.join("h1", "h2")
+    stopped_everywhere(run, 4)
+    os.kill(run.process.pid, signal.SIGSTOP)
+    try:
+        time.sleep(STALL_S)  # the fault itself: a run that answers nothing for this long
+    finally:
+        os.kill(run.process.pid, signal.SIGCONT)
+    cast = run.cli("h1", "cast", "all", "p int(os.environ['RANK']) * 10")
+    assert cast.returncode == 0 and [line.strip() for line in cast.stdout.splitlines()[1::2]] == ["0", "10", "20", "30"], \
+        cast.stdout + cast.stderr
+    sessions = json.loads(run.cli("h1", "list", "--json").stdout)
+    assert sorted((s["rank"], s["state"]) for s in sessions) == [(rank, "stopped") for rank in range(4)]
+    assert run.cli("h1", "continue").returncode == 0
+    assert run.finish(timeout=30) == 0, run.stderr
+    assert "host lost" not in run.stderr and "lost the run" not in (run.folder / "h1.err").read_text()
+
+
 def test_late_duplicate_and_too_few_hosts_are_refused_in_one_line(multi_run, cluster) -> None:
     run = multi_run("--wait-hosts", "4", "--mesh", "hosts=2,gpus=1", "where.py")
     run.join("h1", extra=("--index", "1"))
