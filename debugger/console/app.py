@@ -256,6 +256,8 @@ class Console:
                     continue
                 except _Idle:
                     break
+                if self.job is not None:
+                    self.job.line_entered()
                 if await self._run(self._line(line), attached=self.attachment is not None):
                     break
             return 0

@@ -73,7 +73,8 @@ class Job:
 
     def ctrl_c(self) -> str | None:
         """Ctrl-C on an empty `meshdbg>`: the first explains (the text returned), a second one
-        within SECOND_CTRL_C_S stops the job (None)."""
+        within SECOND_CTRL_C_S stops the job (None), unless a line was entered in between
+        (`line_entered`)."""
         now = time.monotonic()
         if now - self._last_ctrl_c <= SECOND_CTRL_C_S:
             self.stop("stopped by Ctrl-C at meshdbg>")
@@ -81,6 +82,11 @@ class Job:
         self._last_ctrl_c = now
         return (f"Ctrl-C again within {SECOND_CTRL_C_S:.0f} s stops the whole job (so does `stop`); "
                 f"quit or Ctrl-D closes the console until the next stop")
+
+    def line_entered(self) -> None:
+        """The person entered a line at the console: the next Ctrl-C is a first one again. (Ctrl-C,
+        then a command, then Ctrl-C to clear the prompt within 3 s used to stop the whole job.)"""
+        self._last_ctrl_c = float("-inf")
 
     def farewell(self, paused: str) -> str:
         """What closing the console says (`paused`: "1 session", "3 sessions"); the launcher opens

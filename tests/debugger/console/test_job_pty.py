@@ -116,6 +116,31 @@ def test_ctrl_c_at_the_prompt_explains_then_a_second_one_stops_the_job(env: dict
     assert status == 130 and "stopped by Ctrl-C at meshdbg>" in text
 
 
+def test_a_line_entered_between_two_ctrl_c_keeps_the_job(env: dict[str, str]) -> None:
+    """Ctrl-C, a command, Ctrl-C: the second is a first one again (it stopped the whole job
+    when it came within 3 s of the first), and a third right after it still stops the job."""
+    child = start(env)
+    try:
+        child.expect(RANK0)
+        child.sendcontrol("d")
+        child.expect(TOP)
+        child.sendcontrol("c")
+        child.expect("Ctrl-C again within 3 s stops the whole job")
+        child.expect(TOP)
+        child.sendline("list")
+        child.expect(r"0\s+worker\s+hosts=0,gpus=0")
+        child.expect(TOP)
+        child.sendcontrol("c")
+        child.expect("Ctrl-C again within 3 s stops the whole job")
+        child.expect(TOP)
+        assert child.isalive()
+        child.sendcontrol("c")
+        status, text = finish(child)
+    finally:
+        child.close(force=True)
+    assert status == 130 and text.count("Ctrl-C again within 3 s") == 2
+
+
 def test_quit_closes_the_console_until_the_next_stop_and_the_job_ends_quietly(env: dict[str, str]) -> None:
     child = start(env, "0")  # ranks 1-3 finish at once: only rank 0 is left
     try:
