@@ -18,7 +18,9 @@ from typing import Callable
 from prompt_toolkit import PromptSession
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.completion import Completer
+from prompt_toolkit.filters import has_validation_error
 from prompt_toolkit.history import FileHistory
+from prompt_toolkit.layout import ConditionalContainer, Window, walk
 from prompt_toolkit.validation import Validator
 
 from meshdbg.debugger.console.bindings import leave_search, load_console_bindings
@@ -100,4 +102,16 @@ def make_prompts(message: Callable[[], str], toolbar: Callable[[], str], complet
             validator=None if pdb else validator, validate_while_typing=False,
             history=PromptHistory(history), key_bindings=load_console_bindings(pdb))
 
-    return prompt(history_path(), False), prompt(history_path(PDB_HISTORY_SUFFIX), True)
+    console = prompt(history_path(), False)
+    wrap_validation_errors(console)
+    return console, prompt(history_path(PDB_HISTORY_SUFFIX), True)
+
+
+def wrap_validation_errors(session: PromptSession[str]) -> None:
+    """Let the row under `session`'s line that shows why the line was refused wrap and grow.
+    prompt_toolkit gives it one row, which cut an error longer than the terminal was wide:
+    `break all 9Z9` on 80 columns lost two thirds of what it said."""
+    for container in walk(session.layout.container):
+        if (isinstance(container, ConditionalContainer) and container.filter is has_validation_error
+                and isinstance(container.content, Window)):
+            container.content = Window(container.content.content, wrap_lines=True)

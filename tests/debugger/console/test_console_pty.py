@@ -75,6 +75,18 @@ def test_bad_selection_points_at_the_problem(three_ranks: Mesh) -> None:
     run(child, "cast ranks(7) p x", r"\*\*\* no session matches ranks\(7\)", TOP)
 
 
+def test_an_error_wider_than_the_terminal_is_shown_whole(three_ranks: Mesh) -> None:
+    """A refused line's error wraps onto more rows (prompt_toolkit gives it one, which cut it)."""
+    child = three_ranks.console()
+    child.expect(TOP)
+    child.sendline("break all 9Z9")  # its error is 215 characters; the terminal is 160 wide
+    child.expect("cannot parse action '9Z9'")
+    child.expect(re.escape("(at column 11)"))
+    child.sendcontrol("c")
+    run(child, "quit", "bye")
+    child.expect(pexpect.EOF)
+
+
 def test_attach_completes_remotely_and_detach_leaves_the_rank_paused(three_ranks: Mesh) -> None:
     child = three_ranks.console()
     child.expect(TOP)
