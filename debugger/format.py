@@ -68,7 +68,25 @@ def signal_name(number: int) -> str:
 def status_text(status: int) -> str:
     """An exit status as a shell reports it, as a person reads it: `SIGTERM` for 128 + that
     signal, else `status 1`."""
-    return signal_name(status - 128) if status > 128 else f"status {status}"
+    killer = killed_by(status)
+    return killer if killer is not None else f"status {status}"
+
+
+def failure_text(status: int) -> str:
+    """How a rank that failed ended, for `rank 3 failed first (...)`: `exit status 1`, or for
+    one killed by a signal its name first (`SIGKILL, exit status 137`), as its peers' endings
+    are named beside it (`ranks 0-2 SIGTERM`)."""
+    killer = killed_by(status)
+    return f"{killer}, exit status {status}" if killer is not None else f"exit status {status}"
+
+
+def killed_by(status: int) -> str | None:
+    """The name of the signal an exit status as a shell reports it (128 + the signal) stands
+    for, or None: a status of 128 or less, or one above that no signal makes (255, a lost host's)."""
+    try:
+        return signal.Signals(status - 128).name if status > 128 else None
+    except ValueError:
+        return None
 
 
 def exit_text(worker: WorkerView) -> str:

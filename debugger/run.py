@@ -22,7 +22,7 @@ import sys
 from typing import Awaitable, Collection, TypeVar
 
 from meshdbg.debugger.console.job import Job
-from meshdbg.debugger.format import status_text
+from meshdbg.debugger.format import failure_text, status_text
 from meshdbg.debugger.gc_pauses import keep_gc_pauses_short
 from meshdbg.debugger.control import ControlClient, InProcessServer
 from meshdbg.debugger.dap.server import DapServer
@@ -127,7 +127,7 @@ async def main(args: argparse.Namespace) -> int:
             consequence = "the other ranks ran on" if args.keep_going else "the mesh was stopped"
             others = how_ranks_ended({r: s for r, s in launcher.exits.items() if r != rank}, launcher.lost_ranks)
             lost = f"{HOST_LOST}, " if rank in launcher.lost_ranks else ""
-            said(log, f"meshdbg: rank {rank} failed first ({lost}exit status {first_status}); {consequence}"
+            said(log, f"meshdbg: rank {rank} failed first ({lost}{failure_text(first_status)}); {consequence}"
                       f"{': ' + others if others else ''}", logging.WARNING)
         return status
     finally:

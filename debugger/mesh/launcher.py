@@ -31,6 +31,7 @@ from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.racing import first_of, within
 from meshdbg.wire.proto import host_pb2_grpc as host_grpc
 from meshdbg.debugger.certificates import ServerCertificate
+from meshdbg.debugger.format import failure_text
 from meshdbg.debugger.service import DebugClient
 from meshdbg.debugger.workers import Worker
 from meshdbg.wire.coords import pb_coords
@@ -170,7 +171,7 @@ class MeshLauncher:
             self.server.workers.record_exit(worker, code if code >= 0 else None, -code if code < 0 else None, host_lost)
         if status != 0 and self.first_failure is None and not self._stopping:
             self.first_failure = (rank, status)
-            log.warning("rank %d failed first (exit status %d)%s", rank, status,
+            log.warning("rank %d failed first (%s)%s", rank, failure_text(status),
                         "; stopping the mesh" if self.stop_on_failure else "")
             if self.stop_on_failure:
                 asyncio.get_running_loop().create_task(self.stop())

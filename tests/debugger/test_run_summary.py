@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from meshdbg.debugger.format import status_text
+from meshdbg.debugger.format import failure_text, status_text
 from meshdbg.debugger.run import how_ranks_ended
 
 
@@ -23,7 +23,14 @@ def test_statuses_are_grouped_by_rank_and_named_as_a_shell_would() -> None:
     assert how_ranks_ended({0: 143, 1: 143, 2: 143}) == "ranks 0-2 SIGTERM"
     assert how_ranks_ended({3: 0, 0: 0, 2: 137}) == "ranks 0,3 status 0, rank 2 SIGKILL"
     assert how_ranks_ended({}) == ""
-    assert (status_text(1), status_text(128 + 99), status_text(130)) == ("status 1", "signal 99", "SIGINT")
+    assert (status_text(1), status_text(128 + 99), status_text(130)) == ("status 1", "status 227", "SIGINT")
+
+
+def test_the_rank_that_failed_first_is_named_as_its_peers_are() -> None:
+    """(`rank 3 failed first (exit status 137); ... ranks 0-2 SIGTERM`: the kill was a number.)"""
+    assert failure_text(137) == "SIGKILL, exit status 137"
+    assert failure_text(1) == "exit status 1"
+    assert failure_text(255) == "exit status 255"  # no signal 127: a lost host's status, or exit(255)
 
 
 def test_ranks_lost_with_their_host_are_named_so() -> None:

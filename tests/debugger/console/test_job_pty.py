@@ -308,7 +308,7 @@ def test_a_rank_killed_while_every_rank_is_paused_ends_the_job_without_saying_ra
         wait_for(lambda: len(json.loads(cli(env, "list", "--json").stdout)) == 3, WAIT_S, "3 paused ranks")
         pid = next(s["pid"] for s in json.loads(cli(env, "list", "--json").stdout) if s["rank"] == attached)
         os.kill(pid, signal.SIGKILL)
-        child.expect(re.escape(f"rank {attached} failed first (exit status 137); the mesh was stopped"))
+        child.expect(re.escape(f"rank {attached} failed first (SIGKILL, exit status 137); the mesh was stopped"))
         status, text = finish(child)
     finally:
         child.close(force=True)
