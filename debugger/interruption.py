@@ -37,6 +37,12 @@ async def why_not_interrupted(client: ControlClient, session: SessionView) -> st
             "started through `python -m meshdbg.worker.mesh.bootstrap` has one)")
 
 
+def not_stopped_yet(session: SessionView) -> bool:
+    """Whether `session` was opened for an interrupt still pending (its rank blocked in C):
+    it runs and has never stopped, so there is no pdb to talk to until it does."""
+    return session.state is State.RUNNING and not session.filename
+
+
 def cannot_break_in_yet(label: str, running: SessionView) -> str:
     """Why a command asked to stop (Ctrl-C in the console or `attach --plain`) has not yet."""
     return (f"{label} cannot break in yet: it is outside Python code at {where(running)} (a blocking call, C code "

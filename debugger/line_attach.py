@@ -20,25 +20,22 @@ import contextlib
 import os
 import queue
 import signal
-import socket
 import sys
 import threading
-from typing import AsyncIterator, Awaitable
+from typing import Awaitable
 
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.attached_session import AttachedSession
-from meshdbg.debugger.interruption import BREAK_IN_S, cannot_break_in_yet, why_not_interrupted
+from meshdbg.debugger.next_stop import next_stop
+from meshdbg.debugger.interruption import BREAK_IN_S, cannot_break_in_yet, not_stopped_yet, why_not_interrupted
 from meshdbg.debugger.peers import SharedLines
-from meshdbg.debugger.views import Change, SessionView, WorkerView
+from meshdbg.debugger.views import SessionView
 from meshdbg.debugger.answers import PdbReply
 from meshdbg.debugger.format import rank_label
-from meshdbg.wire.connection import pid_alive
 from meshdbg.wire.errors import MeshdbgError
-from meshdbg.wire.racing import first_of
-from meshdbg.wire.vocabulary import EndReason, State, WatchKind
+from meshdbg.wire.vocabulary import EndReason
 
 DETACH_WORDS = ("detach",)
-PID_CHECK_S = 0.2  # how often a local worker without an agent stream is checked for life
 
 
 def _shown(reply: PdbReply) -> str:
@@ -292,38 +289,57 @@ async def _attach_lines(client: ControlClient, ctrl_c: _CtrlC, rank: int | None,
     while True:
         async with client.attach(rank=rank, session_id=session_id, on_shared=SharedLines(_show_text)) as attached:
             session = attached.session
-            print(f"meshdbg: attached to rank {session.rank} ({session.coords_text or 'no coords'}, "
-                  f"{session.thread}); `detach` or Ctrl-D leaves it paused", flush=True)
-            reply = attached.replay
-            shown = _shown(reply)  # written with the next prompt: one write a command (issue 22)
-            while not reply.ended:
-                if pending is None:
-                    line = await _line_unless_ended(reply.prompt or "(Pdb) ", attached.ending, shown)
-                    if isinstance(line, PdbReply):
-                        return _ended_elsewhere(session, line)
-                else:
-                    line, pending = pending, None
-                    _show_text(f"{shown}{reply.prompt or '(Pdb) '}{line}\n")
-                shown = ""
-                line = _for_pdb(line)
-                if line is None:
-                    return 0
-                reply = await ctrl_c.run(attached, line)
-                shown = _shown(reply)
-            _show_text(shown)
-        if reply.reason is not EndReason.CONTINUED or session_id is not None:
-            return _exit_status(reply)
-        if _stdin.terminal:  # as local pdb after `c`: no prompt until the rank stops again
+            if not_stopped_yet(session):  # an interrupt of a rank blocked in C, pending: no pdb yet
+                ended: PdbReply | int | None = None
+            else:
+                print(f"meshdbg: attached to rank {session.rank} ({session.coords_text or 'no coords'}, "
+                      f"{session.thread}); `detach` or Ctrl-D leaves it paused", flush=True)
+                ended = await _session_lines(attached, ctrl_c, pending)
+                if not attached.replay.ended:
+                    pending = None  # pdb had it
+        if isinstance(ended, int):
+            return ended
+        if ended is None:
+            print(f"meshdbg: {rank_label(session)} has not stopped yet; waiting for its stop (Ctrl-C interrupts it)",
+                  flush=True)
+        elif ended.reason is not EndReason.CONTINUED or session_id is not None:
+            return _exit_status(ended)
+        elif _stdin.terminal:  # as local pdb after `c`: no prompt until the rank stops again
             print(f"meshdbg: {rank_label(session)} continued; waiting for its next stop (Ctrl-C interrupts it)",
                   flush=True)
         else:  # a script goes on with the rank only if it has another line for it
-            pending = _for_pdb(await read_line(reply.prompt or "(Pdb) "))
+            pending = _for_pdb(await read_line(ended.prompt or "(Pdb) "))
             if pending is None:
                 return 0
             print(f"meshdbg: {rank_label(session)} continued; waiting for its next stop", flush=True)
         if not await ctrl_c.follow(session, next_stop(client, session)):
+            print(f"meshdbg: {rank_label(session)} exited; nothing more to attach to", flush=True)
             return 0
         rank = session.rank
+
+
+async def _session_lines(attached: AttachedSession, ctrl_c: _CtrlC, pending: str | None) -> PdbReply | int:
+    """Lines to the attached session's pdb, starting with `pending` if given, until it ends
+    (its last reply) or the attach does (the exit status: Ctrl-D, `detach`, or the session
+    ended elsewhere while we waited for a line)."""
+    reply = attached.replay
+    shown = _shown(reply)  # written with the next prompt: one write a command (issue 22)
+    while not reply.ended:
+        if pending is None:
+            line = await _line_unless_ended(reply.prompt or "(Pdb) ", attached.ending, shown)
+            if isinstance(line, PdbReply):
+                return _ended_elsewhere(attached.session, line)
+        else:
+            line, pending = pending, None
+            _show_text(f"{shown}{reply.prompt or '(Pdb) '}{line}\n")
+        shown = ""
+        line = _for_pdb(line)
+        if line is None:
+            return 0
+        reply = await ctrl_c.run(attached, line)
+        shown = _shown(reply)
+    _show_text(shown)
+    return reply
 
 
 def _for_pdb(line: str | None) -> str | None:
@@ -366,40 +382,3 @@ async def _line_unless_ended(prompt: str, ending: asyncio.Future[PdbReply], befo
         return line.result()
     print(flush=True)
     return ending.result()
-
-
-async def next_stop(client: ControlClient, session: SessionView) -> bool:
-    """Wait for the rank of `session` to stop again (True) or to end (False, said on stdout)."""
-    key = (session.name, session.rank)
-    gone = asyncio.ensure_future(_process_gone(session))
-    watch = client.watch(exits=True)
-    stop = asyncio.ensure_future(_stop_or_exit(watch, key))
-    try:
-        await first_of(gone, stop)
-    finally:
-        await asyncio.gather(gone, stop, return_exceptions=True)  # the cancelled one ends before the watch closes
-        await watch.aclose()
-    stopped = stop.done() and not stop.cancelled() and stop.result()
-    if not stopped:
-        print(f"meshdbg: {rank_label(session)} exited; nothing more to attach to", flush=True)
-    return bool(stopped)
-
-
-async def _stop_or_exit(watch: AsyncIterator[Change], key: tuple[str, int]) -> bool:
-    """True at the rank's next stop, False when its process exits."""
-    async for kind, view, reason in watch:
-        if (view.name, view.rank) != key:
-            continue
-        if kind is WatchKind.EXITED and isinstance(view, WorkerView):
-            return False
-        if isinstance(view, SessionView) and view.state is State.STOPPED:
-            return True
-    return False
-
-
-async def _process_gone(session: SessionView) -> None:
-    """Returns once a worker on this host has exited (one elsewhere only its agent can report)."""
-    if session.hostname != socket.gethostname():
-        await asyncio.Event().wait()
-    while pid_alive(session.pid):
-        await asyncio.sleep(PID_CHECK_S)

@@ -44,7 +44,8 @@ from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.views import SessionView, WorkerView
 from meshdbg.debugger.answers import PdbReply
 from meshdbg.debugger.format import PDB_ERROR_PREFIX, rank_label, where
-from meshdbg.debugger.interruption import BREAK_IN_S, cannot_break_in_yet, why_not_interrupted
+from meshdbg.debugger.next_stop import next_stop
+from meshdbg.debugger.interruption import BREAK_IN_S, cannot_break_in_yet, not_stopped_yet, why_not_interrupted
 from meshdbg.debugger.selection import AttachTarget, thread_session
 from meshdbg.wire.errors import ConnectionFailed, MeshdbgError, NoMatchError, SessionError
 from meshdbg.wire.vocabulary import EndReason, State, WatchKind
@@ -167,6 +168,9 @@ class Console:
             target = AttachTarget(session_id=thread_session(await client.list(), target).id)
         await self.detach()
         attachment = await Attachment.open(client, target, self.show_shared)
+        if not_stopped_yet(attachment.session):
+            await self._wait_for_the_stop(client, attachment)
+            attachment = await Attachment.open(client, target, self.show_shared)
         self.attachment, self.following = attachment, None
         self.announce(f"attached to {attachment.label} at {where(attachment.session)}; "
                       f"detach or Ctrl-D leaves it paused")
@@ -176,6 +180,21 @@ class Console:
         else:
             attachment.end_watcher = self._spawn(self._watch_attachment(attachment))
         self._refresh()
+
+    async def _wait_for_the_stop(self, client: ControlClient, attachment: Attachment) -> None:
+        """`attach` to a session that has not stopped yet: no pdb prompt until it has (one for a
+        rank whose interrupt was pending, blocked in C, answered every line "is running, not
+        stopped in pdb"). Said when it takes longer than a thread's first prompt does; Ctrl-C
+        stops waiting."""
+        await attachment.close()
+        stop = asyncio.ensure_future(next_stop(client, attachment.session))
+        try:
+            if not (await asyncio.wait([stop], timeout=BREAK_IN_S))[0]:
+                self.announce(f"{attachment.label} has not stopped yet; waiting for its stop (Ctrl-C stops waiting)")
+            if not await stop:
+                raise SessionError(f"{attachment.label} exited before it stopped")
+        finally:
+            stop.cancel()
 
     # ---- printing -------------------------------------------------------------------
 

@@ -35,3 +35,6 @@ elif then == "spin":
     deadline = time.monotonic() + 50
     while time.monotonic() < deadline:
         time.sleep(0.01)
+elif then.startswith("fifo:"):  # fifo:PATH: block in C (open) until the test opens the FIFO for writing
+    with open(then.removeprefix("fifo:"), "rb") as fifo:
+        unblocked = fifo.read()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -199,6 +200,43 @@ def test_ctrl_c_interrupts_the_rank_that_was_continued(mesh: Mesh) -> None:
     child.expect("interrupting rank 0")
     child.expect(re.escape("(Pdb r0 hosts=0,gpus=0)"))
     run(child, "p then", "'spin'")
+
+
+def test_attach_to_a_rank_whose_interrupt_is_pending_waits_for_its_stop(mesh: Mesh, tmp_path: Path) -> None:
+    """`interrupt 0` while rank 0 blocks in C, then `attach 0`: no pdb prompt for a rank that
+    runs (every line got "rank 0 is running, not stopped in pdb"); it comes back at its stop."""
+    fifo = tmp_path / "gate"
+    os.mkfifo(fifo)
+    child = continued(mesh, 0, f"fifo:{fifo}", bootstrap=True)
+    child.expect(TOP)
+    run(child, "interrupt 0", "not stopped yet", TOP)
+    run(child, "attach 0", re.escape("rank 0 (hosts=0,gpus=0) has not stopped yet; waiting for its stop"))
+    fifo.write_text("open")  # rank 0 leaves its blocking open(): it stops at its next line
+    child.expect(re.escape("(Pdb r0 hosts=0,gpus=0)"))
+    run(child, "p then", "'fifo:", re.escape("(Pdb r0 hosts=0,gpus=0)"))
+    assert "not stopped in pdb" not in child.logfile_read.getvalue()
+
+
+def test_plain_attach_to_a_rank_whose_interrupt_is_pending_waits_for_its_stop(mesh: Mesh, tmp_path: Path) -> None:
+    """The same with `attach --plain` (its `(Pdb)` prompt answered every line "is running")."""
+    fifo = tmp_path / "gate"
+    os.mkfifo(fifo)
+    mesh.start_worker(0, then=f"fifo:{fifo}", bootstrap=True)
+    mesh.wait_sessions(stopped={0})
+    for verb in (["continue", "0"], ["interrupt", "0"]):
+        done = subprocess.run([sys.executable, "-m", "meshdbg", *verb], env=mesh.env, capture_output=True, text=True,
+                              timeout=WAIT_S)
+        assert verb[0] == "interrupt" or done.returncode == 0, done.stderr
+    assert "not stopped yet" in done.stdout + done.stderr
+    child = mesh.console("--plain", "0")
+    child.expect(re.escape("meshdbg: rank 0 (hosts=0,gpus=0) has not stopped yet; waiting for its stop"))
+    fifo.write_text("open")
+    child.expect(re.escape("meshdbg: attached to rank 0"))
+    child.expect(re.escape("(Pdb)"))
+    run(child, "p then", "'fifo:", re.escape("(Pdb)"))
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    assert "not stopped in pdb" not in child.logfile_read.getvalue()
 
 
 def test_source_is_highlighted_unless_no_color(three_ranks: Mesh) -> None:
