@@ -32,12 +32,12 @@ from meshdbg.debugger.news import News
 from meshdbg.wire.errors import MeshdbgError, UsageError
 from meshdbg.wire.logs import add_log_argument, logged, logger, said
 from meshdbg.wire.racing import first_of
-from meshdbg.wire.coords import format_coords
+from meshdbg.wire.coords import PORT_LIMIT, format_coords
 from meshdbg.wire.vocabulary import HOST_LOST, State, WatchKind
 from meshdbg.debugger.mesh.launcher import MeshLauncher
 from meshdbg.debugger.mesh import placing
 from meshdbg.debugger.mesh.shape import DEFAULT_SHAPE, MeshShape
-from meshdbg.debugger.verbs import add_tls_arguments
+from meshdbg.debugger.verbs import add_tls_arguments, bounded_argument
 
 log = logger(__name__)
 INTERRUPTED = 130
@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-post-mortem", action="store_true",
                         help="let uncaught exceptions end a rank without a post-mortem session")
     parser.add_argument("--keep-going", action="store_true", help="a failing rank does not stop the others")
-    parser.add_argument("--dap", type=int, metavar="PORT", help="also serve IDEs (Debug Adapter Protocol) on "
+    parser.add_argument("--dap", type=bounded_argument(PORT_LIMIT), metavar="PORT", help="also serve IDEs (Debug Adapter Protocol) on "
                         "127.0.0.1:PORT, 0 for a free one, as `meshdbg dap` does")
     add_tls_arguments(parser)
     placing.add_arguments(parser)

@@ -17,7 +17,7 @@ from meshdbg.wire.tls import insecure_bind_warning
 from meshdbg.debugger.collectives import guard_collectives
 from meshdbg.debugger.local_channel import LocalChannel, MethodTable
 from meshdbg.wire.connection import ConnectionInfo, join_url, new_token, remove_connection_file, write_connection_file
-from meshdbg.wire.coords import PORT_LIMIT
+from meshdbg.wire.coords import listening_port
 from meshdbg.wire.environment import PAUSE_TIMEOUT
 from meshdbg.wire.errors import MeshdbgError, UsageError
 from meshdbg.wire.keepalive import SERVER_KEEPALIVE
@@ -58,10 +58,8 @@ class DebugClient:
                  registry: SessionRegistry | None = None, publish: bool = True, what: str = "serve",
                  tls: ServerCertificate | None = None,
                  services: Sequence[Callable[[grpc.aio.Server], None]] = (), advertise: str | None = None) -> None:
-        if not 0 <= port < PORT_LIMIT:
-            raise UsageError(f"port {port} is out of range (0-{PORT_LIMIT - 1}; 0 picks a free one)")
         self.host = host
-        self.port = port
+        self.port = listening_port(port)
         self.token = token or new_token()
         self.registry = registry or SessionRegistry()
         self.workers = WorkerRegistry(self.registry)  # agent streams (protos/mesh.proto)

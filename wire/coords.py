@@ -20,6 +20,14 @@ _DIGITS = re.compile(r"[0-9]+")
 _DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")
 
 
+def listening_port(port: int) -> int:
+    """`port` if a server can listen on it (0: a free one); else a UsageError. (Python's socket
+    layer takes 99999 as 34463, its remainder, and -1 as an error number.)"""
+    if not 0 <= port < PORT_LIMIT:
+        raise UsageError(f"port {port} is out of range (0-{PORT_LIMIT - 1}; 0 picks a free one)")
+    return port
+
+
 def bounded_int(text: str, limit: int = RANK_LIMIT) -> int | None:
     """`text` as a whole number below `limit` if it is one in ASCII digits, else None.
 

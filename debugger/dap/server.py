@@ -14,6 +14,7 @@ from meshdbg.debugger.dap.mesh import Mesh
 from meshdbg.debugger.dap.output import RankOutput
 from meshdbg.host.output import RankLines
 from meshdbg.debugger.dap.vocabulary import Event
+from meshdbg.wire.coords import listening_port
 from meshdbg.wire.errors import UsageError
 
 HOST = "127.0.0.1"  # loopback only: the token in `attach` is checked too, as every local user can connect
@@ -26,7 +27,7 @@ class DapServer:
     def __init__(self, client: ControlClient, port: int = 0, owns_client: bool = False) -> None:
         self.client = client
         self.mesh = Mesh(client)
-        self.port = port
+        self.port = listening_port(port)
         self._owns_client = owns_client
         self._server: asyncio.Server | None = None
         self._connections: set[IdeClient] = set()

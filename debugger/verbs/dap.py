@@ -10,12 +10,14 @@ import signal
 import sys
 from typing import Awaitable
 
-from meshdbg.debugger.verbs import add_server_argument, connect
+from meshdbg.debugger.verbs import add_server_argument, bounded_argument, connect
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_server_argument(parser)
-    parser.add_argument("--port", type=int, default=0, help="port to listen on, on 127.0.0.1 (default 0: a free one, printed)")
+    from meshdbg.wire.coords import PORT_LIMIT
+
+    parser.add_argument("--port", type=bounded_argument(PORT_LIMIT), default=0, help="port to listen on, on 127.0.0.1 (default 0: a free one, printed)")
 
 
 async def main(args: argparse.Namespace) -> int:

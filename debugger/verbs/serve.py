@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 from meshdbg.debugger.views import change_of
 from meshdbg.debugger.news import News, may_be_news
 
-from meshdbg.debugger.verbs import add_tls_arguments, server_certificate
+from meshdbg.debugger.verbs import add_tls_arguments, bounded_argument, server_certificate
+from meshdbg.wire.coords import PORT_LIMIT
 from meshdbg.wire.logs import add_log_argument, logged, logger, said
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ log = logger(__name__)
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default: loopback only)")
-    parser.add_argument("--port", type=int, default=0, help="port to bind (default 0: a free one, printed)")
+    parser.add_argument("--port", type=bounded_argument(PORT_LIMIT), default=0, help="port to bind (default 0: a free one, printed)")
     parser.add_argument("--quiet", action="store_true", help="do not announce stops, crashes and exits")
     add_tls_arguments(parser)
     add_log_argument(parser)

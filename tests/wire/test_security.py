@@ -6,6 +6,7 @@ import stat
 from pathlib import Path
 
 import grpc
+import pytest
 
 from e2e import Server
 from meshdbg.wire.connection import PROTOCOL_VERSION
@@ -60,9 +61,22 @@ def test_protocol_version_is_checked(server: Server) -> None:
 
 def test_serve_never_shares_a_port_and_rejects_bad_ones(server: Server) -> None:
     taken = server.addr.rsplit(":", 1)[1]
-    for args, message in ((["--port", taken], "the port is taken"), (["--port", "99999"], "out of range"),
+    for args, message in ((["--port", taken], "the port is taken"), (["--port", "99999"], OUT_OF_RANGE),
                           (["--host", "192.0.2.1"], "not one of this machine's")):
         result = server.cli("serve", *args, timeout=20)
         assert result.returncode == 2, result.stderr
         assert message in result.stderr and "Traceback" not in result.stderr
-        assert result.stderr.count("\n") == 1  # one line: no gRPC log noise
+        said = [line for line in result.stderr.splitlines() if not line.startswith(("usage:", " "))]  # argparse's usage aside
+        assert len(said) == 1  # one line: no gRPC log noise
+
+
+OUT_OF_RANGE = "expected a whole number from 0 to below 65536"
+
+
+@pytest.mark.parametrize("argv", [["dap", "--port", "99999"], ["dap", "--port", "-1"],
+                                  ["run", "--dap", "99999", "--mesh", "gpus=1", "job.py"]])
+def test_a_port_out_of_range_is_refused_before_anything_starts(server: Server, argv: list[str]) -> None:
+    """(`dap --port 99999` listened on 34463, the remainder; `--port -1` said "Unknown error -8".)"""
+    result = server.cli(*argv, timeout=20)
+    assert result.returncode == 2, result.stderr
+    assert OUT_OF_RANGE in result.stderr and "ready" not in result.stderr and "listening" not in result.stdout
