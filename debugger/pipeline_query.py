@@ -14,7 +14,7 @@ import asyncio
 from meshdbg.debugger.deadlines import STACKS_S
 from meshdbg.debugger.selection import Selection
 from meshdbg.debugger.workers import Worker, WorkerRegistry
-from meshdbg.wire.errors import MeshdbgError, NoMatchError
+from meshdbg.wire.errors import MeshdbgError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import State
 
@@ -25,7 +25,7 @@ async def ask_pipeline(workers: WorkerRegistry, selection: Selection, query: pb.
     """Every selected worker's answer, by rank; NoMatchError when no worker is selected."""
     chosen = workers.select(selection)
     if not chosen:
-        raise NoMatchError(f"no rank matches {selection.text}")
+        raise workers.no_match(selection)
     request = pb.PipelineRequest(add_breaks=query.add_breaks, clear_breaks=query.clear_breaks, timings=query.timings)
     return list(await asyncio.gather(*(_of_worker(workers, worker, request) for worker in chosen)))
 

@@ -161,11 +161,12 @@ class SessionRegistry:
         """Sessions in `selection`; NoMatchError (with a hint about typos) when none."""
         chosen = [s for s in self.sessions() if selection.matches(s.rank, s.coords)]
         if not chosen:
-            known = {dim for s in self._sessions.values() for dim in s.coords}
-            unknown = selection.unknown_dims(known) if self._sessions else []
-            hint = f" (unknown dimension {', '.join(unknown)}; known: {', '.join(sorted(known)) or 'none'})" if unknown else ""
-            raise NoMatchError(f"no session matches {selection.text}{hint}")
+            raise selection.no_match("session", self.dims() if self._sessions else None)
         return chosen
+
+    def dims(self) -> set[str]:
+        """Every mesh dimension a live session has."""
+        return {dim for s in self._sessions.values() for dim in s.coords}
 
     def publish(self, kind: WatchKind, session: Session, reason: EndReason | None = None) -> None:
         """Queue the change to every watcher interested (every command publishes twice: the

@@ -21,7 +21,7 @@ from meshdbg.host.pyspy import PySpyError, py_spy_stacks
 from meshdbg.debugger.selection import Selection
 from meshdbg.debugger.sessions import Session
 from meshdbg.debugger.workers import Worker, WorkerRegistry
-from meshdbg.wire.errors import MeshdbgError, NoMatchError
+from meshdbg.wire.errors import MeshdbgError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import StackSource, State
 
@@ -39,7 +39,7 @@ async def collect_stacks(workers: WorkerRegistry, selection: Selection, all_thre
     chosen = workers.select(selection)
     lone = _lone_sessions(workers, selection)
     if not chosen and not lone:
-        raise NoMatchError(f"no rank matches {selection.text}")
+        raise workers.no_match(selection)
     host = socket.gethostname()
     answers = await asyncio.gather(*(_of_worker(workers, w, all_threads, host, inside_s) for w in chosen),
                                    *(_of_session(s, all_threads, inside_s) for s in lone))

@@ -14,7 +14,7 @@ import asyncio
 import itertools
 from typing import Awaitable, Callable
 
-from meshdbg.wire.errors import MeshError
+from meshdbg.wire.errors import MeshError, NoMatchError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import mesh_pb2 as mesh_pb
 from meshdbg.debugger.format import exit_note
@@ -231,6 +231,11 @@ class WorkerRegistry:
 
     def select(self, selection: Selection) -> list[Worker]:
         return [w for w in self.workers() if selection.matches(w.rank, w.coords)]
+
+    def no_match(self, selection: Selection) -> NoMatchError:
+        """The error when `selection` matched no rank, naming a dimension no worker or session has."""
+        known = {dim for w in self._workers.values() for dim in w.coords} | self.sessions.dims()
+        return selection.no_match("rank", known if self._workers or known else None)
 
     def state(self, worker: Worker) -> State:
         return _state(worker, self._session_of(worker))

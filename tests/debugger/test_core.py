@@ -298,8 +298,11 @@ def test_unknown_rank_and_bad_selection_are_clear_errors(server: Server) -> None
     assert "bad selection" in bad.stderr and "^" in bad.stderr and "Traceback" not in bad.stderr
     nothing = server.cli("cast", "ranks(7)", "p 1")
     assert nothing.returncode == 1 and "no session matches" in nothing.stderr
-    typo = server.cli("cast", "ranks(gpu=1)", "p 1")
-    assert typo.returncode == 1 and "unknown dimension gpu" in typo.stderr
+    for verb in (["cast"], ["compare"], ["stacks"], ["interrupt"], ["pipeline"], ["break"], ["continue"]):
+        args = {"cast": ["p 1"], "compare": ["rank"], "break": ["W"]}.get(verb[0], [])
+        typo = server.cli(*verb, "ranks(gpu=1)", *args)  # every verb that selects names the typo alike
+        assert typo.returncode == 1 and "matches ranks(gpu=1) (unknown dimension gpu; known: gpus, hosts)" in typo.stderr, \
+            (verb, typo.stderr)
     failing = server.cli("cast", "all", "p undefined_name")
     assert failing.returncode == 1 and "NameError" in failing.stdout
     attach = server.cli("attach", "9", input="")
