@@ -276,10 +276,17 @@ class ControlClient:
         `exits`, also (JOINED, worker, None) / (EXITED, worker, None) for every worker
         process that connects / ends."""
         call = self.stub.Watch(pb.WatchRequest(exits=exits), metadata=self.connection.metadata())
+        streaming = False
         try:
             with self.translating():
                 async for event in call:
+                    streaming = True
                     yield change_of(event)
+        except ConnectionFailed as exc:
+            if not streaming:
+                raise
+            # (not gRPC's "no meshdbg server reachable ... (Stream removed (Socket closed))")
+            raise ConnectionFailed(f"the server at {self.connection.addr} went away") from exc
         finally:
             call.cancel()
 

@@ -96,6 +96,33 @@ def test_serve_announces_each_stop_and_exit_and_watch_streams_them(private_runti
     assert not any("Traceback" in line for line in serve_says.seen)
 
 
+def test_watch_says_the_server_went_away_when_it_is_killed(private_runtime_dir: Path) -> None:
+    """(It said "no meshdbg server reachable at ... (Stream removed (Socket closed))".)"""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("MESHDBG_")}
+    env.update(MESHDBG_RUNTIME_DIR=str(private_runtime_dir), PYTHONUNBUFFERED="1")
+    serve, serve_says = start(env, "serve", "--port", "0", stderr=True)
+    processes = [serve]
+    try:
+        serve_says.expect("serving on")  # (its connection file written: the watch and the worker find it)
+        watch = subprocess.Popen([sys.executable, "-m", "meshdbg", "watch"], env=env, text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        processes.append(watch)
+        processes.append(subprocess.Popen(
+            [sys.executable, "-m", "meshdbg.worker.mesh.bootstrap", str(WORKER)], stdout=subprocess.DEVNULL,
+            env=dict(env, MESHDBG_RANK="0", PYTHONBREAKPOINT="meshdbg.worker.remote_breakpointhook"),
+            stderr=subprocess.DEVNULL))
+        Lines(watch.stdout).expect("stopped at")  # the watch streams
+        serve.kill()
+        assert watch.wait(timeout=WAIT_S) == 3
+        said = watch.stderr.read()
+        assert said.startswith("meshdbg: the server at 127.0.0.1:") and said.endswith(" went away\n"), said
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+
+
 def view(rank: int, state: State = State.STOPPED, reason: str = StopReason.BREAKPOINT, session_id: int = 1
          ) -> SessionView:
     return SessionView(id=session_id, name="worker", rank=rank, coords={"gpus": rank}, hostname="h", pid=9,
