@@ -228,7 +228,10 @@ class _AttachStream:
 
     async def send(self, request: pb.AttachRequest) -> None:
         with self._client.translating():
-            await self._call.write(request)
+            try:
+                await self._call.write(request)
+            except asyncio.InvalidStateError:  # the stream is over (its server killed): `deliver`, reading
+                pass  # it, says why and ends every wait with that (a line typed meanwhile raised this)
 
     async def deliver(self) -> None:
         async with self._client.cut_off_when_left_behind():

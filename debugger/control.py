@@ -122,8 +122,13 @@ class ControlClient:
                 # fast meanwhile would call a live server gone.
                 await self.handshake(wait_for_ready=True)
             except MeshdbgError:
-                raise lost from None  # the server is gone
+                raise self.went_away() from lost  # the server is gone
             raise SessionError(cut_off_text()) from lost
+
+    def went_away(self) -> ConnectionFailed:
+        """The error of a stream the server ended by going away (killed, or its machine lost),
+        in place of gRPC's "no meshdbg server reachable ... (Stream removed (Socket closed))"."""
+        return ConnectionFailed(f"the server at {self.connection.addr} went away")
 
     async def list(self) -> Sessions:
         """The sessions the server holds, as a read-only list (a view made per session read)."""
@@ -285,8 +290,7 @@ class ControlClient:
         except ConnectionFailed as exc:
             if not streaming:
                 raise
-            # (not gRPC's "no meshdbg server reachable ... (Stream removed (Socket closed))")
-            raise ConnectionFailed(f"the server at {self.connection.addr} went away") from exc
+            raise self.went_away() from exc
         finally:
             call.cancel()
 

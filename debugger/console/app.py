@@ -498,7 +498,7 @@ class Console:
                         self._refresh()
                     elif isinstance(session, SessionView):  # the replay: sessions only
                         replayed.append(session)
-                raise ConnectionFailed(f"the server at {client.connection.addr} went away")
+                raise client.went_away()
             except MeshdbgError as exc:
                 dropped = True
                 if self.link.lost is None:

@@ -12,7 +12,6 @@ import json
 
 from meshdbg.debugger.news import News
 from meshdbg.debugger.verbs import add_server_argument, connect
-from meshdbg.wire.errors import ConnectionFailed
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,4 +27,4 @@ async def main(args: argparse.Namespace) -> int:
             item = news.feed(kind, view, reason)
             if item is not None:
                 print(json.dumps(item.to_json()) if args.json else item.text(), flush=True)
-        raise ConnectionFailed(f"the server at {client.connection.addr} went away")
+        raise client.went_away()

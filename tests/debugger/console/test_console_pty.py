@@ -314,6 +314,21 @@ def test_plain_attach_ends_at_once_with_status_1_when_its_worker_dies(mesh: Mesh
     assert child.exitstatus == 1
 
 
+@pytest.mark.parametrize("typed", [None, "p loss_scale"], ids=["waiting", "typing at once"])
+def test_plain_attach_ends_with_status_1_when_its_server_is_killed(three_ranks: Mesh, typed: str | None) -> None:
+    """Said in one line, whether a line is typed at once after the kill (that raised
+    `InvalidStateError: RPC already finished`, a traceback) or none is."""
+    child = three_ranks.console("--plain", "0")
+    child.expect(re.escape("(Pdb)"))
+    three_ranks.server.kill()
+    if typed is not None:
+        child.sendline(typed)
+    child.expect(re.escape(f"meshdbg: session ended (the server at {three_ranks.addr} went away)"))
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 1 and "Traceback" not in child.logfile_read.getvalue()
+
+
 def test_plain_attach_follows_the_rank_across_continue_while_stdin_has_lines(mesh: Mesh) -> None:
     mesh.start_worker(0, then="again")
     mesh.wait_sessions(stopped={0})
