@@ -10,6 +10,8 @@ from __future__ import annotations
 import grpc
 
 from meshdbg.wire.connection import PROTOCOL_VERSION, ConnectionInfo
+from meshdbg.wire.environment import TLS_FINGERPRINT
+from meshdbg.wire.errors import ConnectionFailed
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 from meshdbg.wire.status import error_from_rpc
@@ -25,4 +27,8 @@ async def handshake(channel: grpc.aio.Channel, connection: ConnectionInfo, timeo
                                                       metadata=connection.metadata(), timeout=timeout,
                                                       wait_for_ready=wait_for_ready)
     except grpc.RpcError as exc:
-        raise error_from_rpc(exc, connection.addr) from None
+        error = error_from_rpc(exc, connection.addr)
+        if isinstance(error, ConnectionFailed) and not connection.fingerprint and "Socket closed" in str(error):
+            error = ConnectionFailed(f"{error}; if it serves TLS, set {TLS_FINGERPRINT.name} to the fingerprint "
+                                     f"`meshdbg serve --tls` printed (a TLS server closes a plain connection so)")
+        raise error from None

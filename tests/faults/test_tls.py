@@ -56,6 +56,7 @@ def test_a_wrong_pin_or_a_plain_client_is_refused(self_signed: Server) -> None:
     plain = dict(self_signed.env, MESHDBG_ADDR=self_signed.addr)
     refused = self_signed.cli("list", env=plain)
     assert refused.returncode == 3 and "Traceback" not in refused.stderr
+    assert "if it serves TLS, set MESHDBG_TLS_FINGERPRINT" in refused.stderr  # what a plain client missed
 
 
 def test_half_a_pair_and_unreadable_files_are_usage_errors(tmp_path: Path) -> None:
