@@ -36,7 +36,7 @@ from meshdbg.worker.frames import (FrameWithLocals, innermost_user_frame, is_int
 from meshdbg.worker.interact import interact
 from meshdbg.worker.notices import say_once, setting
 from meshdbg.worker.output import StreamedOutput
-from meshdbg.worker.queries import answer, forget_stop, prompt_kind, standing
+from meshdbg.worker.queries import answer, forget_stop, prompt_kind, standing, wire_frame
 from meshdbg.worker.remote import RemoteSession
 
 SessionOpener = Callable[[], RemoteSession]
@@ -325,7 +325,7 @@ class PdbWrapper(pdb.Pdb):
         if self._shown_position is not None and self._shown_position[0] == key:
             return self._shown_position[1]
         stand_in = cast(FrameType, FrameWithLocals(frame, standing.curframe_locals))  # a frame with pdb's locals
-        position = _wire_frame(frame, lineno), wire_text("> " + standing.format_stack_entry((stand_in, lineno),
+        position = wire_frame(standing, frame, lineno), wire_text("> " + standing.format_stack_entry((stand_in, lineno),
                                                                                            pdb.line_prefix))
         if "__return__" not in standing.curframe_locals:
             self._shown_position = key, position
@@ -407,7 +407,7 @@ class PdbWrapper(pdb.Pdb):
                 _interrupt_command(self._thread_id)
                 self._interrupted_command = True
         user = innermost_user_frame(frame)
-        return _wire_frame(user, user.f_lineno) if user is not None else pb.Frame()
+        return wire_frame(self, user, user.f_lineno) if user is not None else pb.Frame()
 
     def break_in(self, frame: FrameType | None) -> None:
         """Stop at the next Python line of `frame` or of any of its callers, saying that the
@@ -528,6 +528,3 @@ def _prompt_message(output: str, prompt: str, frame: pb.Frame, location: str, ki
     return message
 
 
-def _wire_frame(frame: FrameType, lineno: int) -> pb.Frame:
-    code = frame.f_code
-    return pb.Frame(filename=wire_text(code.co_filename), function=wire_text(code.co_name), lineno=lineno)

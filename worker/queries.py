@@ -18,6 +18,7 @@ overwrite what `!x = 1` or a set variable wrote into pdb's copy before the frame
 
 from __future__ import annotations
 
+import bdb
 import contextlib
 import io
 import linecache
@@ -183,9 +184,18 @@ def _namespace(debugger: pdb.Pdb, table: StopTable, index: int) -> tuple[dict, M
 # ---- the handlers: (the pdb that stands, its table, the question) -> answer fields ----------------
 
 
+def wire_frame(debugger: bdb.Bdb, frame: FrameType, lineno: int) -> pb.Frame:
+    """A frame as it travels: its file as pdb's `where` shows it (`canonic`: absolute, so an
+    IDE on the DAP bridge opens it and `list --json` names it whole; a script run as
+    `meshdbg run train.py` has the relative `train.py` as its code's filename), its function
+    and its line."""
+    code = frame.f_code
+    return pb.Frame(filename=wire_text(debugger.canonic(code.co_filename)), function=wire_text(code.co_name),
+                    lineno=lineno)
+
+
 def _frames(debugger: pdb.Pdb, table: StopTable, request: pb.QueryFrames) -> pb.QueryAnswer:
-    frames = [pb.Frame(filename=wire_text(frame.f_code.co_filename), function=wire_text(frame.f_code.co_name),
-                       lineno=lineno) for frame, lineno in user_stack(debugger)]
+    frames = [wire_frame(debugger, frame, lineno) for frame, lineno in user_stack(debugger)]
     return pb.QueryAnswer(frames=pb.QueryFrameList(frames=frames, current=debugger.curindex))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import threading
@@ -58,7 +59,8 @@ def heard(ide: Ide, category: str, text: str) -> None:
 
 
 def test_run_with_dap_serves_the_job_and_its_end_terminates_the_child(tmp_path) -> None:
-    job, port, token = start_job(tmp_path, str(SCRIPTS / "ide_target.py"))
+    shutil.copy(SCRIPTS / "ide_target.py", tmp_path)
+    job, port, token = start_job(tmp_path, "ide_target.py")  # as typed in its folder: a relative path
     try:
         stops_told(job, 2)
         parent = Ide(port)
@@ -68,6 +70,8 @@ def test_run_with_dap_serves_the_job_and_its_end_terminates_the_child(tmp_path) 
         for thread in (1, 2):
             child.event("stopped", threadId=thread)
         assert [t["name"] for t in child.ok("threads")["threads"]] == [RANK_0, RANK_1]
+        frame = child.ok("stackTrace", threadId=1)["stackFrames"][0]  # a path the IDE can open: absolute
+        assert frame["source"]["path"] == str(tmp_path / "ide_target.py")  # (it was "ide_target.py")
         child.ok("continue", threadId=1)
         child.event("exited", timeout=20)
         child.event("terminated")

@@ -15,7 +15,7 @@ import pytest
 from e2e import wait_for
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.run import Interrupted, unless_interrupted
-from mesh_helpers import all_in, parent_pid, pid_gone, start_run
+from mesh_helpers import SCRIPTS, all_in, parent_pid, pid_gone, start_run
 
 PREFIX = re.compile(r"^\[r(\d+) hosts=(\d),gpus=(\d)\] ")
 
@@ -125,6 +125,7 @@ def test_post_mortem_then_continue_exits_non_zero(tmp_path: Path) -> None:
     try:
         workers = run.wait_workers(lambda w: w.get(1, {}).get("state") == "stopped", "the post-mortem session")
         assert workers[1]["reason"] == "post-mortem" and workers[1]["function"] == "compute"
+        assert workers[1]["filename"] == str(SCRIPTS / "crash.py")  # as pdb's `where` shows it (was "crash.py")
         (crashed,) = json.loads(run.cli("stacks", "--json", "1").stdout)  # where it crashed, not the handler
         assert [(f["function"], f["lineno"]) for f in crashed["frames"]] == [("<module>", 11), ("compute", 7)]
         assert crashed["states"] == {"stopped": [1]}
