@@ -188,7 +188,10 @@ class Inspecting:
         return [CompareView(r.session, r.output.rstrip("\n"), r.error) for r in results]
 
     async def source_request(self: "IdeClient", args: dict) -> dict:
-        _, session_id, filename = self.sources.get(args.get("sourceReference") or args.get("source", {}).get("sourceReference"))
+        reference = args.get("sourceReference") or args.get("source", {}).get("sourceReference")
+        if not reference:  # a path alone: the IDE's own to open (this adapter reads only what a frame showed)
+            raise RequestFailed("no sourceReference: a file this machine has is opened by its path")
+        _, session_id, filename = self.sources.get(reference)
         answer = await self._ask(session_id, pb.QueryRequest(source=pb.QuerySource(filename=filename)))
         return {"content": answer.source.text, "mimeType": "text/x-python"}
 

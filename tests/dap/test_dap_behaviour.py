@@ -152,3 +152,5 @@ def test_a_source_only_the_rank_has_comes_from_the_rank(server: Server) -> None:
         assert content.splitlines()[1] == "    answer = 42"
         local = child.ok("stackTrace", threadId=1)["stackFrames"][-1]["source"]
         assert "sourceReference" not in local  # a file this machine has is opened by path
+        by_path = child.request("source", source={"path": "/etc/shadow"}, sourceReference=0)
+        assert not by_path["success"] and by_path["message"].startswith("no sourceReference")  # (no file read for it)
