@@ -110,11 +110,16 @@ def execute(args: argparse.Namespace) -> int:
         print(f"meshdbg: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        print("meshdbg: interrupted", file=sys.stderr)
-        return 130
+        return interrupted()
     except BrokenPipeError:  # `meshdbg list | head`: the reader left, nothing to report
         sys.stdout = None
         return 0
+
+
+def interrupted() -> int:
+    """Ctrl-C before the verb was done: said in one line (never a traceback); exit status 130."""
+    print("meshdbg: interrupted", file=sys.stderr)
+    return 130
 
 
 @contextmanager
@@ -166,7 +171,10 @@ def run() -> int:
       Everything a verb opens it closes itself, so nothing waits on that collection.
     """
     gc.disable()
-    args = parse()
+    try:
+        args = parse()  # loads gRPC and the verb's module: Ctrl-C lands here when pressed at once
+    except KeyboardInterrupt:
+        return interrupted()
     if VERBS[args.verb].lasts:
         gc.freeze()
         gc.enable()

@@ -63,3 +63,21 @@ def test_a_brief_verb_runs_without_the_collector_a_lasting_one_with_it(argv: lis
     status, enabled, collections = done.stderr.split()[-3:]
     assert (status, enabled) == ("3", str(collector_on)), done.stderr
     assert collector_on or collections == "0", done.stderr
+
+
+@pytest.mark.parametrize("module", ["grpc", "meshdbg.debugger.verbs.attach"])
+def test_ctrl_c_while_the_command_loads_is_one_line(module: str, tmp_path: Path) -> None:
+    """Ctrl-C pressed right after Enter lands while gRPC or the verb's module loads: it printed
+    a KeyboardInterrupt traceback. Here the interrupt is raised by that import itself."""
+    code = ("import sys\n"
+            "class Interrupting:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            f"        if name == {module!r}:\n"
+            "            raise KeyboardInterrupt\n"
+            "sys.meta_path.insert(0, Interrupting())\n"
+            "from meshdbg.debugger.cli import run\n"
+            "sys.argv = ['meshdbg', 'attach', '0']\n"
+            "sys.exit(run())\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=30,
+                          env=dict(os.environ, MESHDBG_ADDR="127.0.0.1:1", MESHDBG_TOKEN="t"))
+    assert (done.returncode, done.stderr) == (130, "meshdbg: interrupted\n")
