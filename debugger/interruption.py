@@ -87,7 +87,7 @@ async def interrupt(client: ControlClient, selection: str, wait_s: float = BREAK
         if (chosen is None or chosen.matches(session.rank, session.coords)) and session.state is State.STOPPED:
             before[session.rank] = State.STOPPED
     if chosen is not None and not before and not any(chosen.matches(s.rank, s.coords) for s in sessions):
-        raise chosen.no_match("rank", {dim for view in [*workers, *sessions] for dim in view.coords} or None)
+        raise chosen.no_match("no rank matches", {dim for view in [*workers, *sessions] for dim in view.coords} or None)
     asked = await client.interrupt(selection, timeout_s)
     stopped = await _stops(client, set(asked), wait_s) if asked else set()
     not_asked: dict[str, list[int]] = {}

@@ -161,7 +161,7 @@ class SessionRegistry:
         """Sessions in `selection`; NoMatchError (with a hint about typos) when none."""
         chosen = [s for s in self.sessions() if selection.matches(s.rank, s.coords)]
         if not chosen:
-            raise selection.no_match("session", self.dims() if self._sessions else None)
+            raise selection.no_match("no session matches", self.dims() if self._sessions else None)
         return chosen
 
     def dims(self) -> set[str]:

@@ -65,14 +65,15 @@ class Selection:
         """Dimensions this selection names that no session has: a likely typo."""
         return sorted(set(self.coords) - known)
 
-    def no_match(self, what: str, known: set[str] | None) -> NoMatchError:
-        """`no session matches ranks(gpu=1) (unknown dimension gpu; known: gpus)`: the error when
-        nothing matched, naming the dimensions no `what` has among the `known` ones (None: there
-        is nothing to compare with), as every verb that selects says it."""
+    def no_match(self, nothing: str, known: set[str] | None) -> NoMatchError:
+        """`no session matches ranks(gpu=1) (unknown dimension gpu; known: gpus)` (`nothing`: "no
+        session matches"): the error when nothing matched, naming the dimensions it names that
+        are not among the `known` ones (None: there is nothing to compare with), as every verb
+        that selects says it."""
         unknown = self.unknown_dims(known) if known is not None else []
         hint = f" (unknown dimension {', '.join(unknown)}; known: {', '.join(sorted(known or ())) or 'none'})" \
             if unknown else ""
-        return NoMatchError(f"no {what} matches {self.text}{hint}")
+        return NoMatchError(f"{nothing} {self.text}{hint}")
 
 
 ALL = Selection("all")
