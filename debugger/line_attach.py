@@ -21,6 +21,7 @@ import os
 import queue
 import signal
 import sys
+import termios
 import threading
 from typing import Awaitable
 
@@ -67,6 +68,7 @@ class _Stdin:
         self._asked: queue.SimpleQueue[tuple[asyncio.AbstractEventLoop, asyncio.Future[str | None], str]] = (
             queue.SimpleQueue())
         self._reader: threading.Thread | None = None
+        self._terminal_mode: list | None = None  # the terminal's settings before readline changed them
 
     def line(self, prompt: str, before: str = "") -> asyncio.Future[str | None]:
         """The next line; `before` (a reply's output) is written first, with the prompt off a terminal."""
@@ -81,6 +83,8 @@ class _Stdin:
             if before:
                 _show_text(before)
             if self._reader is None:
+                with contextlib.suppress(termios.error):
+                    self._terminal_mode = termios.tcgetattr(0)
                 self._reader = threading.Thread(target=self._input_when_asked, daemon=True, name="meshdbg-stdin")
                 self._reader.start()
             self._asked.put((loop, future, prompt))
@@ -114,10 +118,16 @@ class _Stdin:
 
     def stop_watching(self) -> None:
         """No more lines are wanted: what comes on file descriptor 0 from now on stays there,
-        for whoever reads it next (the next command of a shell script sharing the pipe)."""
+        for whoever reads it next (the next command of a shell script sharing the pipe); a
+        terminal gets back the settings readline found. (Leaving at a prompt, by Ctrl-C, left
+        readline's own in place, echo and line mode off, with its line still being read: the
+        shell's next program could not read a line.)"""
         if self._watching is not None:
             self._watching.remove_reader(0)
             self._watching = None
+        if self._terminal_mode is not None:
+            with contextlib.suppress(termios.error):
+                termios.tcsetattr(0, termios.TCSADRAIN, self._terminal_mode)
 
     def _input_when_asked(self) -> None:
         """The terminal's reader thread: for each request, a line (None at EOF) handed to the asking loop.

@@ -329,6 +329,22 @@ def test_plain_attach_ends_with_status_1_when_its_server_is_killed(three_ranks: 
     assert child.exitstatus == 1 and "Traceback" not in child.logfile_read.getvalue()
 
 
+def test_plain_attach_left_by_ctrl_c_at_its_prompt_gives_the_terminal_back_as_it_found_it(three_ranks: Mesh) -> None:
+    """readline's settings (no echo, no line mode) stayed on the terminal: the shell's next
+    program could not read a line (`meshdbg list`'s server menu waited for good)."""
+    shell = f"{sys.executable} -m meshdbg attach --plain 0; stty -a"
+    child = PtyChild(["bash", "--norc", "-c", shell], env=three_ranks.env, timeout=WAIT_S)
+    try:
+        child.expect(re.escape("(Pdb)"))
+        child.sendintr()
+        child.expect("meshdbg: interrupted")
+        child.expect(pexpect.EOF)
+        modes = child.logfile_read.getvalue().rsplit("meshdbg: interrupted", 1)[1]
+        assert re.search(r"(?<![-\w])icanon\b", modes) and re.search(r"(?<![-\w])echo\b", modes), modes
+    finally:
+        child.close()
+
+
 def test_plain_attach_follows_the_rank_across_continue_while_stdin_has_lines(mesh: Mesh) -> None:
     mesh.start_worker(0, then="again")
     mesh.wait_sessions(stopped={0})
