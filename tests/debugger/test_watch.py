@@ -11,7 +11,9 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, Iterator
+
+import pytest
 
 from meshdbg.debugger.views import SessionView, WorkerView, change_of
 from meshdbg.debugger.news import News, may_be_news
@@ -58,69 +60,68 @@ def start(env: dict[str, str], *args: str, stderr: bool = False) -> tuple[subpro
     return process, Lines(process.stderr if stderr else process.stdout)
 
 
-def test_serve_announces_each_stop_and_exit_and_watch_streams_them(private_runtime_dir: Path) -> None:
+@pytest.fixture
+def serving(private_runtime_dir: Path) -> Iterator[tuple[dict[str, str], Lines, list[subprocess.Popen]]]:
+    """`meshdbg serve` in a private runtime folder, once it says it serves (its connection file
+    written: watches and workers find it): (the environment that finds it, its stderr's lines,
+    the processes of the test, the server first, each killed at the end)."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("MESHDBG_")}
     env.update(MESHDBG_RUNTIME_DIR=str(private_runtime_dir), PYTHONUNBUFFERED="1")
     serve, serve_says = start(env, "serve", "--port", "0", stderr=True)
     processes = [serve]
     try:
         serve_says.expect("serving on")
-        json_watch, as_json = start(env, "watch", "--json")
-        text_watch, as_text = start(env, "watch")
-        processes += [json_watch, text_watch]
-        worker_env = dict(env, MESHDBG_RANK="2", MESHDBG_COORDS="hosts=0,gpus=2",
-                          PYTHONBREAKPOINT="meshdbg.worker.remote_breakpointhook")
-        worker = subprocess.Popen([sys.executable, "-m", "meshdbg.worker.mesh.bootstrap", str(WORKER)], env=worker_env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        processes.append(worker)
-        stop_line = "rank 2 (hosts=0,gpus=2) stopped at stopping_worker.py:17 <module> (breakpoint); meshdbg attach 2"
-        assert serve_says.expect(stop_line) == f"meshdbg: {stop_line}"
-        assert as_text.expect("stopped") == stop_line
-        stopped = json.loads(as_json.expect('"event"'))
-        assert stopped["event"] == "stopped" and stopped["rank"] == 2 and stopped["coords"] == {"hosts": 0, "gpus": 2}
-        assert stopped["lineno"] == 17 and stopped["reason"] == "breakpoint"
-        resumed = subprocess.run([sys.executable, "-m", "meshdbg", "continue"], env=env, capture_output=True,
-                                 text=True, timeout=WAIT_S)
-        assert resumed.returncode == 0, resumed.stderr
-        exit_line = "rank 2 (hosts=0,gpus=2) exited (status 0)"
-        assert serve_says.expect("exited") == f"meshdbg: {exit_line}"
-        assert as_text.expect("exited") == exit_line
-        exited = json.loads(as_json.expect('"exited"'))
-        assert exited["event"] == "exited" and exited["exit_code"] == 0 and exited["rank"] == 2
-        worker.wait(timeout=WAIT_S)
+        yield env, serve_says, processes
     finally:
         for process in processes:
             if process.poll() is None:
                 process.kill()
             process.wait()
+
+
+def start_worker(env: dict[str, str], rank: int, coords: str = "") -> subprocess.Popen:
+    """A worker on stopping_worker.py through the mesh bootstrap, with the breakpoint hook set."""
+    return subprocess.Popen([sys.executable, "-m", "meshdbg.worker.mesh.bootstrap", str(WORKER)],
+                            env=dict(env, MESHDBG_RANK=str(rank), MESHDBG_COORDS=coords,
+                                     PYTHONBREAKPOINT="meshdbg.worker.remote_breakpointhook"),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def test_serve_announces_each_stop_and_exit_and_watch_streams_them(serving) -> None:
+    env, serve_says, processes = serving
+    json_watch, as_json = start(env, "watch", "--json")
+    text_watch, as_text = start(env, "watch")
+    worker = start_worker(env, 2, "hosts=0,gpus=2")
+    processes += [json_watch, text_watch, worker]
+    stop_line = "rank 2 (hosts=0,gpus=2) stopped at stopping_worker.py:17 <module> (breakpoint); meshdbg attach 2"
+    assert serve_says.expect(stop_line) == f"meshdbg: {stop_line}"
+    assert as_text.expect("stopped") == stop_line
+    stopped = json.loads(as_json.expect('"event"'))
+    assert stopped["event"] == "stopped" and stopped["rank"] == 2 and stopped["coords"] == {"hosts": 0, "gpus": 2}
+    assert stopped["lineno"] == 17 and stopped["reason"] == "breakpoint"
+    resumed = subprocess.run([sys.executable, "-m", "meshdbg", "continue"], env=env, capture_output=True,
+                             text=True, timeout=WAIT_S)
+    assert resumed.returncode == 0, resumed.stderr
+    exit_line = "rank 2 (hosts=0,gpus=2) exited (status 0)"
+    assert serve_says.expect("exited") == f"meshdbg: {exit_line}"
+    assert as_text.expect("exited") == exit_line
+    exited = json.loads(as_json.expect('"exited"'))
+    assert exited["event"] == "exited" and exited["exit_code"] == 0 and exited["rank"] == 2
+    worker.wait(timeout=WAIT_S)
     assert not any("Traceback" in line for line in serve_says.seen)
 
 
-def test_watch_says_the_server_went_away_when_it_is_killed(private_runtime_dir: Path) -> None:
+def test_watch_says_the_server_went_away_when_it_is_killed(serving) -> None:
     """(It said "no meshdbg server reachable at ... (Stream removed (Socket closed))".)"""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("MESHDBG_")}
-    env.update(MESHDBG_RUNTIME_DIR=str(private_runtime_dir), PYTHONUNBUFFERED="1")
-    serve, serve_says = start(env, "serve", "--port", "0", stderr=True)
-    processes = [serve]
-    try:
-        serve_says.expect("serving on")  # (its connection file written: the watch and the worker find it)
-        watch = subprocess.Popen([sys.executable, "-m", "meshdbg", "watch"], env=env, text=True,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        processes.append(watch)
-        processes.append(subprocess.Popen(
-            [sys.executable, "-m", "meshdbg.worker.mesh.bootstrap", str(WORKER)], stdout=subprocess.DEVNULL,
-            env=dict(env, MESHDBG_RANK="0", PYTHONBREAKPOINT="meshdbg.worker.remote_breakpointhook"),
-            stderr=subprocess.DEVNULL))
-        Lines(watch.stdout).expect("stopped at")  # the watch streams
-        serve.kill()
-        assert watch.wait(timeout=WAIT_S) == 3
-        said = watch.stderr.read()
-        assert said.startswith("meshdbg: the server at 127.0.0.1:") and said.endswith(" went away\n"), said
-    finally:
-        for process in processes:
-            if process.poll() is None:
-                process.kill()
-            process.wait()
+    env, _, processes = serving
+    watch = subprocess.Popen([sys.executable, "-m", "meshdbg", "watch"], env=env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    processes += [watch, start_worker(env, 0)]
+    Lines(watch.stdout).expect("stopped at")  # the watch streams
+    processes[0].kill()  # the server
+    assert watch.wait(timeout=WAIT_S) == 3
+    said = watch.stderr.read()
+    assert said.startswith("meshdbg: the server at 127.0.0.1:") and said.endswith(" went away\n"), said
 
 
 def view(rank: int, state: State = State.STOPPED, reason: str = StopReason.BREAKPOINT, session_id: int = 1

@@ -100,45 +100,29 @@ def test_start_step_stop_and_end_the_job(env: dict[str, str]) -> None:
     assert "stopping the job" in text and "meshdbg: stopped from the console; stopping the mesh" in text
 
 
-def test_ctrl_c_at_the_prompt_explains_then_a_second_one_stops_the_job(env: dict[str, str]) -> None:
+@pytest.mark.parametrize("between", [False, True], ids=["at once", "after a line"])
+def test_ctrl_c_at_the_prompt_explains_then_a_second_one_stops_the_job(env: dict[str, str], between: bool) -> None:
+    """A line entered between two Ctrl-C makes the second a first one again (it stopped the
+    whole job when it came within 3 s of the first): it explains, and the next one stops."""
     child = start(env)
     try:
         child.expect(RANK0)
         child.sendcontrol("d")
         child.expect(TOP)
-        child.sendcontrol("c")
-        child.expect("Ctrl-C again within 3 s stops the whole job")
-        child.expect(TOP)
+        for line in (["list"] if between else []) + [""]:
+            child.sendcontrol("c")
+            child.expect("Ctrl-C again within 3 s stops the whole job")
+            child.expect(TOP)
+            if line:
+                child.sendline(line)
+                child.expect(r"0\s+worker\s+hosts=0,gpus=0")
+                child.expect(TOP)
         child.sendcontrol("c")
         status, text = finish(child)
     finally:
         child.close(force=True)
     assert status == 130 and "stopped by Ctrl-C at meshdbg>" in text
-
-
-def test_a_line_entered_between_two_ctrl_c_keeps_the_job(env: dict[str, str]) -> None:
-    """Ctrl-C, a command, Ctrl-C: the second is a first one again (it stopped the whole job
-    when it came within 3 s of the first), and a third right after it still stops the job."""
-    child = start(env)
-    try:
-        child.expect(RANK0)
-        child.sendcontrol("d")
-        child.expect(TOP)
-        child.sendcontrol("c")
-        child.expect("Ctrl-C again within 3 s stops the whole job")
-        child.expect(TOP)
-        child.sendline("list")
-        child.expect(r"0\s+worker\s+hosts=0,gpus=0")
-        child.expect(TOP)
-        child.sendcontrol("c")
-        child.expect("Ctrl-C again within 3 s stops the whole job")
-        child.expect(TOP)
-        assert child.isalive()
-        child.sendcontrol("c")
-        status, text = finish(child)
-    finally:
-        child.close(force=True)
-    assert status == 130 and text.count("Ctrl-C again within 3 s") == 2
+    assert text.count("Ctrl-C again within 3 s") == (2 if between else 1)
 
 
 def test_quit_closes_the_console_until_the_next_stop_and_the_job_ends_quietly(env: dict[str, str]) -> None:
