@@ -377,6 +377,11 @@ def check_constraints(kind: str, ranks: int, stages_per_rank: int, microbatches:
         raise ConstraintError(f"{kind} runs one stage per rank, got stages_per_rank={stages_per_rank}")
     if kind in _V_SHAPED and stages_per_rank != 2:
         raise ConstraintError(f"{kind} places exactly two stages per rank (a V), got stages_per_rank={stages_per_rank}")
+    if kind == "1f1b" and microbatches < ranks:
+        raise ConstraintError(
+            f"1f1b needs at least as many microbatches as stages (ranks = {ranks}), as torch's Schedule1F1B: "
+            f"got microbatches={microbatches}"
+        )
     if kind == "dualpipev" and microbatches < 2 * ranks:
         raise ConstraintError(
             f"dualpipev needs at least as many microbatches as stages (2 * ranks = {2 * ranks}), "

@@ -16,7 +16,7 @@ def lists(*ranks: str) -> list[list]:
 
 
 @pytest.mark.parametrize(("kind", "p", "v", "m"), [
-    ("interleaved-1f1b", 3, 2, 5), ("zbv", 3, 2, 4), ("dualpipev", 2, 2, 5), ("1f1b", 4, 1, 3),
+    ("interleaved-1f1b", 3, 2, 5), ("zbv", 3, 2, 4), ("dualpipev", 2, 2, 5), ("1f1b", 4, 1, 5),
 ])
 def test_placement_and_sizes_come_from_the_lists(kind: str, p: int, v: int, m: int) -> None:
     schedule = lower(generate(kind, p, v, m))

@@ -31,6 +31,7 @@ from meshdbg.worker.pipelining.simulator import simulate, step_grid  # noqa: E40
 
 TORCH_CLASS = {
     "gpipe": torch_schedules.ScheduleGPipe,
+    "1f1b": torch_schedules.Schedule1F1B,
     "interleaved-1f1b": torch_schedules.ScheduleInterleaved1F1B,
     "dora-dfs": torch_schedules.ScheduleInterleaved1F1B,
     "looped-bfs": torch_schedules.ScheduleLoopedBFS,
@@ -115,13 +116,20 @@ def test_interleaved_accepts_what_torch_accepts_on_the_issue_grid() -> None:
         assert ours("interleaved-1f1b", *case) == torch_order("interleaved-1f1b", *case) is not None, case
 
 
+def test_1f1b_accepts_what_torch_accepts() -> None:
+    """(Its orders are compared below: torch draws the last rank's apart. It made a schedule
+    for fewer microbatches than stages, which torch's Schedule1F1B refuses.)"""
+    for p, v, m in grid((1,)):
+        assert (ours("1f1b", p, v, m) is None) == (torch_order("1f1b", p, v, m) is None), (p, m)
+
+
 def test_1f1b_is_the_textbook_order_torch_draws() -> None:
     """torch 2.13's Schedule1F1B._get_pipeline_order numbers the last rank's forwards from 1
     (1F1, 1B0, ..., a forward of microbatch m and none of 0), so the last rank is checked
     against the textbook order: F0 B0 F1 B1 ...; every other rank against torch."""
     for p, m in ((2, 2), (3, 5), (4, 8), (4, 9)):
         got = ours("1f1b", p, 1, m)
-        drawn = texts(torch_schedules.Schedule1F1B(fake_stage(p, 1), m)._get_pipeline_order())
+        drawn = texts(torch_schedule("1f1b", p, 1, m)._get_pipeline_order())
         assert got[:-1] == drawn[:-1], (p, m)
         assert got[-1] == [f"{p - 1}{t}{mb}" for mb in range(m) for t in "FB"]
 
