@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 
 from meshdbg.worker.pipelining.errors import ConstraintError, ScheduleError
@@ -82,8 +83,23 @@ def source(args: argparse.Namespace) -> Schedule:
         missing = [f"--{name}" for name in ("ranks", "microbatches") if getattr(args, name) is None]
         if missing:
             raise ConstraintError(f"--kind {args.kind} needs {' and '.join(missing)}")
+        check_fits(args.ranks * args.stages_per_rank * args.microbatches * ACTIONS_PER_MICROBATCH_STAGE)
         return generate(args.kind, args.ranks, args.stages_per_rank, args.microbatches)
     return load_schedule(args.load)
+
+
+ACTIONS_PER_MICROBATCH_STAGE = 3  # F, B and W at most (I and W split B; SEND and RECV come with --lowered)
+BYTES_PER_ACTION = 160  # measured: gpipe, p = 1,000, m = 10,000 (2e7 actions) peaks at 3.0 GB, printed
+
+
+def check_fits(actions: int) -> None:
+    """Refuse at once a schedule this machine has not the memory for. (p = m = 100,000 took
+    26 s and 10 GB before numpy's MemoryError said so.)"""
+    need = actions * BYTES_PER_ACTION
+    free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    if need > free:
+        raise ConstraintError(f"a schedule of up to {actions:,} actions needs about {need / 2**30:,.1f} GiB; "
+                              f"this machine has {free / 2**30:,.1f} GiB free")
 
 
 def load_schedule(path: str) -> Schedule:

@@ -155,12 +155,23 @@ def test_load_errors_are_one_line_usage_errors(tmp_path: Path, capsys: pytest.Ca
 
 
 def test_a_schedule_too_large_for_memory_is_one_line() -> None:
-    """10**10 actions under a 4 GiB address space: numpy refuses its arrays at once."""
+    """10**7 actions (1.5 GiB, which the machine has free) under a 1 GiB address space: numpy
+    refuses its arrays, and that is said in one line."""
     def capped() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 
-    args = ["--kind", "gpipe", "--ranks", "100000", "--microbatches", "100000"]
+    args = ["--kind", "gpipe", "--ranks", "1000", "--microbatches", "5000"]
     done = subprocess.run([sys.executable, "-m", "meshdbg.worker.pipelining", *args], preexec_fn=capped,
                           capture_output=True, text=True, timeout=60, check=False)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == "meshdbg schedule: error: not enough memory for a schedule this large\n"
+
+
+def test_a_schedule_past_the_free_memory_is_refused_before_it_is_made() -> None:
+    """(p = m = 100,000 took 26 s and 10 GB before numpy's MemoryError.)"""
+    args = ["--kind", "gpipe", "--ranks", "100000", "--microbatches", "100000"]
+    done = subprocess.run([sys.executable, "-m", "meshdbg.worker.pipelining", *args], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith("meshdbg schedule: error: a schedule of up to 30,000,000,000 actions needs about ")
+    assert done.stderr.endswith(" GiB free\n") and done.stderr.count("\n") == 1
