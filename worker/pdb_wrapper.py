@@ -325,7 +325,7 @@ class PdbWrapper(pdb.Pdb):
         if self._shown_position is not None and self._shown_position[0] == key:
             return self._shown_position[1]
         stand_in = cast(FrameType, FrameWithLocals(frame, standing.curframe_locals))  # a frame with pdb's locals
-        position = wire_frame(standing, frame, lineno), wire_text("> " + standing.format_stack_entry((stand_in, lineno),
+        position = wire_frame(frame, lineno, standing.canonic), wire_text("> " + standing.format_stack_entry((stand_in, lineno),
                                                                                            pdb.line_prefix))
         if "__return__" not in standing.curframe_locals:
             self._shown_position = key, position
@@ -407,7 +407,7 @@ class PdbWrapper(pdb.Pdb):
                 _interrupt_command(self._thread_id)
                 self._interrupted_command = True
         user = innermost_user_frame(frame)
-        return wire_frame(self, user, user.f_lineno) if user is not None else pb.Frame()
+        return wire_frame(user, user.f_lineno) if user is not None else pb.Frame()  # (see wire_frame)
 
     def break_in(self, frame: FrameType | None) -> None:
         """Stop at the next Python line of `frame` or of any of its callers, saying that the

@@ -18,7 +18,6 @@ overwrite what `!x = 1` or a set variable wrote into pdb's copy before the frame
 
 from __future__ import annotations
 
-import bdb
 import contextlib
 import io
 import linecache
@@ -184,18 +183,23 @@ def _namespace(debugger: pdb.Pdb, table: StopTable, index: int) -> tuple[dict, M
 # ---- the handlers: (the pdb that stands, its table, the question) -> answer fields ----------------
 
 
-def wire_frame(debugger: bdb.Bdb, frame: FrameType, lineno: int) -> pb.Frame:
-    """A frame as it travels: its file as pdb's `where` shows it (`canonic`: absolute, so an
-    IDE on the DAP bridge opens it and `list --json` names it whole; a script run as
-    `meshdbg run train.py` has the relative `train.py` as its code's filename), its function
-    and its line."""
+def wire_frame(frame: FrameType, lineno: int, canonic: Callable[[str], str] | None = None) -> pb.Frame:
+    """A frame as it travels: its file as pdb's `where` shows it when given pdb's `canonic`
+    (absolute, so an IDE on the DAP bridge opens it and `list --json` names it whole: a script
+    run as `meshdbg run train.py` has the relative `train.py` as its code's filename), else as
+    its code names it; its function and its line.
+
+    Without `canonic` no Python code outside meshdbg's runs: the answer to an interrupt is
+    built on the session's reader thread right after `break_in`, where a call into bdb or
+    posixpath could stop in pdb, on the very thread that reads pdb's lines (under load, one
+    interrupt in a dozen hung so)."""
     code = frame.f_code
-    return pb.Frame(filename=wire_text(debugger.canonic(code.co_filename)), function=wire_text(code.co_name),
-                    lineno=lineno)
+    filename = canonic(code.co_filename) if canonic is not None else code.co_filename
+    return pb.Frame(filename=wire_text(filename), function=wire_text(code.co_name), lineno=lineno)
 
 
 def _frames(debugger: pdb.Pdb, table: StopTable, request: pb.QueryFrames) -> pb.QueryAnswer:
-    frames = [wire_frame(debugger, frame, lineno) for frame, lineno in user_stack(debugger)]
+    frames = [wire_frame(frame, lineno, debugger.canonic) for frame, lineno in user_stack(debugger)]
     return pb.QueryAnswer(frames=pb.QueryFrameList(frames=frames, current=debugger.curindex))
 
 
