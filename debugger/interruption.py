@@ -80,14 +80,13 @@ async def interrupt(client: ControlClient, selection: str, wait_s: float = BREAK
     """Interrupt the selected ranks; the report once they stopped or `wait_s` passed
     (`timeout_s`: how long the server waits for each to take the request, 0 its default)."""
     chosen = parse_selection(selection) if selection.strip() else None
-    workers = await client.workers()
+    workers, sessions = await client.workers(), await client.list()
+    if chosen is not None and not any(chosen.matches(view.rank, view.coords) for view in [*workers, *sessions]):
+        raise chosen.no_match("no rank matches", [*workers, *sessions])
     before = {w.rank: w.state for w in workers if chosen is None or chosen.matches(w.rank, w.coords)}
-    sessions = await client.list()
     for session in sessions:
         if (chosen is None or chosen.matches(session.rank, session.coords)) and session.state is State.STOPPED:
             before[session.rank] = State.STOPPED
-    if chosen is not None and not before and not any(chosen.matches(s.rank, s.coords) for s in sessions):
-        raise chosen.no_match("no rank matches", {dim for view in [*workers, *sessions] for dim in view.coords} or None)
     asked = await client.interrupt(selection, timeout_s)
     stopped = await _stops(client, set(asked), wait_s) if asked else set()
     not_asked: dict[str, list[int]] = {}

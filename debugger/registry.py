@@ -161,12 +161,8 @@ class SessionRegistry:
         """Sessions in `selection`; NoMatchError (with a hint about typos) when none."""
         chosen = [s for s in self.sessions() if selection.matches(s.rank, s.coords)]
         if not chosen:
-            raise selection.no_match("no session matches", self.dims() if self._sessions else None)
+            raise selection.no_match("no session matches", self._sessions.values())
         return chosen
-
-    def dims(self) -> set[str]:
-        """Every mesh dimension a live session has."""
-        return {dim for s in self._sessions.values() for dim in s.coords}
 
     def publish(self, kind: WatchKind, session: Session, reason: EndReason | None = None) -> None:
         """Queue the change to every watcher interested (every command publishes twice: the

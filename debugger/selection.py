@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Protocol, Sequence
 
 from meshdbg.wire.coords import RANK_LIMIT, bounded_int
 from meshdbg.wire.errors import NoMatchError, SelectionError, TargetError
@@ -48,6 +48,13 @@ class IndexSet:
 EVERY = IndexSet(slices=((None, None, 1),))
 
 
+class Placed(Protocol):
+    """Anything with mesh coordinates: a session, a worker, their views."""
+
+    @property
+    def coords(self) -> Mapping[str, int]: ...
+
+
 @dataclass(frozen=True)
 class Selection:
     """A parsed selection; `matches` says whether a session belongs to it."""
@@ -65,14 +72,15 @@ class Selection:
         """Dimensions this selection names that no session has: a likely typo."""
         return sorted(set(self.coords) - known)
 
-    def no_match(self, nothing: str, known: set[str] | None) -> NoMatchError:
+    def no_match(self, nothing: str, among: Iterable[Placed]) -> NoMatchError:
         """`no session matches ranks(gpu=1) (unknown dimension gpu; known: gpus)` (`nothing`: "no
-        session matches"): the error when nothing matched, naming the dimensions it names that
-        are not among the `known` ones (None: there is nothing to compare with), as every verb
-        that selects says it."""
-        unknown = self.unknown_dims(known) if known is not None else []
-        hint = f" (unknown dimension {', '.join(unknown)}; known: {', '.join(sorted(known or ())) or 'none'})" \
-            if unknown else ""
+        session matches"): the error when nothing `among` (the sessions or ranks it was matched
+        against) matched, naming the dimensions it names that none of them has; none are named
+        when there was nothing to match. Every verb that selects says it so."""
+        views = list(among)
+        known = {dim for view in views for dim in view.coords}
+        unknown = self.unknown_dims(known) if views else []
+        hint = f" (unknown dimension {', '.join(unknown)}; known: {', '.join(sorted(known)) or 'none'})" if unknown else ""
         return NoMatchError(f"{nothing} {self.text}{hint}")
 
 

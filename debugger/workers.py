@@ -234,8 +234,7 @@ class WorkerRegistry:
 
     def no_match(self, selection: Selection) -> NoMatchError:
         """The error when `selection` matched no rank, naming a dimension no worker or session has."""
-        known = {dim for w in self._workers.values() for dim in w.coords} | self.sessions.dims()
-        return selection.no_match("no rank matches", known if self._workers or known else None)
+        return selection.no_match("no rank matches", [*self._workers.values(), *self.sessions.sessions()])
 
     def state(self, worker: Worker) -> State:
         return _state(worker, self._session_of(worker))
