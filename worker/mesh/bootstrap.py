@@ -14,11 +14,15 @@ MESHDBG_POST_MORTEM=0. Works under torchrun, SLURM or mpirun too, e.g.
 
 from __future__ import annotations
 
+import io
 import os
 import runpy
 import sys
 import threading
 import traceback
+import types
+from importlib.machinery import SourceFileLoader
+from pkgutil import get_importer, read_code
 
 from meshdbg.worker import dependencies  # noqa: F401  (first: gRPC and protobuf as installed, not the job's)
 from meshdbg.wire.connection import resolve_connection
@@ -46,17 +50,45 @@ def exit_status(code: object) -> int:
     return 1
 
 
+def run_as_python_does(argv: list[str]) -> None:
+    """Run `SCRIPT ARGS...` or `-m MODULE ARGS...` as `python` runs it, in a module of its own
+    that stays __main__ once its code returns, for its threads (pickle finds their classes
+    there; runpy.run_path and run_module put the launcher's module back, which broke that):
+    - a script file: compiled with its absolute path as Python 3.9+ does (its __file__, its
+      tracebacks, pdb's positions), sys.argv[0] as given, sys.path[0] its folder;
+    - `-m MODULE`, a directory or a zip file: through runpy._run_module_as_main, the function
+      `python` itself calls for them (the same sys.argv, sys.path and error lines, such as
+      "No module named x" or "can't find '__main__' module in 'dir'").
+    A script that cannot be read exits with status 2 and Python's one line, not a traceback."""
+    sys.argv = argv[1:] if argv[0] == "-m" else list(argv)
+    sys.modules["__main__"] = main = types.ModuleType("__main__")
+    if argv[0] == "-m":
+        sys.path[0] = os.getcwd()
+        runpy._run_module_as_main(argv[1])  # sets sys.argv[0] to the module's file, as `python -m`
+        return
+    path = os.path.abspath(argv[0])
+    if get_importer(path) is not None:  # a directory or a zip file: its __main__ module
+        sys.path[0] = path
+        runpy._run_module_as_main("__main__", alter_argv=False)
+        return
+    sys.path[0] = os.path.dirname(path)
+    main.__dict__.update(__file__=path, __cached__=None, __loader__=SourceFileLoader("__main__", path))
+    try:
+        with io.open_code(path) as source:
+            code = read_code(source)  # a compiled script (.pyc), as Python runs one
+            if code is None:
+                source.seek(0)
+                code = compile(source.read(), path, "exec")
+    except OSError as exc:
+        print(f"meshdbg: can't open file {path!r}: [Errno {exc.errno}] {exc.strerror}", file=sys.stderr)
+        raise SystemExit(2) from None
+    exec(code, main.__dict__)
+
+
 def run_target(argv: list[str], with_post_mortem: bool) -> int:
     """Run a script or `-m module` as __main__; its exit status."""
     try:
-        if argv[0] == "-m":
-            sys.argv = argv[1:]
-            sys.path[0] = os.getcwd()
-            runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
-        else:
-            sys.argv = list(argv)
-            sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
-            runpy.run_path(argv[0], run_name="__main__")
+        run_as_python_does(argv)
     except SystemExit as exc:
         return exit_status(exc.code)
     except BaseException as exc:  # the script's uncaught error: report it like the interpreter does

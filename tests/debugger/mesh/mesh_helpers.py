@@ -61,8 +61,9 @@ class Run:
     env: dict[str, str]
 
     def cli(self, *args: str) -> subprocess.CompletedProcess:
+        """`meshdbg ARGS` from the folder the run started in, as a person would type it beside it."""
         return subprocess.run([sys.executable, "-m", "meshdbg", *args], env=self.env, capture_output=True,
-                              text=True, timeout=20)
+                              text=True, timeout=20, cwd=SCRIPTS)
 
     def wait_workers(self, predicate, what: str, timeout: float = 15) -> dict[int, dict]:
         return wait_workers(self.cli, predicate, what, timeout)

@@ -8,6 +8,8 @@ import os
 import re
 import shutil
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -63,6 +65,28 @@ def test_module_target_and_usage_errors(tmp_path: Path) -> None:
                           ([str(tmp_path)], "it has no __main__.py")):
         code, out, err = start_run(tmp_path, *args).finish()
         assert code == 2 and err.startswith("meshdbg: ") and message in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("target", [["whereami.py"], ["-m", "whereami"]], ids=" ".join)
+def test_a_target_given_relatively_sees_what_python_shows_it(tmp_path: Path, target: list[str]) -> None:
+    """Differential, against `python TARGET` in the same folder: `__file__`, the code's
+    filename in tracebacks and pdb's positions, sys.argv[0] and sys.path[0]."""
+    local = subprocess.run([sys.executable, *target], capture_output=True, text=True, cwd=SCRIPTS, timeout=60)
+    code, out, err = start_run(tmp_path, "--no-post-mortem", "--mesh", "procs=1", *target).finish()
+    assert code == local.returncode == 1, err
+    assert [line.removeprefix("[r0 procs=0] ") for line in out.splitlines()] == local.stdout.splitlines()
+    assert f"[r0 procs=0] {local.stderr.strip()}" in err.splitlines(), err
+    assert f"file {SCRIPTS / 'whereami.py'}" in local.stdout.splitlines()  # absolute, as Python 3.9+ makes it
+
+
+@pytest.mark.parametrize("target", [["late_pickle.py"], ["-m", "late_pickle"]], ids=" ".join)
+def test_a_thread_outliving_the_script_still_finds_its_classes_in_main(tmp_path: Path, target: list[str]) -> None:
+    """Differential: the script's module stays __main__ after its code returns (runpy put the
+    launcher's back, and pickling a class of the script's failed in its threads)."""
+    local = subprocess.run([sys.executable, *target], capture_output=True, text=True, cwd=SCRIPTS, timeout=60)
+    assert local.stdout == "pickled Kept\n", local
+    code, out, err = start_run(tmp_path, "--mesh", "procs=1", *target).finish()
+    assert code == 0 and out == "[r0 procs=0] pickled Kept\n", (out, err)
 
 
 def test_directory_and_zip_file_targets_run_their_main(tmp_path: Path) -> None:
