@@ -123,12 +123,7 @@ async def main(args: argparse.Namespace) -> int:
             return INTERRUPTED
         await close_console(job, watcher)
         if launcher.first_failure is not None:
-            rank, first_status = launcher.first_failure
-            consequence = "the other ranks ran on" if args.keep_going else "the mesh was stopped"
-            others = how_ranks_ended({r: s for r, s in launcher.exits.items() if r != rank}, launcher.lost_ranks)
-            lost = f"{HOST_LOST}, " if rank in launcher.lost_ranks else ""
-            said(log, f"meshdbg: rank {rank} failed first ({lost}{failure_text(first_status)}); {consequence}"
-                      f"{': ' + others if others else ''}", logging.WARNING)
+            said(log, failure_line(launcher, args.keep_going), logging.WARNING)
         return status
     finally:
         collector.cancel()
@@ -145,6 +140,23 @@ async def serve_ides(launcher: MeshLauncher, port: int) -> DapServer:
     dap.announce(sys.stderr)
     dap.mesh.spawn(dap.follow())
     return dap
+
+
+def failure_line(launcher: MeshLauncher, keep_going: bool) -> str:
+    """The run's last line when a rank failed: which one, how, and what became of the others
+    (`the mesh was stopped` only when some still ran: it said so of ranks that had ended
+    before the failure, status 0)."""
+    assert launcher.first_failure is not None
+    rank, status = launcher.first_failure
+    how = f"{HOST_LOST + ', ' if rank in launcher.lost_ranks else ''}{failure_text(status)}"
+    if launcher.size == 1:
+        return f"meshdbg: rank {rank} failed ({how})"
+    if not launcher.running_at_first_failure:
+        consequence = "the other ranks had ended"
+    else:
+        consequence = "the other ranks ran on" if keep_going else "the mesh was stopped"
+    others = how_ranks_ended({r: s for r, s in launcher.exits.items() if r != rank}, launcher.lost_ranks)
+    return f"meshdbg: rank {rank} failed first ({how}); {consequence}{': ' + others if others else ''}"
 
 
 def how_ranks_ended(exits: dict[int, int], lost: Collection[int] = ()) -> str:

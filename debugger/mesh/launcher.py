@@ -112,6 +112,7 @@ class MeshLauncher:
         self.server.workers.outside = self._sample_outside
         self.exits: dict[int, int] = {}  # rank → status, in the order they exited
         self.first_failure: tuple[int, int] | None = None  # (rank, status)
+        self.running_at_first_failure = 0  # how many other ranks still ran when it came
         self.lost_ranks: set[int] = set()  # exited with their lost host
         self.started_at = time.monotonic()
         self.console_shows: Callable[[int], bool] = lambda rank: False  # a console here shows this rank's session
@@ -171,8 +172,9 @@ class MeshLauncher:
             self.server.workers.record_exit(worker, code if code >= 0 else None, -code if code < 0 else None, host_lost)
         if status != 0 and self.first_failure is None and not self._stopping:
             self.first_failure = (rank, status)
+            self.running_at_first_failure = self.size - len(self.exits)
             log.warning("rank %d failed first (%s)%s", rank, failure_text(status),
-                        "; stopping the mesh" if self.stop_on_failure else "")
+                        "; stopping the mesh" if self.stop_on_failure and self.running_at_first_failure else "")
             if self.stop_on_failure:
                 asyncio.get_running_loop().create_task(self.stop())
         if len(self.exits) == self.size:

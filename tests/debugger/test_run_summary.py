@@ -19,6 +19,16 @@ def test_a_one_rank_run_says_its_rank_is_ready(tmp_path: Path) -> None:
     assert "meshdbg: 1 rank ready in " in done.stderr, done.stderr
 
 
+def test_a_one_rank_run_that_fails_says_so_without_peers(tmp_path: Path) -> None:
+    """(`rank 0 failed first (exit status 3); the mesh was stopped`, of a mesh of one.)"""
+    (tmp_path / "job.py").write_text("raise SystemExit(3)\n")
+    env = {"PATH": "/usr/bin:/bin", "MESHDBG_RUNTIME_DIR": str(tmp_path / "runtime"), "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "meshdbg", "run", "--mesh", "gpus=1", "job.py"], cwd=tmp_path,
+                          env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 3
+    assert done.stderr.splitlines()[-1] == "meshdbg: rank 0 failed (exit status 3)", done.stderr[-2000:]
+
+
 def test_statuses_are_grouped_by_rank_and_named_as_a_shell_would() -> None:
     assert how_ranks_ended({0: 143, 1: 143, 2: 143}) == "ranks 0-2 SIGTERM"
     assert how_ranks_ended({3: 0, 0: 0, 2: 137}) == "ranks 0,3 status 0, rank 2 SIGKILL"
