@@ -23,6 +23,7 @@ import traceback
 import types
 from importlib.machinery import SourceFileLoader
 from pkgutil import get_importer, read_code
+from typing import Callable
 
 from meshdbg.worker import dependencies  # noqa: F401  (first: gRPC and protobuf as installed, not the job's)
 from meshdbg.wire.connection import resolve_connection
@@ -37,6 +38,8 @@ from meshdbg.worker.notices import setting
 
 ACTORS = "--actors"
 USAGE = "usage: python -m meshdbg.worker.mesh.bootstrap (SCRIPT | -m MODULE | --actors) [ARGS...]"
+# What `python -m MODULE` and `python FOLDER_OR_ZIP` call: not in runpy's documented API (nor in its stubs)
+RUN_MODULE_AS_MAIN: Callable[..., object] = getattr(runpy, "_run_module_as_main")
 OWN_FILES = (__file__, runpy.run_path.__code__.co_filename)  # the frames before the user's (runpy may be frozen)
 
 
@@ -56,20 +59,20 @@ def run_as_python_does(argv: list[str]) -> None:
     there; runpy.run_path and run_module put the launcher's module back, which broke that):
     - a script file: compiled with its absolute path as Python 3.9+ does (its __file__, its
       tracebacks, pdb's positions), sys.argv[0] as given, sys.path[0] its folder;
-    - `-m MODULE`, a directory or a zip file: through runpy._run_module_as_main, the function
-      `python` itself calls for them (the same sys.argv, sys.path and error lines, such as
+    - `-m MODULE`, a directory or a zip file: through RUN_MODULE_AS_MAIN, the function `python`
+      itself calls for them (the same sys.argv, sys.path and error lines, such as
       "No module named x" or "can't find '__main__' module in 'dir'").
     A script that cannot be read exits with status 2 and Python's one line, not a traceback."""
     sys.argv = argv[1:] if argv[0] == "-m" else list(argv)
     sys.modules["__main__"] = main = types.ModuleType("__main__")
     if argv[0] == "-m":
         sys.path[0] = os.getcwd()
-        runpy._run_module_as_main(argv[1])  # sets sys.argv[0] to the module's file, as `python -m`
+        RUN_MODULE_AS_MAIN(argv[1])  # sets sys.argv[0] to the module's file, as `python -m`
         return
     path = os.path.abspath(argv[0])
     if get_importer(path) is not None:  # a directory or a zip file: its __main__ module
         sys.path[0] = path
-        runpy._run_module_as_main("__main__", alter_argv=False)
+        RUN_MODULE_AS_MAIN("__main__", alter_argv=False)
         return
     sys.path[0] = os.path.dirname(path)
     main.__dict__.update(__file__=path, __cached__=None, __loader__=SourceFileLoader("__main__", path))
