@@ -185,9 +185,12 @@ class Console:
         """`attach` to a session that has not stopped yet: no pdb prompt until it has (one for a
         rank whose interrupt was pending, blocked in C, answered every line "is running, not
         stopped in pdb"). Said when it takes longer than a thread's first prompt does; Ctrl-C
-        stops waiting."""
+        stops waiting, and says that the rank's interrupt stays pending (it said a cast's
+        "ranks already running the command finish it on their own")."""
         await attachment.close()
         stop = asyncio.ensure_future(next_stop(client, attachment.session))
+        waiting = asyncio.current_task()
+        self._command = lambda: self._stop_waiting(attachment.label, waiting)
         try:
             if not (await asyncio.wait([stop], timeout=BREAK_IN_S))[0]:
                 self.announce(f"{attachment.label} has not stopped yet; waiting for its stop (Ctrl-C stops waiting)")
@@ -377,6 +380,11 @@ class Console:
                 self._command()  # its command runs on (a flood of output): interrupted too, as in local pdb
         elif self._command is not None:
             self._command()
+
+    def _stop_waiting(self, label: str, task: asyncio.Task[Any] | None) -> None:
+        self.warn(f"stopped waiting for {label}; its interrupt stays pending: it stops at its next Python line")
+        if task is not None:
+            task.cancel()
 
     def _cancel(self, task: asyncio.Task[Any]) -> None:
         self.warn("cancelled (ranks already running the command finish it on their own)")

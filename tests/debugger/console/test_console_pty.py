@@ -217,6 +217,24 @@ def test_attach_to_a_rank_whose_interrupt_is_pending_waits_for_its_stop(mesh: Me
     assert "not stopped in pdb" not in child.logfile_read.getvalue()
 
 
+def test_ctrl_c_while_attach_waits_for_a_pending_interrupt_says_it_stays_pending(mesh: Mesh, tmp_path: Path) -> None:
+    """Ctrl-C while `attach 0` waits for rank 0's stop: the console stops waiting, and says the
+    interrupt still stands (it said a cast's "ranks already running the command finish it")."""
+    fifo = tmp_path / "gate"
+    os.mkfifo(fifo)
+    child = continued(mesh, 0, f"fifo:{fifo}", bootstrap=True)
+    child.expect(TOP)
+    run(child, "interrupt 0", "not stopped yet", TOP)
+    run(child, "attach 0", re.escape("rank 0 (hosts=0,gpus=0) has not stopped yet; waiting for its stop"))
+    child.sendcontrol("c")
+    child.expect(re.escape("stopped waiting for rank 0 (hosts=0,gpus=0); its interrupt stays pending"))
+    child.expect(TOP)
+    fifo.write_text("open")
+    mesh.wait_sessions(stopped={0})  # the interrupt stood: rank 0 stops at its next line
+    run(child, "attach 0", re.escape("(Pdb r0 hosts=0,gpus=0)"))
+    assert "finish it on their own" not in child.logfile_read.getvalue()
+
+
 def test_plain_attach_to_a_rank_whose_interrupt_is_pending_waits_for_its_stop(mesh: Mesh, tmp_path: Path) -> None:
     """The same with `attach --plain` (its `(Pdb)` prompt answered every line "is running")."""
     fifo = tmp_path / "gate"
