@@ -18,6 +18,7 @@ import importlib.machinery
 import importlib.util
 import logging
 import os
+import socket
 import sys
 from typing import Awaitable, Collection, TypeVar
 
@@ -25,7 +26,7 @@ from meshdbg.debugger.console.job import Job
 from meshdbg.debugger.format import failure_text, status_text
 from meshdbg.debugger.gc_pauses import keep_gc_pauses_short
 from meshdbg.debugger.control import ControlClient, InProcessServer
-from meshdbg.debugger.dap.server import DapServer
+from meshdbg.debugger.dap.server import DapServer, listen_for_ides
 from meshdbg.debugger.selection import ranks_text
 from meshdbg.debugger.views import SessionView
 from meshdbg.debugger.news import News
@@ -105,14 +106,15 @@ async def main(args: argparse.Namespace) -> int:
     job.left = launcher.console_left
     watcher: asyncio.Task[None] | None = None
     dap: DapServer | None = None
+    ides = listen_for_ides(args.dap) if args.dap is not None else None  # a port in use fails before any rank runs
     collector = asyncio.create_task(keep_gc_pauses_short(launcher.server.idle))
     try:
         try:
             ready = await unless_interrupted(start_mesh(launcher), job.stopping)
             said(log, f"meshdbg: {launcher.size} rank{'s' if launcher.size != 1 else ''} ready in {ready:.2f} s (mesh {shape}, server "
                       f"{launcher.server.connection.addr})")
-            if args.dap is not None:
-                dap = await serve_ides(launcher, args.dap)
+            if ides is not None:
+                dap = await serve_ides(launcher, ides)
             interactive = sys.stdin.isatty() and sys.stdout.isatty()
             watcher = asyncio.create_task(watch_stops(launcher.server, interactive, job))
             status = await unless_interrupted(launcher.wait(), job.stopping)
@@ -130,13 +132,15 @@ async def main(args: argparse.Namespace) -> int:
         await close_console(job, watcher)
         if dap is not None:
             await dap.close()
+        elif ides is not None:
+            ides.close()
         await launcher.close()
 
 
-async def serve_ides(launcher: MeshLauncher, port: int) -> DapServer:
-    """`--dap`: a DAP server over the job's own server, announced on stderr; it follows the
-    mesh until closed."""
-    dap = await DapServer.beside(launcher.server, port, launcher.output)
+async def serve_ides(launcher: MeshLauncher, listener: socket.socket) -> DapServer:
+    """`--dap`: a DAP server on `listener` over the job's own server, announced on stderr; it
+    follows the mesh until closed."""
+    dap = await DapServer.beside(launcher.server, listener, launcher.output)
     dap.announce(sys.stderr)
     dap.mesh.spawn(dap.follow())
     return dap

@@ -6,6 +6,7 @@ import asyncio
 import errno
 import json
 import os
+import socket
 from typing import Callable, TextIO
 
 from meshdbg.debugger.control import ControlClient, InProcessServer
@@ -20,25 +21,44 @@ from meshdbg.wire.errors import UsageError
 HOST = "127.0.0.1"  # loopback only: the token in `attach` is checked too, as every local user can connect
 
 
+def listen_for_ides(port: int) -> socket.socket:
+    """A socket listening on HOST:`port` (0: a free one) from now on, for a DapServer to serve:
+    taken before anything else starts, so that `run --dap` with a port in use fails before any
+    rank runs (it started the whole mesh first). UsageError when it cannot listen there."""
+    port = listening_port(port)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as asyncio.start_server sets it
+        listener.bind((HOST, port))
+        listener.listen(socket.SOMAXCONN)
+    except OSError as exc:
+        listener.close()
+        why = "the port is taken" if exc.errno == errno.EADDRINUSE else os.strerror(exc.errno or 0)
+        raise UsageError(f"cannot listen on {HOST}:{port}: {why}") from None
+    listener.setblocking(False)
+    return listener
+
+
 class DapServer:
     """Serves IDE connections over one control client (`start`, then `follow` until the debug
     server goes away, then `close`)."""
 
-    def __init__(self, client: ControlClient, port: int = 0, owns_client: bool = False) -> None:
+    def __init__(self, client: ControlClient, listener: socket.socket, owns_client: bool = False) -> None:
         self.client = client
         self.mesh = Mesh(client)
-        self.port = listening_port(port)
+        self._listener = listener  # from listen_for_ides: closed with this server
+        self.port: int = listener.getsockname()[1]
         self._owns_client = owns_client
         self._server: asyncio.Server | None = None
         self._connections: set[IdeClient] = set()
         self._unlisten: Callable[[], None] = lambda: None
 
     @classmethod
-    async def beside(cls, server: InProcessServer, port: int, lines: RankLines) -> "DapServer":
-        """A started DAP server over a client of its own to `server`, in the server's process
-        (ControlClient.beside), sending the ranks' output `lines` to the IDE (`run --dap`,
-        meshdbg.debugger.dap.output)."""
-        dap = cls(ControlClient.beside(server), port, owns_client=True)
+    async def beside(cls, server: InProcessServer, listener: socket.socket, lines: RankLines) -> "DapServer":
+        """A started DAP server on `listener` over a client of its own to `server`, in the
+        server's process (ControlClient.beside), sending the ranks' output `lines` to the IDE
+        (`run --dap`, meshdbg.debugger.dap.output)."""
+        dap = cls(ControlClient.beside(server), listener, owns_client=True)
         try:
             await dap.start()
         except BaseException:
@@ -48,13 +68,8 @@ class DapServer:
         return dap
 
     async def start(self) -> int:
-        """Listen; the port (a free one for 0). UsageError when the port is taken."""
-        try:
-            self._server = await asyncio.start_server(self._connected, HOST, self.port)
-        except OSError as exc:
-            why = "the port is taken" if exc.errno == errno.EADDRINUSE else os.strerror(exc.errno or 0)
-            raise UsageError(f"cannot listen on {HOST}:{self.port}: {why}") from None
-        self.port = self._server.sockets[0].getsockname()[1]
+        """Serve IDEs on the listener; its port."""
+        self._server = await asyncio.start_server(self._connected, sock=self._listener)
         return self.port
 
     @property
@@ -91,6 +106,7 @@ class DapServer:
             await connection.close()
         if self._server is not None:
             self._server.close()
+        self._listener.close()  # (not served yet when start was never reached)
         await self.mesh.close()
         if self._owns_client:
             await self.client.close()

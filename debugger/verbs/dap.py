@@ -21,10 +21,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def main(args: argparse.Namespace) -> int:
-    from meshdbg.debugger.dap.server import DapServer
+    from meshdbg.debugger.dap.server import DapServer, listen_for_ides
 
-    client = await connect(args.addr)
-    dap = DapServer(client, args.port)
+    listener = listen_for_ides(args.port)
+    try:
+        client = await connect(args.addr)
+    except BaseException:
+        listener.close()
+        raise
+    dap = DapServer(client, listener)
     try:
         await dap.start()
         dap.announce(sys.stdout)

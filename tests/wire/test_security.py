@@ -73,6 +73,20 @@ def test_serve_never_shares_a_port_and_rejects_bad_ones(server: Server) -> None:
 OUT_OF_RANGE = "expected a whole number from 0 to below 65536"
 
 
+@pytest.mark.parametrize("verb", ["run", "dap"])
+def test_a_port_in_use_is_refused_before_any_rank_runs(server: Server, tmp_path: Path, verb: str) -> None:
+    """(`run --dap PORT` with PORT in use started the whole mesh, ran the job, then failed.)"""
+    taken = server.addr.rsplit(":", 1)[1]
+    ran = tmp_path / "ran"
+    (tmp_path / "job.py").write_text(f"open({str(ran)!r}, 'w').close()\n")
+    argv = ["run", "--dap", taken, "--mesh", "gpus=2", str(tmp_path / "job.py")] if verb == "run" else ["dap", "--port", taken]
+    env = {key: value for key, value in server.env.items() if key != "MESHDBG_CONNECTION_FILE"}  # a run of its own
+    result = server.cli(*argv, env=env if verb == "run" else None, timeout=30)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip() == f"meshdbg: cannot listen on 127.0.0.1:{taken}: the port is taken", result.stderr
+    assert not ran.exists()
+
+
 @pytest.mark.parametrize("argv", [["dap", "--port", "99999"], ["dap", "--port", "-1"],
                                   ["run", "--dap", "99999", "--mesh", "gpus=1", "job.py"]])
 def test_a_port_out_of_range_is_refused_before_anything_starts(server: Server, argv: list[str]) -> None:
