@@ -73,6 +73,13 @@ class StreamedOutput(io.TextIOBase):
             self._live = True
             return self._take()
 
+    def retract_prompt(self) -> None:
+        """Take back the prompt pdb just wrote, still unsent, which no one will answer (a
+        Resume unwinding to pdb's own prompt goes on at once): it showed as a stray `(Pdb)`."""
+        with self._lock:
+            if self._parts and self._parts[-1] is self.last_write and not self.last_write.endswith("\n"):
+                self._pending -= len(self._parts.pop())
+
     # ---- the program's side (meshdbg.worker.fd_capture.Sink) ------------------------------
 
     def open_session(self) -> None:

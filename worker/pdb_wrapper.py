@@ -157,6 +157,7 @@ class PdbWrapper(pdb.Pdb):
         self._interrupted = False
         self._interrupted_command = False  # a KeyboardInterrupt was raised into the command under way
         self._prompted = False
+        self._resuming = False  # a Resume came at a prompt opened inside a command: leaving it, then `continue`
         # (pdb, frame, line) of the last position shown in this stop, and its (frame, location)
         self._shown_position: tuple[tuple[pdb.Pdb, FrameType, int], tuple[pb.Frame, str]] | None = None
         self.remote: RemoteSession | None = None
@@ -333,6 +334,9 @@ class PdbWrapper(pdb.Pdb):
 
     def read_remote_line(self) -> str:
         """Send what pdb wrote plus a read request; return the line the server sends back."""
+        if self._resuming:  # unwinding to pdb's own prompt after a Resume: no one is asked
+            self._output.retract_prompt()
+            return self._line_for_resume()
         self._set_activity(_Activity.WAITING)
         prompt = self._output.last_write
         just_prompted = bool(prompt) and not prompt.endswith("\n")  # pdb's last write is its prompt, just written
@@ -362,9 +366,20 @@ class PdbWrapper(pdb.Pdb):
                 if message.resume.clear_breakpoints:
                     self.clear_all_breaks()
                 self._set_activity(_Activity.COMMAND)
-                return "continue\n"
+                return self._line_for_resume()
             if kind == "query":  # completion, stacks, values: meshdbg.worker.queries
                 remote.send(pb.WorkerMessage(answer=answer(self, message.query)))
+
+    def _line_for_resume(self) -> str:
+        """What the reader asking now gets for a Resume (`meshdbg continue`, the console's
+        `continue all`): pdb's `continue` at pdb's own prompt; at a prompt opened inside a
+        command, what leaves it (`end` of a `commands` block, the end of `interact`'s input,
+        `continue` of the recursive debugger), then `continue` once pdb's own prompt reads.
+        (`continue` went to whichever prompt was open: into a `commands` block it ended the
+        block, and the rank stayed stopped while its client was told it resumed.)"""
+        kind = prompt_kind(self)
+        self._resuming = kind is not PromptKind.PDB
+        return _LEAVING_LINES[kind]
 
     # ---- interrupts (called on the session's reader thread) ------------------------------
 
@@ -515,6 +530,10 @@ def _compiled(expression: str) -> CodeType:
     """`expression` compiled as `eval` compiles its text in pdb's `_getval`: no future
     statement of ours inherited (pdb's module has none)."""
     return compile(expression, "<string>", "eval", dont_inherit=True)
+
+
+_LEAVING_LINES = {PromptKind.PDB: "continue\n", PromptKind.COMMANDS: "end\n", PromptKind.INTERACT: "",
+                  PromptKind.DEBUG: "continue\n"}
 
 
 def _prompt_message(output: str, prompt: str, frame: pb.Frame, location: str, kind: PromptKind) -> pb.WorkerMessage:

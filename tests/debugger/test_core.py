@@ -121,6 +121,12 @@ async def _drive(client: ControlClient, lines: list[str], rank: int = 0) -> list
         return [(await pdb.send(line)).output for line in lines]
 
 
+async def _replay(client: ControlClient, rank: int = 0) -> str:
+    """What attaching to `rank` shows first."""
+    async with client.attach(rank=rank) as pdb:
+        return pdb.replay.output
+
+
 def test_pdb_commands_work_remotely(server: Server) -> None:
     worker = server.worker("stops.py", 0, "hosts=0,gpus=0")
     server.wait_sessions(1)
@@ -194,6 +200,26 @@ def test_server_side_continue_keeps_breakpoints_and_clear_drops_them(server: Ser
     assert server.cli("continue", "--clear", "0").returncode == 0
     out, _ = worker.communicate(timeout=20)
     assert worker.returncode == 0 and "total 3" in out
+
+
+@pytest.mark.parametrize("nested", [["commands 1", "p ('kept', step)"], ["interact", "x = 1"], ["debug len('abc')", "s"]],
+                         ids=["commands", "interact", "debug"])
+def test_continue_resumes_a_rank_left_at_a_prompt_inside_a_command(server: Server, nested: list[str]) -> None:
+    """A console detached at `(com)`, `>>>` or the recursive debugger's prompt, then `meshdbg
+    continue`: the rank runs. (`continue` was typed into that prompt: it ended the commands
+    block, or failed in interact, and the rank stayed stopped while `continue` said it resumed.)"""
+    worker = server.worker("loop.py", 0)
+    server.wait_sessions(1)
+    target = line_of("loop.py", "target of")
+    server.run(_drive, [f"b loop.py:{target}", *nested])  # then detached, the prompt still open
+    result = server.cli("continue")
+    assert result.returncode == 0 and "resumed 1 session" in result.stdout, result.stderr
+    wait_for(lambda: [s for s in server.sessions() if s["lineno"] == target], what="the stop at the breakpoint")
+    if nested[0].startswith("commands"):  # the block as typed so far, run at the stop
+        assert "('kept', 0)" in server.run(_replay)
+    assert server.cli("continue", "--clear", "0").returncode == 0
+    out, err = worker.communicate(timeout=20)
+    assert worker.returncode == 0 and "total 3" in out, err
 
 
 def test_quit_ends_the_session_and_the_worker_continues(server: Server) -> None:
