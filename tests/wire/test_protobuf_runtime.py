@@ -1,4 +1,4 @@
-"""meshdbg.wire.protobuf_runtime: the pure-Python message module is deferred under upb, and nothing breaks."""
+"""meshdbg.wire.proto.protobuf_runtime: the pure-Python message module is deferred under upb, and nothing breaks."""
 
 from __future__ import annotations
 

@@ -4,11 +4,11 @@ Regenerate from the project root with:
 
     python protos/generate.py
 
-This file is not generated: importing the package first readies protobuf's runtime
-(meshdbg.wire.protobuf_runtime).
+This file and protobuf_runtime.py are not generated: importing the package first readies
+protobuf's runtime for the generated modules (protobuf_runtime.py says how).
 """
 
-from meshdbg.wire import protobuf_runtime
+from meshdbg.wire.proto import protobuf_runtime
 
 protobuf_runtime.load()
 
