@@ -158,6 +158,7 @@ class PdbWrapper(pdb.Pdb):
         self._interrupted_command = False  # a KeyboardInterrupt was raised into the command under way
         self._prompted = False
         self._resuming = False  # a Resume came at a prompt opened inside a command: leaving it, then `continue`
+        self._asking = False  # pdb asks a question of its own (`_ask`): the next line is its answer
         # (pdb, frame, line) of the last position shown in this stop, and its (frame, location)
         self._shown_position: tuple[tuple[pdb.Pdb, FrameType, int], tuple[pb.Frame, str]] | None = None
         self.remote: RemoteSession | None = None
@@ -374,9 +375,13 @@ class PdbWrapper(pdb.Pdb):
         """What the reader asking now gets for a Resume (`meshdbg continue`, the console's
         `continue all`): pdb's `continue` at pdb's own prompt; at a prompt opened inside a
         command, what leaves it (`end` of a `commands` block, the end of `interact`'s input,
-        `continue` of the recursive debugger), then `continue` once pdb's own prompt reads.
+        `continue` of the recursive debugger, no answer to pdb's question), then `continue`
+        once pdb's own prompt reads.
         (`continue` went to whichever prompt was open: into a `commands` block it ended the
         block, and the rank stayed stopped while its client was told it resumed.)"""
+        if self._asking:  # no answer: pdb's default, then `continue` at its prompt
+            self._resuming = True
+            return ""
         kind = prompt_kind(self)
         self._resuming = kind is not PromptKind.PDB
         return _LEAVING_LINES[kind]
@@ -498,14 +503,26 @@ class PdbWrapper(pdb.Pdb):
         if arg:
             super().do_clear(arg)
             return None
-        breakpoints = [bp for bp in bdb.Breakpoint.bpbynumber if bp]
-        self.clear_all_breaks()
-        for bp in breakpoints:
-            self.message(f"Deleted {bp}")
+        if self._ask("Clear all breaks? ").strip().lower() in ("y", "yes"):  # pdb's own question and answers
+            breakpoints = [bp for bp in bdb.Breakpoint.bpbynumber if bp]
+            self.clear_all_breaks()
+            for bp in breakpoints:
+                self.message(f"Deleted {bp}")
         return None
 
-    do_clear.__doc__ = (pdb.Pdb.do_clear.__doc__ or "") + "\n(remote: with no argument, clears all without asking)\n"
+    do_clear.__doc__ = pdb.Pdb.do_clear.__doc__
     do_cl = do_clear
+
+    def _ask(self, question: str) -> str:
+        """pdb's `input(question)`, asked in the session: the question is its prompt, the next
+        line the answer ("" at the end of the input, or when a Resume comes meanwhile). pdb's
+        own `input()` would ask the worker's terminal (before, `clear` cleared all unasked)."""
+        self.stdout.write(question)
+        self._asking = True
+        try:
+            return self.read_remote_line()
+        finally:
+            self._asking = False
 
     def do_interact(self, arg: str) -> None:
         interact(self, cast(MutableMapping[str, object], self.curframe_locals))  # a dict in CPython

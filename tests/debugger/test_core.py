@@ -131,8 +131,8 @@ def test_pdb_commands_work_remotely(server: Server) -> None:
     worker = server.worker("stops.py", 0, "hosts=0,gpus=0")
     server.wait_sessions(1)
     outputs = server.run(_drive, ["p value", "pp {'a': [1, 2]}", "w", "l", "ll", "display value",
-                                  "r", "n", "s", "bt", "help interact", "clear", "u", "d"])
-    p, pp, where, listing, longlist, display, ret, nxt, step, bt, interact, clear, up, down = outputs
+                                  "r", "n", "s", "bt", "help interact", "clear", "y", "u", "d"])
+    p, pp, where, listing, longlist, display, ret, nxt, step, bt, interact, _, clear, up, down = outputs
     assert p.strip() == "'zero'"
     assert pp.strip() == "{'a': [1, 2]}"
     assert "stop_zero()" in where and "->" in where
@@ -160,8 +160,9 @@ def test_breakpoint_then_continue_stops_again_in_a_new_session(server: Server) -
     assert "Breakpoint 1" in outputs[0]
     second = wait_for(lambda: [s for s in server.sessions() if s["lineno"] == target], what="a stop at the breakpoint")[0]
     assert second["id"] != first["id"] and second["rank"] == 5
-    # clear with no argument must not ask the worker's terminal
-    assert "Deleted" in server.run(_drive, ["clear"], 5)[0]
+    # clear with no argument asks in the session, as local pdb asks its terminal (not the worker's)
+    question, answer = server.run(_drive, ["clear", "y"], 5)
+    assert question == "" and "Deleted" in answer
     assert server.cli("continue").returncode == 0
     out, err = worker.communicate(timeout=20)
     assert worker.returncode == 0, err
@@ -202,11 +203,11 @@ def test_server_side_continue_keeps_breakpoints_and_clear_drops_them(server: Ser
     assert worker.returncode == 0 and "total 3" in out
 
 
-@pytest.mark.parametrize("nested", [["commands 1", "p ('kept', step)"], ["interact", "x = 1"], ["debug len('abc')", "s"]],
-                         ids=["commands", "interact", "debug"])
+@pytest.mark.parametrize("nested", [["commands 1", "p ('kept', step)"], ["interact", "x = 1"], ["debug len('abc')", "s"],
+                                    ["clear"]], ids=["commands", "interact", "debug", "clear's question"])
 def test_continue_resumes_a_rank_left_at_a_prompt_inside_a_command(server: Server, nested: list[str]) -> None:
-    """A console detached at `(com)`, `>>>` or the recursive debugger's prompt, then `meshdbg
-    continue`: the rank runs. (`continue` was typed into that prompt: it ended the commands
+    """A console detached at `(com)`, `>>>`, the recursive debugger's prompt or `clear`'s
+    question, then `meshdbg continue`: the rank runs (the question unanswered: no). (`continue` was typed into that prompt: it ended the commands
     block, or failed in interact, and the rank stayed stopped while `continue` said it resumed.)"""
     worker = server.worker("loop.py", 0)
     server.wait_sessions(1)

@@ -66,19 +66,6 @@ def test_a_thread_stepping_off_its_target_ends_its_session_and_the_rank_runs_on(
     server.run(body)
 
 
-def test_clear_without_arguments_does_not_ask(server: Server) -> None:
-    assert "Clear all breaks?" in local_transcript("breakpoints.py", ["b 3", "cl", "y", "c"])
-    _start(server, "breakpoints.py")
-
-    async def body(client: ControlClient) -> None:
-        async with client.attach(rank=0) as pdb:
-            await pdb.send("b 3")
-            assert (await pdb.send("cl")).output.startswith("Deleted breakpoint 1")
-            await pdb.send("c")
-
-    server.run(body)
-
-
 def test_quit_ends_the_session_and_the_rank_goes_on(server: Server) -> None:
     _start(server, "step_basic.py")
 

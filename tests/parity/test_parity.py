@@ -27,6 +27,8 @@ CASES: dict[str, list[str]] = {
     "until_loop.py": ["n", "n", "n", "until", "until", "p total", "c"],
     "jump.py": ["n", f"j {line('jump.py', 'c = 3')}", "n", "p 'b' in dir()", "c"],
     "breakpoints.py": [f"b {line('breakpoints.py', 'square = n')}", "b", "c", "p n", "c", "p n", "cl 1", "c"],
+    "breakpoints.py#clear_all_asks": [f"b {line('breakpoints.py', 'square = n')}", "cl", "n", "b", "c", "cl", "yes",
+                                      "b", "c"],
     "condition.py": [f"b {line('condition.py', 'half =')}, n == 3", "c", "p n", "condition 1", "c", "p n", "cl 1", "c"],
     "tbreak.py": [f"tbreak {line('tbreak.py', 'return n + 1')}", "c", "p n", "b", "c"],
     "disable_enable.py": [f"b {line('disable_enable.py', 'return n - 1')}", "disable 1", "b", "enable 1", "c", "p n",
