@@ -4,8 +4,8 @@ the share that are the same, on the Python running this.
     python tests/parity/score.py            # one line: python, cases, same, all, score, differing cases
     python tests/parity/score.py --json
 
-The corpus is every case of test_parity.py and test_rebreak.py, plus each documented difference
-driven as pdb lines (where a remote session must differ, so they count against the score). A
+The corpus is every case of test_parity.py and test_rebreak.py, CPython's own pdb doctests
+(test_cpython_pdb.py), plus each documented difference driven as pdb lines (where a remote session must differ, so they count against the score). A
 case's lines are compared in order (difflib's longest matching blocks); `all` counts the longer
 of the two transcripts' lines, so a missing line and an extra line both count.
 """
@@ -23,6 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
+from cpython_pdb import doctest_cases, pdb_doctest_source  # noqa: E402
 from e2e import serving  # noqa: E402
 from parity import local_transcript, remote_transcript  # noqa: E402
 from test_parity import CASES, script_of  # noqa: E402
@@ -31,7 +32,6 @@ from test_rebreak import STEPS  # noqa: E402
 # The documented differences (README, "pdb remotely"), each as the lines that show it.
 DIFFERENCES: dict[str, list[str]] = {
     "step_basic.py#quit": ["q"],
-    "breakpoints.py#clear": ["b 3", "cl", "y", "c"],
     "interact.py#interact": ["interact", "value * 2", "exit()", "p value", "c"],
     "help_all.py#help_pdb": ["help pdb", "c"],
     "run_off_end.py#off_the_end": ["n", "n", "n", "n"],
@@ -43,9 +43,15 @@ DIFFERENCES: dict[str, list[str]] = {
 }
 
 
-def corpus() -> dict[str, tuple[str, list[str], tuple[str, ...]]]:
-    """Every case: name -> (script, pdb lines, script arguments)."""
+def corpus(folder: Path) -> dict[str, tuple[str, list[str], tuple[str, ...]]]:
+    """Every case: name -> (script, pdb lines, script arguments); CPython's doctests are
+    written into `folder` as scripts."""
     cases = {name: (script_of(name), lines, ()) for name, lines in {**CASES, **DIFFERENCES}.items()}
+    source = pdb_doctest_source()
+    for doctest in doctest_cases(source) if source is not None else []:
+        script = folder / f"{doctest.name}.py"
+        script.write_text(doctest.script)
+        cases[f"cpython:{doctest.name}"] = (str(script), doctest.lines, ())
     for case in ("loop", "generator", "coroutine", "thread"):
         lines = STEPS if case != "coroutine" else STEPS[:4] + ["c", "c"]
         cases[f"rebreak.py#{case}"] = ("rebreak.py", lines, (case,))
@@ -64,8 +70,9 @@ def score() -> dict:
     differing, failed = [], []
     with tempfile.TemporaryDirectory(prefix="meshdbg-parity-score-") as folder:
         os.environ["MESHDBG_RUNTIME_DIR"] = str(Path(folder) / "runtime")
+        cases = corpus(Path(folder))
         with serving(Path(folder)) as server:
-            for name, (script, lines, args) in sorted(corpus().items()):
+            for name, (script, lines, args) in sorted(cases.items()):
                 local = local_transcript(script, lines, *args)
                 try:
                     remote, _ = remote_transcript(server, script, lines, *args)
@@ -76,7 +83,7 @@ def score() -> dict:
                 same, total = same + shared, total + longest
                 if shared != longest:
                     differing.append(name)
-    return {"python": sys.version.split()[0], "cases": len(corpus()), "same": same, "all": total,
+    return {"python": sys.version.split()[0], "cases": len(cases), "same": same, "all": total,
             "score": round(same / total, 4), "differing": differing, "failed": failed}
 
 
