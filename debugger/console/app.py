@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import signal
-from typing import Any, Callable, Coroutine
+from typing import Any, Awaitable, Callable, Coroutine
 
 from prompt_toolkit import PromptSession, print_formatted_text
 from prompt_toolkit.application import create_app_session, get_app_session
@@ -395,7 +396,7 @@ class Console:
         if self.attachment is None:  # detached meanwhile: nothing left to interrupt
             task.cancel()
             return
-        self._spawn(self._run_quietly(self._break_in(self.attachment, task)))
+        self._spawn(self._run_quietly(functools.partial(self._break_in, self.attachment, task)))
 
     async def _break_in(self, attachment: Attachment, task: asyncio.Task[Any]) -> None:
         """Stop the command at the rank's next Python line; if it cannot within BREAK_IN_S
@@ -530,8 +531,8 @@ class Console:
                 if self.attachment is None and not self._typing():
                     # As local pdb after `c`: the rank you let run comes back to your prompt
                     # when it stops again, unless you have started typing something else.
-                    self._spawn(self._run_quietly(self.attach(
-                        AttachTarget(rank=session.rank, name=session.name, following=True))))
+                    self._spawn(self._run_quietly(functools.partial(
+                        self.attach, AttachTarget(rank=session.rank, name=session.name, following=True))))
                 else:
                     note = (note or f"{rank_label(session)} stopped at {where(session)}") + \
                         f" — attach {session.rank} to debug it again"
@@ -550,11 +551,14 @@ class Console:
     def _is_following(self, key: RankKey) -> bool:
         return self.following is not None and (self.following.name, self.following.rank) == key
 
-    async def _run_quietly(self, work: Coroutine[Any, Any, Any]) -> None:
+    async def _run_quietly(self, step: Callable[[], Awaitable[Any]]) -> None:
         """A background step whose failure is a one-line message, never a traceback; a rank
-        gone again before we got to it is no failure (its end is announced on its own)."""
+        gone again before we got to it is no failure (its end is announced on its own). The
+        step is made only once its task runs: one cancelled before it ran (the console closing
+        as its rank stopped again) left an attach never awaited, and Python said so on the
+        console in a RuntimeWarning."""
         try:
-            await work
+            await step()
         except NoMatchError:
             pass
         except MeshdbgError as exc:

@@ -25,7 +25,7 @@ WAIT_S = 20.0
 TOP = re.escape("meshdbg>")
 RANK0 = re.escape("(Pdb r0 hosts=0,gpus=0)")
 HIGHLIGHT_END = r"(\x1b\[[0-9;]*m)+"  # where a Ctrl-R search's highlighted match ends, as drawn
-NOISE = ("Traceback", "CancelledError", "no session for", "\x1b[45;1R")
+NOISE = ("Traceback", "CancelledError", "no session for", "\x1b[45;1R", "never awaited", "RuntimeWarning")
 
 
 @pytest.fixture
@@ -263,6 +263,33 @@ def start_script(env: dict[str, str], mesh: str, script: Path, *args: str) -> Pt
     """`meshdbg run --mesh MESH SCRIPT ARGS` on a pty of its own."""
     return PtyChild([sys.executable, "-m", "meshdbg", "run", "--mesh", mesh, str(script), *args], env=env,
                     timeout=WAIT_S, dimensions=(40, 160))
+
+
+def test_a_rank_continued_by_another_client_comes_back_to_the_console_each_time(env: dict[str, str],
+                                                                               tmp_path: Path) -> None:
+    """`meshdbg continue 0` from another terminal while the console is attached, a breakpoint
+    just ahead, again and again: the rank comes back to a console each time, and nothing else
+    is printed. (The console closing as the rank stopped again cancelled its attach before it
+    ran: "RuntimeWarning: coroutine 'Console.attach' was never awaited", 1 time in 3.)"""
+    job = tmp_path / "job.py"
+    job.write_text("def f(n):\n    return n\n\n\nbreakpoint()\nfor i in range(40):\n    f(i)\n")
+    child = start_script(env, "gpus=1", job)
+    prompt = re.escape("(Pdb r0 gpus=0)")
+    try:
+        child.expect("attached to rank 0")
+        child.expect(prompt)
+        answers(child, "b f", "Breakpoint 1", prompt)
+        for _ in range(8):
+            assert cli(env, "continue", "0").returncode == 0
+            child.expect(re.escape("continue   [sent by another client]"))
+            child.expect(re.escape("attached to rank 0 (gpus=0) at job.py:2 f"))
+            child.expect(prompt)
+        answers(child, "cl 1", "Deleted breakpoint 1", prompt)
+        child.sendline("c")
+        status, _ = finish(child)
+        assert status == 0
+    finally:
+        child.close(force=True)
 
 
 def test_a_failing_rank_opens_post_mortem_and_the_job_ends_with_its_status(env: dict[str, str]) -> None:
