@@ -20,6 +20,7 @@ import logging
 import os
 import socket
 import sys
+import time
 from typing import Awaitable, Collection, TypeVar
 
 from meshdbg.debugger.console.job import Job
@@ -43,6 +44,7 @@ from meshdbg.debugger.verbs import add_tls_arguments, bounded_argument
 log = logger(__name__)
 INTERRUPTED = 130
 CONSOLE_CLOSE_S = 2.0  # how long the console may take to close itself when the job ends
+SLOW_START_S = 10.0  # how often a start that waits for ranks to register says for which
 T = TypeVar("T")
 
 
@@ -198,9 +200,25 @@ async def unless_interrupted(awaitable: Awaitable[T], interrupted: asyncio.Event
 
 
 async def start_mesh(launcher: MeshLauncher) -> float:
-    """Start every rank and wait until each registered (or exited); seconds it took."""
-    await launcher.start()
-    return await launcher.wait_ready()
+    """Start every rank and wait until each registered (or exited); seconds it took. Every
+    SLOW_START_S meanwhile, say which ranks it still waits for (a rank stuck before it could
+    register, in the interpreter's start or a slow file system, left the run silent)."""
+    async def start_and_wait() -> float:
+        await launcher.start()
+        return await launcher.wait_ready()
+
+    ready = asyncio.ensure_future(start_and_wait())
+    try:
+        while not (await asyncio.wait([ready], timeout=SLOW_START_S))[0]:
+            if not launcher.placed:
+                continue  # (the placer says which hosts it waits for)
+            waiting = launcher.not_ready()
+            said(log, f"meshdbg: {launcher.size - len(waiting)} of {launcher.size} ranks ready after "
+                      f"{time.monotonic() - launcher.started_at:.0f} s; waiting for {ranks_text(waiting)} "
+                      f"(`meshdbg list --all` shows them; Ctrl-C stops the job)")
+        return ready.result()
+    finally:
+        ready.cancel()
 
 
 async def watch_stops(server: InProcessServer, interactive: bool, job: Job) -> None:

@@ -112,6 +112,7 @@ class MeshLauncher:
         self.server.workers.outside = self._sample_outside
         self.exits: dict[int, int] = {}  # rank → status, in the order they exited
         self.first_failure: tuple[int, int] | None = None  # (rank, status)
+        self.placed = False  # every host is in place (a placer that waits for hosts says so itself meanwhile)
         self.running_at_first_failure = 0  # how many other ranks still ran when it came
         self.lost_ranks: set[int] = set()  # exited with their lost host
         self.started_at = time.monotonic()
@@ -138,6 +139,7 @@ class MeshLauncher:
         connection = await self.server.start()
         addr = connection.join or connection.addr
         self.hosts = list(await self.placer.place(self))
+        self.placed = True
         master = self.hosts[0]
         target = Target(self.argv, self.cwd, self.name, addr, connection.token, connection.fingerprint,
                         self.post_mortem, self.sys_path)
@@ -218,6 +220,11 @@ class MeshLauncher:
         """Wait until every rank has registered (or already exited); seconds since construction."""
         await asyncio.gather(*(self._ready(worker) for worker in self.workers.values()))
         return time.monotonic() - self.started_at
+
+    def not_ready(self) -> list[int]:
+        """The ranks that have neither registered nor exited yet (started or not), in order."""
+        return [rank for rank in range(self.size) if (worker := self.workers.get(rank)) is None
+                or not (worker.connected.is_set() or worker.gone.is_set())]
 
     @staticmethod
     async def _ready(worker: Worker) -> None:

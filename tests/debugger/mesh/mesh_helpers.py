@@ -90,8 +90,8 @@ def client_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def start_run(tmp_path: Path, *args: str) -> Run:
-    env = client_env(tmp_path)
+def start_run(tmp_path: Path, *args: str, env_extra: dict[str, str] | None = None) -> Run:
+    env = {**client_env(tmp_path), **(env_extra or {})}
     process = subprocess.Popen([sys.executable, "-m", "meshdbg", "run", *args], env=env, stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=SCRIPTS)
     return Run(process, env)
