@@ -28,6 +28,7 @@ class CastResult:
     error: str = ""
     ended: bool = False
     no_answer: bool = False  # it did not answer within the deadline (`error` says so)
+    prompt: str = ""  # where the session reads its next line now: pdb's `(Pdb) `, or `>>> ` after `interact`...
 
     @property
     def ok(self) -> bool:

@@ -202,7 +202,8 @@ class ControlClient:
                     continue
                 for r in event.results:
                     output = "".join(outputs.pop(r.session.id, [])) + r.output
-                    results.append(CastResult(SessionView.from_pb(r.session), output, r.error, r.ended, r.no_answer))
+                    results.append(CastResult(SessionView.from_pb(r.session), output, r.error, r.ended, r.no_answer,
+                                              r.session.prompt))
         return sorted(results, key=lambda r: (r.session.rank, r.session.name, r.session.thread_id, r.session.id))
 
     async def stacks(self, selection: str = "", all_threads: bool = False, timeout_s: float = 0

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from meshdbg.debugger.answers import CastResult
 
 PDB_ERROR_PREFIX = "*** "
+PDB_PROMPT = "(Pdb) "  # pdb's own prompt, as pdb writes it
 
 
 def shown_name(view: SessionView | WorkerView) -> str:
@@ -155,15 +156,21 @@ def sessions_label(sessions: Sequence[SessionView], threaded: set[tuple[str, int
 
 def grouped_cast_output(results: Sequence[CastResult]) -> str:
     """Identical outputs once under their rank set (`ranks 0-2,5 (4 ranks):`), sorted by rank;
-    a rank that answered from several threads names them (`rank 0 (MainThread):`)."""
-    groups: dict[str, list[SessionView]] = defaultdict(list)
+    a rank that answered from several threads names them (`rank 0 (MainThread):`). Ranks left
+    at a prompt other than pdb's own (`>>> ` after `interact`, `(com) `, `clear`'s question)
+    are told so: the next line cast to them goes there (nothing said it, and the next cast of
+    a pdb command was taken as `interact`'s Python or the question's answer)."""
+    groups: dict[tuple[str, str], list[SessionView]] = defaultdict(list)
     for result in results:
         text = result.output if result.ok else f"{PDB_ERROR_PREFIX}{result.error}\n"
-        groups[text].append(result.session)
+        prompt = result.prompt if result.ok and not result.ended and result.prompt != PDB_PROMPT else ""
+        groups[text, prompt].append(result.session)
     threaded = threaded_ranks(r.session for r in results)
     blocks = []
-    for text, sessions in sorted(groups.items(), key=lambda item: min((s.rank, s.thread_id) for s in item[1])):
+    for (text, prompt), sessions in sorted(groups.items(), key=lambda item: min((s.rank, s.thread_id) for s in item[1])):
         label = sessions_label(sessions, threaded, count=" ranks")
         body = text.rstrip("\n") or "(no output)"
+        if prompt:
+            body += f"\n(now at the prompt {prompt!r}: the next line cast there answers it)"
         blocks.append(f"{label}:\n" + "\n".join(f"  {line}" for line in body.splitlines()))
     return "\n".join(blocks)

@@ -14,14 +14,14 @@ from meshdbg.debugger.attached_session import AttachedSession
 from meshdbg.debugger.peers import SharedLines
 from meshdbg.debugger.views import SessionView
 from meshdbg.debugger.answers import PdbReply, Shared
-from meshdbg.debugger.format import rank_label, shown_name
+from meshdbg.debugger.format import PDB_PROMPT, rank_label, shown_name
 from meshdbg.debugger.selection import AttachTarget
 from meshdbg.wire.vocabulary import PromptKind
 
 # pdb's own word boundaries (Pdb.__init__ sets them for readline): no `/`, `.` or `-`, so
 # `b examples/toy<Tab>` reaches pdb's location completer whole and gets `examples/toy_worker.py:`.
 COMPLETER_DELIMS = " \t\n`@#$%^&*()=+[{]}\\|;:'\",<>?"
-PDB_PROMPT, PDB_WORD = "(Pdb) ", "Pdb"
+PDB_WORD = "Pdb"
 NAMED_PROMPTS = (PromptKind.PDB, PromptKind.DEBUG)  # prompts of pdb itself, where the rank's label goes
 
 

@@ -98,6 +98,23 @@ def test_cast_groups_identical_output(server: Server) -> None:
     assert "ranks 2-3 (2 ranks):\n  False" in result.stdout
 
 
+def test_a_cast_that_leaves_ranks_at_another_prompt_says_so(server: Server) -> None:
+    """`cast all interact`, `cast all cl`: the ranks then read at `>>> ` or at the question,
+    and the next cast goes there: said under their output (nothing said it)."""
+    start_mesh(server)
+    asked = server.cli("cast", "all", "cl")
+    assert asked.returncode == 0, asked.stderr
+    assert asked.stdout == ("ranks 0-3 (4 ranks):\n  (no output)\n"
+                            "  (now at the prompt 'Clear all breaks? ': the next line cast there answers it)\n")
+    answered = server.cli("cast", "all", "n")
+    assert answered.stdout == "ranks 0-3 (4 ranks):\n  (no output)\n", answered.stdout  # back at (Pdb): nothing said
+    python = server.cli("cast", "ranks(hosts=0)", "interact")
+    assert "(now at the prompt '>>> ': the next line cast there answers it)" in python.stdout, python.stdout
+    in_python = server.cli("cast", "ranks(hosts=0)", "rank * 100").stdout  # Python's, in interact
+    assert "rank 0:\n  0\n" in in_python and "rank 1:\n  100\n" in in_python, in_python
+    assert server.cli("continue").returncode == 0  # (interact left, then continued)
+
+
 def test_continue_releases_everyone_and_workers_finish(server: Server) -> None:
     workers = start_mesh(server)
     result = server.cli("continue")
