@@ -226,13 +226,14 @@ class _CtrlC:
         if self._loop.remove_signal_handler(signal.SIGINT) and self._previous is not None:
             signal.signal(signal.SIGINT, self._previous)  # (None: one not set from Python; Python's own stays then)
 
-    async def run(self, attached: AttachedSession, line: str) -> PdbReply:
-        """pdb's reply to `line`, its output shown as it comes (sent from this task, its end
-        told by a future: no task made per line, issue 22)."""
+    async def run(self, attached: AttachedSession, line: str, eof: bool = False) -> PdbReply:
+        """pdb's reply to `line` (`eof`: the end of the input of what reads it instead), its
+        output shown as it comes (sent from this task, its end told by a future: no task made
+        per line, issue 22)."""
         ended: asyncio.Future[None] = self._loop.create_future()
         self._running, self._breaking, self._leave_next = (ended, attached.session), None, False
         try:
-            return await attached.send(line, on_output=_show_text)
+            return await attached.send(line, eof=eof, on_output=_show_text)
         finally:
             ended.set_result(None)
             self._running = None
@@ -334,6 +335,7 @@ async def _session_lines(attached: AttachedSession, ctrl_c: _CtrlC, pending: str
     ended elsewhere while we waited for a line)."""
     reply = attached.replay
     shown = _shown(reply)  # written with the next prompt: one write a command (issue 22)
+    ended_input = False
     while not reply.ended:
         if pending is None:
             line = await _line_unless_ended(reply.prompt or "(Pdb) ", attached.ending, shown)
@@ -343,6 +345,12 @@ async def _session_lines(attached: AttachedSession, ctrl_c: _CtrlC, pending: str
             line, pending = pending, None
             _show_text(f"{shown}{reply.prompt or '(Pdb) '}{line}\n")
         shown = ""
+        if line is None and not reply.prompt_kind.pdbs_own and not ended_input:
+            print(flush=True)  # Ctrl-D at `>>> ` or `(com) `: the end of that input only, as in local pdb
+            reply = await ctrl_c.run(attached, "", eof=True)
+            shown, ended_input = _shown(reply), True
+            continue
+        ended_input = False  # (one end of input a time: a prompt that stays after it is left with Ctrl-D)
         line = _for_pdb(line)
         if line is None:
             return 0

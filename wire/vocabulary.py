@@ -126,6 +126,13 @@ class PromptKind(_Mirror):
     INTERACT = "interact"
     DEBUG = "debug"
 
+    @property
+    def pdbs_own(self) -> bool:
+        """pdb itself reads the next line (its prompt, or the recursive debugger's), not a
+        `commands` block or `interact`: a step or `continue` is a pdb command there, and
+        Ctrl-D detaches; elsewhere Ctrl-D ends that prompt's input."""
+        return self in (PromptKind.PDB, PromptKind.DEBUG)
+
 
 class HostState(_Mirror):
     """Where a host of a multi-host `run` is (`meshdbg hosts`); a rank whose host is LOST

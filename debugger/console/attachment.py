@@ -22,7 +22,6 @@ from meshdbg.wire.vocabulary import PromptKind
 # `b examples/toy<Tab>` reaches pdb's location completer whole and gets `examples/toy_worker.py:`.
 COMPLETER_DELIMS = " \t\n`@#$%^&*()=+[{]}\\|;:'\",<>?"
 PDB_WORD = "Pdb"
-NAMED_PROMPTS = (PromptKind.PDB, PromptKind.DEBUG)  # prompts of pdb itself, where the rank's label goes
 
 
 class Attachment:
@@ -77,7 +76,7 @@ class Attachment:
         """pdb itself reads the next line (not `interact` or a `commands` block), as the
         session's prompt kind says (never guessed from the prompt's text, which the program
         may set: `sys.ps1` in `interact`, `input("...")`)."""
-        return self.prompt_kind in NAMED_PROMPTS
+        return self.prompt_kind.pdbs_own  # (where the rank's label goes)
 
     def _prompted(self, reply: PdbReply) -> None:
         """pdb's next prompt and who reads it, from a reply (an empty prompt keeps the last)."""

@@ -15,13 +15,12 @@ from meshdbg.debugger.dap.protocol import RequestFailed
 from meshdbg.debugger.dap.vocabulary import Category
 from meshdbg.debugger.selection import describe_ranks
 from meshdbg.wire.errors import MeshdbgError
-from meshdbg.wire.vocabulary import PromptKind, State
+from meshdbg.wire.vocabulary import State
 
 if TYPE_CHECKING:
     from meshdbg.debugger.dap.clients import IdeClient
 
 STEPS = {"next": "n", "stepIn": "s", "stepOut": "r"}
-PDB_PROMPTS = (PromptKind.PDB, PromptKind.DEBUG)  # where a step or continue is pdb's own command
 
 
 class Driving:
@@ -33,7 +32,7 @@ class Driving:
         rank = self._rank(args["threadId"])
         ranks = [r for r in ([rank] if args.get("singleThread") else self._attached().ranks) if r.session is not None]
         elsewhere = [(r.label, r.session.prompt_kind) for r in ranks
-                     if r.session is not None and r.session.prompt_kind not in PDB_PROMPTS]
+                     if r.session is not None and not r.session.prompt_kind.pdbs_own]
         if elsewhere:
             label, prompt_kind = elsewhere[0]
             raise RequestFailed(f"{label} is in pdb's {prompt_kind}, not at its "

@@ -301,6 +301,36 @@ def test_plain_flag_keeps_line_mode(three_ranks: Mesh) -> None:
     child.expect(pexpect.EOF)
 
 
+@pytest.mark.parametrize("enter, inside, left", [("interact", "loss_scale * 4", "now exiting InteractiveConsole"),
+                                                 ("commands 1", "p 'hit'", "")], ids=["interact", "commands"])
+def test_plain_attach_ctrl_d_at_interact_or_commands_ends_that_input_only(three_ranks: Mesh, enter: str, inside: str,
+                                                                          left: str) -> None:
+    """As in local pdb: Ctrl-D at `>>> ` goes back to `(Pdb)`; at `(com) ` pdb takes it as
+    a line (it stays there: `end` leaves); Ctrl-D at `(Pdb)` detaches. (It detached at once,
+    leaving the rank in `interact` or its commands block.)"""
+    child = three_ranks.console("--plain", "0")
+    child.expect(re.escape("(Pdb)"))
+    run(child, "b 17" if enter.startswith("commands") else "p 1", re.escape("(Pdb)"))
+    run(child, enter)
+    child.expect(re.escape(">>> " if enter == "interact" else "(com) "))
+    run(child, inside, r"2\.0\r\n>>> " if enter == "interact" else re.escape("(com) "))
+    child.sendeof()
+    if left:
+        child.expect(left + ".*" + re.escape("(Pdb)"))
+    else:
+        child.expect(re.escape("(com) "))
+        run(child, "end", re.escape("(Pdb)"))
+    run(child, "p loss_scale", r"0\.5", re.escape("(Pdb)"))
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    three_ranks.wait_sessions(stopped={0})  # detached: the rank stays paused, at pdb's prompt
+    child = three_ranks.console("--plain", "0")
+    child.expect(re.escape("(Pdb)"))
+    run(child, "p 'back'", "'back'", re.escape("(Pdb)"))
+    run(child, "detach")
+    child.expect(pexpect.EOF)
+
+
 def test_plain_attach_on_a_terminal_recalls_and_edits_lines_as_local_pdb(three_ranks: Mesh) -> None:
     child = three_ranks.console("--plain", "0")
     child.expect(re.escape("(Pdb)"))
