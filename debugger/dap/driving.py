@@ -26,13 +26,14 @@ STEPS = {"next": "n", "stepIn": "s", "stepOut": "r"}
 class Driving:
     """Handlers of the requests that resume, step, stop ranks and set their breakpoints."""
 
-    def _moving(self: "IdeClient", args: dict) -> list[Rank]:
+    def _moving(self: "IdeClient", args: dict, stepping: bool = True) -> list[Rank]:
         """The stopped ranks a resume or step goes to: the thread's alone with `singleThread`,
-        else its group's."""
+        else its group's. A step is pdb's command, refused to a rank whose `interact` or
+        `commands` block reads its lines; a resume leaves those as pdb would, then continues."""
         rank = self._rank(args["threadId"])
         ranks = [r for r in ([rank] if args.get("singleThread") else self._attached().ranks) if r.session is not None]
         elsewhere = [(r.label, r.session.prompt_kind) for r in ranks
-                     if r.session is not None and not r.session.prompt_kind.pdbs_own]
+                     if stepping and r.session is not None and not r.session.prompt_kind.pdbs_own]
         if elsewhere:
             label, prompt_kind = elsewhere[0]
             raise RequestFailed(f"{label} is in pdb's {prompt_kind}, not at its "
@@ -40,7 +41,7 @@ class Driving:
         return ranks
 
     async def continue_request(self: "IdeClient", args: dict) -> dict:
-        ranks = self._moving(args)
+        ranks = self._moving(args, stepping=False)
         if ranks:
             try:
                 await self.mesh.client.resume(describe_ranks([r.rank for r in ranks]))

@@ -144,6 +144,21 @@ def test_a_rank_in_interact_is_not_stepped_but_told_why(server: Server) -> None:
         child.event("stopped", threadId=1, reason="step")
 
 
+def test_continue_reaches_a_rank_in_interact(server: Server) -> None:
+    """(It was refused like a step: "end that first". A resume leaves `interact` as Ctrl-D
+    would, then continues, as `meshdbg continue` does.)"""
+    with child_of_one_rank(server, TARGET) as child:
+
+        async def interact(client: ControlClient) -> None:
+            async with client.attach(rank=0) as console:
+                await console.send("interact")
+
+        server.run(interact)
+        child.event("stopped", threadId=1, reason="step")
+        child.ok("continue", threadId=1)
+        wait_sessions(server.env, {"live": []})  # out of interact, continued: its session is over
+
+
 def test_a_source_only_the_rank_has_comes_from_the_rank(server: Server) -> None:
     with child_of_one_rank(server, "ide_remote_source.py") as child:
         top = child.ok("stackTrace", threadId=1)["stackFrames"][0]
