@@ -69,6 +69,46 @@ PAYLOAD = b"x" * 96  # about a `p x` reply: output, prompt and frame
 LIST_METHOD = "/meshdbg.v1.Debugger/List"
 
 
+class PlainTerminal:
+    """What types `p x` into `meshdbg attach --plain` and reads its replies: blocking writes
+    and reads of its pipes on a thread of the bench's, as a terminal's program would do.
+    (asyncio's subprocess streams, which drove it before, cost the bench ~150 us of CPU a
+    line, counted against the plain client: the plain process itself spends ~240.)"""
+
+    PROMPT = b"(Pdb) "
+
+    def __init__(self, stdin: int, stdout: int) -> None:
+        self._stdin, self._stdout = stdin, stdout
+
+    def read_prompt(self) -> bytes:
+        """What comes up to the next prompt (BenchError at the end of the output)."""
+        text = b""
+        while not text.endswith(self.PROMPT):
+            chunk = os.read(self._stdout, 65536)
+            if not chunk:
+                raise BenchError(f"attach --plain ended: {text[-200:]!r}")
+            text += chunk
+        return text
+
+    def blocks(self, count: int) -> Measure:
+        """A measure of `count` `p x`, one sample each, timed on the thread that types them."""
+        def block() -> list[float]:
+            samples = []
+            for _ in range(count):
+                start = time.perf_counter()
+                os.write(self._stdin, b"p x\n")
+                reply = self.read_prompt()
+                samples.append(time.perf_counter() - start)
+                if b"'rank': 1" not in reply:
+                    raise BenchError(f"unexpected reply to `p x` in attach --plain: {reply!r}")
+            return samples
+
+        async def measure() -> list[float]:
+            return await asyncio.to_thread(block)
+
+        return measure
+
+
 @dataclass(frozen=True)
 class Config:
     """How much to measure."""
@@ -184,30 +224,25 @@ class Bench:
     async def attach_paths(self, client: ControlClient, addr: str, hop: grpc.aio.StreamStreamCall,
                            meter: CpuMeter) -> None:
         c = self.config
-        plain = await asyncio.create_subprocess_exec(self.script, "attach", "--plain", "1", "--addr", addr,
-                                                     env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                                     stderr=subprocess.DEVNULL)
-        meter.sides["plain"]["client"].append(plain.pid)  # the bench's pipes, and the plain client
+        plain = subprocess.Popen([self.script, "attach", "--plain", "1", "--addr", addr], env=self.env,
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        meter.sides["plain"]["client"].append(plain.pid)  # the bench's reads and writes, and the plain client
+        assert plain.stdin is not None and plain.stdout is not None
+        typed = PlainTerminal(plain.stdin.fileno(), plain.stdout.fileno())
         try:
-            await asyncio.wait_for(plain.stdout.readuntil(b"(Pdb) "), STOP_TIMEOUT_S)
-
-            async def plain_p() -> None:
-                plain.stdin.write(b"p x\n")
-                reply = await plain.stdout.readuntil(b"(Pdb) ")
-                if b"'rank': 1" not in reply:
-                    raise BenchError(f"unexpected reply to `p x` in attach --plain: {reply!r}")
-
+            await asyncio.wait_for(asyncio.to_thread(typed.read_prompt), STOP_TIMEOUT_S)
             async with client.attach(rank=0) as pdb:
                 measures = {"api": meter.metered("ours", blocks(p_x(pdb, 0), c.block)),
                             "floor": meter.metered("floor", blocks(lambda: round_trip(hop, PAYLOAD), c.block)),
-                            "plain": meter.metered("plain", blocks(plain_p, c.block))}
+                            "plain": meter.metered("plain", typed.blocks(c.block))}
                 for measure in measures.values():  # warm-up
                     await measure()
                 samples = await interleaved(measures, c.attach_reps)
         finally:
-            if plain.returncode is None:
-                plain.kill()
-            await plain.wait()
+            plain.kill()
+            await asyncio.to_thread(plain.wait)
+            plain.stdin.close()
+            plain.stdout.close()
         cpu = meter.per_operation_us()
         self.report.ratio("attach_p_api", "attach_p_api", samples["api"], samples["floor"], "two-hop echo",
                           cpu_us={"ours": cpu["ours"], "floor": cpu["floor"]})
