@@ -202,15 +202,22 @@ def test_ctrl_c_interrupts_the_rank_that_was_continued(mesh: Mesh) -> None:
     run(child, "p then", "'spin'")
 
 
-def test_attach_to_a_rank_whose_interrupt_is_pending_waits_for_its_stop(mesh: Mesh, tmp_path: Path) -> None:
-    """`interrupt 0` while rank 0 blocks in C, then `attach 0`: no pdb prompt for a rank that
-    runs (every line got "rank 0 is running, not stopped in pdb"); it comes back at its stop."""
-    fifo = tmp_path / "gate"
+def attaching_to_a_pending_interrupt(mesh: Mesh, fifo: Path) -> PtyChild:
+    """A console that interrupted rank 0 while it blocks in C (opening `fifo`), then typed
+    `attach 0`: it waits for the rank's stop."""
     os.mkfifo(fifo)
     child = continued(mesh, 0, f"fifo:{fifo}", bootstrap=True)
     child.expect(TOP)
     run(child, "interrupt 0", "not stopped yet", TOP)
     run(child, "attach 0", re.escape("rank 0 (hosts=0,gpus=0) has not stopped yet; waiting for its stop"))
+    return child
+
+
+def test_attach_to_a_rank_whose_interrupt_is_pending_waits_for_its_stop(mesh: Mesh, tmp_path: Path) -> None:
+    """`interrupt 0` while rank 0 blocks in C, then `attach 0`: no pdb prompt for a rank that
+    runs (every line got "rank 0 is running, not stopped in pdb"); it comes back at its stop."""
+    fifo = tmp_path / "gate"
+    child = attaching_to_a_pending_interrupt(mesh, fifo)
     fifo.write_text("open")  # rank 0 leaves its blocking open(): it stops at its next line
     child.expect(re.escape("(Pdb r0 hosts=0,gpus=0)"))
     run(child, "p then", "'fifo:", re.escape("(Pdb r0 hosts=0,gpus=0)"))
@@ -221,11 +228,7 @@ def test_ctrl_c_while_attach_waits_for_a_pending_interrupt_says_it_stays_pending
     """Ctrl-C while `attach 0` waits for rank 0's stop: the console stops waiting, and says the
     interrupt still stands (it said a cast's "ranks already running the command finish it")."""
     fifo = tmp_path / "gate"
-    os.mkfifo(fifo)
-    child = continued(mesh, 0, f"fifo:{fifo}", bootstrap=True)
-    child.expect(TOP)
-    run(child, "interrupt 0", "not stopped yet", TOP)
-    run(child, "attach 0", re.escape("rank 0 (hosts=0,gpus=0) has not stopped yet; waiting for its stop"))
+    child = attaching_to_a_pending_interrupt(mesh, fifo)
     child.sendcontrol("c")
     child.expect(re.escape("stopped waiting for rank 0 (hosts=0,gpus=0); its interrupt stays pending"))
     child.expect(TOP)
