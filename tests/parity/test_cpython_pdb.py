@@ -24,12 +24,15 @@ def test_this_pythons_pdb_doctests_are_found() -> None:
     assert len(CASES) >= 20, [case.name for case in CASES]
 
 
+@pytest.mark.parametrize("bootstrap", [False, True], ids=["hook", "run's bootstrap"])
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_meshdbg_prints_what_local_pdb_prints_for_cpythons_pdb_doctests(server: Server, tmp_path: Path,
-                                                                       case: DoctestCase) -> None:
+                                                                       case: DoctestCase, bootstrap: bool) -> None:
+    """Through the breakpoint hook of a worker started by anything, and as `meshdbg run` runs
+    a rank (its bootstrap runs the script as python does)."""
     script = tmp_path / f"{case.name}.py"
     script.write_text(case.script)
     expected = local_transcript(str(script), case.lines)
     assert "(Pdb) " in expected, expected  # it stopped locally: a case that runs
-    got, _ = remote_transcript(server, str(script), case.lines)
+    got, _ = remote_transcript(server, str(script), case.lines, bootstrap=bootstrap)
     assert got == expected
