@@ -40,10 +40,13 @@ class ForkServer:
 
     @classmethod
     def start(cls, on_exit: ExitCallback) -> "ForkServer":
-        """Start the zygote process (it keeps its own process group, away from Ctrl-C)."""
+        """Start the zygote process in a process group of its own from its first instruction,
+        away from the terminal's Ctrl-C (it made its group itself once started: a Ctrl-C while
+        its interpreter started, slow on a loaded or network file system, killed it with
+        "Fatal Python error" and a traceback on the job's terminal)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        process = subprocess.Popen(command(os.getpid(), theirs.fileno()),
-                                   pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL)
+        process = subprocess.Popen(command(os.getpid(), theirs.fileno()), pass_fds=[theirs.fileno()],
+                                   stdin=subprocess.DEVNULL, process_group=0)
         theirs.close()
         return cls(process, ours, on_exit)
 

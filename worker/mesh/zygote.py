@@ -178,7 +178,6 @@ def run_child(task: ChildTask) -> int:
 def main(argv: list[str]) -> int:
     launcher_pid, fd = int(argv[0]), int(argv[1])
     die_with_parent(launcher_pid, signal.SIGTERM)  # caught once the Zygote is made: it ends the ranks' groups
-    os.setpgid(0, 0)
     from meshdbg.worker.mesh import bootstrap  # noqa: F401  (the point of a zygote: import once, fork many)
 
     task = Zygote(socket.socket(fileno=fd)).serve()

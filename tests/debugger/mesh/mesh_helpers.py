@@ -90,10 +90,13 @@ def client_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def start_run(tmp_path: Path, *args: str, env_extra: dict[str, str] | None = None) -> Run:
+def start_run(tmp_path: Path, *args: str, env_extra: dict[str, str] | None = None, own_group: bool = False) -> Run:
+    """`meshdbg run ARGS` in SCRIPTS (`own_group`: in a process group of its own, which a
+    test's `os.killpg` then reaches as a terminal's Ctrl-C reaches its foreground job)."""
     env = {**client_env(tmp_path), **(env_extra or {})}
     process = subprocess.Popen([sys.executable, "-m", "meshdbg", "run", *args], env=env, stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=SCRIPTS)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=SCRIPTS,
+                               process_group=0 if own_group else None)
     return Run(process, env)
 
 
