@@ -36,7 +36,7 @@ from meshdbg.debugger.registry import SessionRegistry
 from meshdbg.debugger.sessions import Session as RankSession
 from meshdbg.debugger.workers import WorkerRegistry
 from meshdbg.wire.status import status_code_of
-from meshdbg.wire.vocabulary import EndReason
+from meshdbg.wire.vocabulary import EndReason, State
 
 log = logger(__name__)
 SERVER_VERSION = "0.1.0"
@@ -391,10 +391,16 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         except MeshdbgError as exc:
             await _abort(context, exc)
         seconds = deadline(request.timeout_s, CONTINUE_S)
+        asked = [s.state is not State.NOT_ANSWERING for s in sessions]  # (one silent already is not asked)
         outcomes = await asyncio.gather(*(answer_within(s.resume(request.clear_breakpoints), seconds) for s in sessions),
                                         return_exceptions=True)
         resumed = [s.info() for s, outcome in zip(sessions, outcomes) if not isinstance(outcome, BaseException)]
-        silent = [s.info() for s, outcome in zip(sessions, outcomes) if isinstance(outcome, NoAnswer)]
+        # No answer in time, or the rank stopped answering once asked (SIGSTOP): the resume was
+        # sent and takes effect if it reaches the rank, as a cast's command runs on. (Those that
+        # went silent were named nowhere: `continue` said none was resumed, then the rank ran.)
+        silent = [s.info() for s, outcome, was_asked in zip(sessions, outcomes, asked)
+                  if isinstance(outcome, NoAnswer)
+                  or (was_asked and isinstance(outcome, SessionError) and s.state is State.NOT_ANSWERING)]
         return pb.ContinueReply(resumed=resumed, no_answer=silent)
 
     @reads_requests

@@ -26,7 +26,7 @@ from meshdbg.debugger.console.lines import (LineError, optional_selection, past_
                                             split_line)
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.format import grouped_cast_output, resumed_text, session_table, worker_table
-from meshdbg.debugger.selection import AttachTarget, parse_attach_target, parse_selection
+from meshdbg.debugger.selection import AttachTarget, parse_attach_target, parse_selection, ranks_text
 from meshdbg.debugger.interruption import interrupt
 from meshdbg.debugger.stack_tree import stack_tree
 from meshdbg.debugger.value_groups import left_out, value_groups, value_text
@@ -244,6 +244,9 @@ class Commands:
         selection, clear = self.parse_continue(arg)
         resumed = await (await self.console.client()).resume(selection, clear_breakpoints=clear)
         self.console.say(resumed_text(resumed))
+        if resumed.no_answer:  # (it said nothing of them)
+            self.console.say(f"no answer from {ranks_text(resumed.no_answer)}: the resume was sent, and takes effect "
+                              f"if it reaches them (`list` shows whether they are answering)")
 
     @staticmethod
     def parse_continue(arg: str) -> tuple[str, bool]:

@@ -67,6 +67,24 @@ def test_a_stopped_rank_is_reported_not_answering_within_seconds(server: Server)
     assert took < NOTICE_S + SLACK_S, f"took {took:.1f} s"
 
 
+def test_a_rank_that_stops_answering_while_it_is_continued_is_named(server: Server) -> None:
+    """`continue` while rank 0 is SIGSTOPped (still listed stopped): the resume is sent, and
+    rank 0 is named as not answering. (It was named nowhere: "resumed 1 session (rank 1)",
+    status 0, or "no stopped session could be resumed"; and the rank ran once woken.)"""
+    hung = server.worker("hold.py", 0)
+    server.worker("hold.py", 1)
+    server.wait_sessions(2)
+    os.kill(hung.pid, signal.SIGSTOP)
+    try:
+        result, took = timed_cli(server, "continue")
+    finally:
+        os.kill(hung.pid, signal.SIGCONT)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout == "resumed 1 session (rank 1)\n", result.stdout
+    assert result.stderr.startswith("meshdbg: no answer from rank 0 within "), result.stderr
+    assert took < NOTICE_S + SLACK_S, f"took {took:.1f} s"
+
+
 def test_an_attached_client_hears_that_its_rank_stopped_answering(server: Server) -> None:
     hung = server.worker("hold.py", 0)
     server.wait_sessions(1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -104,6 +105,22 @@ def test_attach_completes_remotely_and_detach_leaves_the_rank_paused(three_ranks
     assert [s["state"] for s in sessions if s["rank"] == 1] == ["stopped"]
     run(child, "attach 1", re.escape("(Pdb r1 hosts=0,gpus=1)"))
     run(child, "detach", "it stays paused", TOP)
+
+
+def test_continue_names_a_rank_that_stopped_answering_when_asked(mesh: Mesh) -> None:
+    """`continue` at meshdbg> while rank 1 is SIGSTOPped (still listed stopped): the console
+    names it. (It said "resumed 1 session (rank 0)" and nothing of rank 1.)"""
+    mesh.start_worker(0)
+    hung = mesh.start_worker(1)
+    mesh.wait_sessions(stopped={0, 1})
+    child = mesh.console()
+    child.expect(TOP)
+    os.kill(hung.pid, signal.SIGSTOP)
+    try:
+        run(child, "continue", re.escape("resumed 1 session (rank 0)"),
+            re.escape("no answer from rank 1: the resume was sent, and takes effect if it reaches them"), TOP)
+    finally:
+        os.kill(hung.pid, signal.SIGCONT)
 
 
 def test_continue_in_pdb_returns_to_the_top_prompt(three_ranks: Mesh) -> None:
