@@ -227,11 +227,11 @@ class _AttachStream:
         await self.send(request)
 
     async def send(self, request: pb.AttachRequest) -> None:
-        with self._client.translating():
-            try:
-                await self._call.write(request)
-            except asyncio.InvalidStateError:  # the stream is over (its server killed): `deliver`, reading
-                pass  # it, says why and ends every wait with that (a line typed meanwhile raised this)
+        try:
+            await self._call.write(request)
+        except (asyncio.InvalidStateError, grpc.RpcError):  # the stream is over (its server killed): `deliver`,
+            pass  # reading it, says why and ends every wait with that (a line typed meanwhile raised either,
+            # the second as gRPC's "INTERNAL: Internal error from Core" when its write failed in the transport)
 
     async def deliver(self) -> None:
         async with self._client.cut_off_when_left_behind():

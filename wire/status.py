@@ -12,6 +12,9 @@ import grpc
 from meshdbg.wire.errors import (AuthenticationFailed, ConnectionFailed, MeshdbgError, NoMatchError,
                                  ProtocolMismatch, SessionError, UsageError)
 
+# What grpc.aio says of a call whose operation failed in the client's own transport (the
+# connection dropped under a write): never a status a server sent, so the connection failed.
+CLIENT_TRANSPORT_FAILED = "Internal error from Core"
 _STATUS_OF = ((UsageError, grpc.StatusCode.INVALID_ARGUMENT), (NoMatchError, grpc.StatusCode.NOT_FOUND),
               (SessionError, grpc.StatusCode.FAILED_PRECONDITION))
 
@@ -39,4 +42,6 @@ def error_from_rpc(exc: grpc.RpcError, addr: str) -> MeshdbgError:
         return SessionError(details)
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
         return ConnectionFailed(f"the server at {addr} did not answer in time")
+    if code == grpc.StatusCode.INTERNAL and details == CLIENT_TRANSPORT_FAILED:
+        return ConnectionFailed(f"the connection to the server at {addr} failed")
     return MeshdbgError(f"server error at {addr}: {code.name if code else 'unknown'}: {details}")
