@@ -190,7 +190,7 @@ class Console:
         "ranks already running the command finish it on their own")."""
         await attachment.close()
         stop = asyncio.ensure_future(next_stop(client, attachment.session))
-        waiting = asyncio.current_task()
+        waiting, cancelling = asyncio.current_task(), self._command
         self._command = lambda: self._stop_waiting(attachment.label, waiting)
         try:
             if not (await asyncio.wait([stop], timeout=BREAK_IN_S))[0]:
@@ -199,6 +199,7 @@ class Console:
                 raise SessionError(f"{attachment.label} exited before it stopped")
         finally:
             stop.cancel()
+            self._command = cancelling  # (the attach goes on: a Ctrl-C now is the command's again)
 
     # ---- printing -------------------------------------------------------------------
 

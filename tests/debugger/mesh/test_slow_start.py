@@ -42,7 +42,8 @@ def test_a_start_that_waits_for_ranks_says_which(tmp_path: Path) -> None:
         gate.write_text("go")  # the fork server goes on: both ranks start and register
         code, out, err = run.finish()
         assert code == 0, err
-        assert re.search(r"meshdbg: 2 ranks ready in 1\d\.\d\d s", err), err
+        ready = re.search(r"meshdbg: 2 ranks ready in (\d+\.\d\d) s", err)
+        assert ready is not None and float(ready[1]) >= 10, err  # (after the note, however long a loaded machine took)
     finally:
         run.kill()
 
