@@ -116,6 +116,7 @@ class PolledCall:
         self._waiting_since = 0.0  # (time.monotonic) when it started to
         self._left_at = -HELP_AFTER_S  # (time.monotonic) when the waiting thread last left
         self._dozing = False  # the helper looks once a DOZE_AFTER_S, or when the waiting thread leaves
+        self._deadline = float("inf")  # (time.monotonic) when the waiting thread gives up (`wait_for`'s timeout)
         self._helper_polling = False
         self._woken = False  # a _WAKE is on its way to the helper's poll
         self.over = False  # no batch is in flight: the queue is gone, and nothing polls it
@@ -151,26 +152,29 @@ class PolledCall:
     def cancel(self, code: Any, details: str) -> None:
         self._call.cancel(code, details)
 
-    def wait_for(self, ready: Callable[[], bool]) -> None:
-        """Poll the call until `ready()` (a message it delivers arrived) or it is over. In the
-        main thread, signals' Python handlers are held meanwhile (meshdbg.worker.signal_hold):
-        one that comes ends the poll and runs then (a KeyboardInterrupt of SIGINT is raised
-        from here, the stream whole) and, when it returns, the wait goes on."""
+    def wait_for(self, ready: Callable[[], bool], timeout_s: float | None = None) -> None:
+        """Poll the call until `ready()` (a message it delivers arrived, a send completed),
+        it is over, or `timeout_s` passed (the helper, looking every HELP_TICK_S, ends the
+        poll then). In the main thread, signals' Python handlers are held meanwhile
+        (meshdbg.worker.signal_hold): one that comes ends the poll and runs then (a
+        KeyboardInterrupt of SIGINT is raised from here, the stream whole) and, when it
+        returns, the wait goes on."""
+        deadline = float("inf") if timeout_s is None else time.monotonic() + timeout_s
         if threading.current_thread() is not threading.main_thread():
-            self._wait(ready, lambda: False)
+            self._wait(ready, lambda: False, deadline)
             return
         with signal_hold.waking(self._wake):
             while True:
-                self._wait(ready, signal_hold.pending)
+                self._wait(ready, signal_hold.pending, deadline)
                 if not signal_hold.pending():
                     return
                 signal_hold.run_caught()
 
-    def _wait(self, ready: Callable[[], bool], signalled: Callable[[], bool]) -> None:
+    def _wait(self, ready: Callable[[], bool], signalled: Callable[[], bool], deadline: float) -> None:
         with self._waiter_wakes:
-            self._waiting, self._waiting_since = True, time.monotonic()
+            self._waiting, self._waiting_since, self._deadline = True, time.monotonic(), deadline
             try:
-                while not (ready() or self.over or signalled()):
+                while not (ready() or self.over or signalled() or time.monotonic() >= deadline):
                     if not self._helper_polling:
                         self._poll()
                     else:
@@ -193,9 +197,9 @@ class PolledCall:
 
     def hand_over(self) -> None:
         """The waiting thread is done with the call for a while (its session ended, the
-        program runs on): the helper polls from now on, at once, so that what is still in
-        flight (the end's send, which the thread may wait for) completes without waiting for
-        its next look."""
+        program runs on) and waits for what is still in flight (the server's close of the
+        stream) without polling: the helper polls from now on, at once, so that it completes
+        without waiting for the helper's next look."""
         with self._helper_wakes:
             self._left_at = -HELP_AFTER_S
             self._helper_wakes.notify()
@@ -209,6 +213,9 @@ class PolledCall:
             while not self.over:
                 now = time.monotonic()
                 if self._waiting:
+                    if now >= self._deadline and not self._woken:  # the waiting thread's poll ends: it gives up
+                        self._woken = True
+                        self._wake()
                     self._dozing = now - self._waiting_since >= DOZE_AFTER_S
                     # (Dozing, it still looks once a DOZE_AFTER_S: a call given up while it dozes ends it.)
                     self._helper_wakes.wait(DOZE_AFTER_S if self._dozing else HELP_TICK_S)

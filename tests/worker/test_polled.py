@@ -1,8 +1,8 @@
 """meshdbg.worker.polled over a real gRPC stream, with real signals: the thread that waits for a
 message takes it itself, a helper takes what arrives while none waits, a signal's handler runs
 while the main thread waits (and SIGINT's KeyboardInterrupt leaves the stream whole), an
-exception that ends a poll gives the call up instead of polling a queue gRPC destroyed, and
-nothing polls a call that is over."""
+exception that ends a poll gives the call up instead of polling a queue gRPC destroyed, a wait
+with a timeout ends then, and nothing polls a call that is over."""
 
 from __future__ import annotations
 
@@ -145,3 +145,16 @@ def test_nothing_polls_a_call_that_is_over(channel: grpc.Channel) -> None:
     wait_for(lambda: stream.poller.over, what="the call counted over")
     stream.poller.wait_for(lambda: False)  # returns at once
     wait_for(lambda: not stream.poller.helper.is_alive(), what="the helper gone")
+
+
+def test_a_wait_with_a_timeout_gives_up_when_nothing_comes_and_the_stream_goes_on(channel: grpc.Channel) -> None:
+    """A session's end waits so for its send (bounded: a stalled server may never read it)."""
+    stream = Stream(channel)
+    timeout_s = 0.5
+    started = time.monotonic()
+    stream.poller.wait_for(lambda: not stream.arrived.empty(), timeout_s)
+    waited = time.monotonic() - started
+    assert timeout_s <= waited < timeout_s + polled.HELP_TICK_S + 5 and stream.arrived.empty()
+    stream.sender.send(_line("after the timeout"))
+    assert stream.wait() == ("after the timeout", threading.current_thread().name)
+    assert not stream.poller.lost
