@@ -26,6 +26,7 @@ from meshdbg.wire.handshake import handshake
 from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
 from meshdbg.wire.tls import channel_credentials
 from meshdbg.debugger.deadlines import cut_off_text
+from meshdbg.debugger.sanitize import printable
 from meshdbg.wire.errors import ConnectionFailed, MeshdbgError, SessionError
 from meshdbg.wire.status import error_from_rpc
 from meshdbg.wire.proto import host_pb2 as host_pb
@@ -253,13 +254,15 @@ class ControlClient:
 
     async def resume(self, selection: str = "", clear_breakpoints: bool = False, timeout_s: float = 0) -> Waited:
         """Continue the selected (default: all) stopped sessions; their breakpoints stay unless
-        `clear_breakpoints`. The sessions resumed, and (in `no_answer`) the ranks that had not
-        answered within `timeout_s` (0: the server's default)."""
+        `clear_breakpoints`. The sessions resumed, (in `no_answer`) the ranks that had not
+        answered within `timeout_s` (0: the server's default), and (in `silent`) those not
+        answering already, with why: not resumed."""
         with self.translating():
             reply = await self.stub.Continue(pb.ContinueRequest(selection=selection, clear_breakpoints=clear_breakpoints,
                                                                 timeout_s=timeout_s), metadata=self.connection.metadata())
         return Waited((SessionView.from_pb(info) for info in reply.resumed),
-                      (info.identity.rank for info in reply.no_answer))
+                      (info.identity.rank for info in reply.no_answer),
+                      ((silent.session.identity.rank, printable(silent.why)) for silent in reply.silent))
 
     def attach(self, rank: int | None = None, name: str = "", session_id: int | None = None,
                on_shared: Callable[[Shared], None] | None = None, following: bool = False) -> AttachedSession:

@@ -129,6 +129,14 @@ def resumed_text(resumed: Sequence[SessionView]) -> str:
     return f"resumed {len(resumed)} session{plural} ({ranks_text([s.rank for s in resumed])})"
 
 
+def not_resumed_text(silent: Sequence[tuple[int, str]]) -> str:
+    """What `continue` says of the ranks it did not resume, not answering already ((rank,
+    why) each; why names the rank): they stay paused where they are once they answer again."""
+    if len(silent) == 1:
+        return f"not resumed: {silent[0][1]}"
+    return f"not resumed: {ranks_text([rank for rank, _ in silent])}, not answering (the first: {silent[0][1]})"
+
+
 def failed(result: CastResult) -> bool:
     """A cast result that did not run, or whose pdb output is an error."""
     return not result.ok or any(line.startswith(PDB_ERROR_PREFIX) for line in result.output.splitlines())

@@ -119,6 +119,10 @@ class SessionRegistry:
                 del self._by_process[key]
             self.publish(WatchKind.CLOSED, session, reason)
 
+    def all_of_process(self, hostname: str, pid: int) -> list[Session]:
+        """Every live session of the process `pid` on `hostname` (one per thread stopped)."""
+        return list(self._by_process.get((hostname, pid), ()))
+
     def of_process(self, hostname: str, pid: int) -> Session | None:
         """The first live session (in `sessions()` order) of the process `pid` on `hostname`,
         found without a pass over every session (a worker listing asks once per worker)."""

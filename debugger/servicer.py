@@ -391,17 +391,21 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         except MeshdbgError as exc:
             await _abort(context, exc)
         seconds = deadline(request.timeout_s, CONTINUE_S)
-        asked = [s.state is not State.NOT_ANSWERING for s in sessions]  # (one silent already is not asked)
-        outcomes = await asyncio.gather(*(answer_within(s.resume(request.clear_breakpoints), seconds) for s in sessions),
+        # One silent already is not asked, but named with why: it stays paused where it is
+        # once it answers again (it was named nowhere, and `continue` exited 0).
+        silent = [pb.SilentSession(session=s.info(), why=s.silent_why) for s in sessions
+                  if s.state is State.NOT_ANSWERING]
+        asked = [s for s in sessions if s.state is not State.NOT_ANSWERING]
+        outcomes = await asyncio.gather(*(answer_within(s.resume(request.clear_breakpoints), seconds) for s in asked),
                                         return_exceptions=True)
-        resumed = [s.info() for s, outcome in zip(sessions, outcomes) if not isinstance(outcome, BaseException)]
+        resumed = [s.info() for s, outcome in zip(asked, outcomes) if not isinstance(outcome, BaseException)]
         # No answer in time, or the rank stopped answering once asked (SIGSTOP): the resume was
         # sent and takes effect if it reaches the rank, as a cast's command runs on. (Those that
         # went silent were named nowhere: `continue` said none was resumed, then the rank ran.)
-        silent = [s.info() for s, outcome, was_asked in zip(sessions, outcomes, asked)
-                  if isinstance(outcome, NoAnswer)
-                  or (was_asked and isinstance(outcome, SessionError) and s.state is State.NOT_ANSWERING)]
-        return pb.ContinueReply(resumed=resumed, no_answer=silent)
+        no_answer = [s.info() for s, outcome in zip(asked, outcomes)
+                     if isinstance(outcome, NoAnswer) or (isinstance(outcome, SessionError)
+                                                          and s.state is State.NOT_ANSWERING)]
+        return pb.ContinueReply(resumed=resumed, no_answer=no_answer, silent=silent)
 
     @reads_requests
     async def Attach(self, request_iterator: AsyncIterator[pb.AttachRequest], context: grpc.aio.ServicerContext

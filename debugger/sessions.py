@@ -401,7 +401,12 @@ class Session:
 
     def _silence(self) -> SessionError:
         """Why nothing can be asked of this session now: its worker is not answering."""
-        return SessionError(self.gone or f"rank {self.rank} is not answering")
+        return SessionError(self.silent_why)
+
+    @property
+    def silent_why(self) -> str:
+        """Why this session is not answering, as a person reads it."""
+        return self.gone or f"rank {self.rank} is not answering"
 
     def on_end(self, output: str, reason: EndReason) -> None:
         """The session is over: continued, quit, or the worker went away."""

@@ -46,11 +46,14 @@ T = TypeVar("T")
 
 class Waited(list):
     """What answered a command that waits on ranks, as a list; `no_answer` the ranks that did
-    not within its deadline (or were not answering at all)."""
+    not within its deadline (or, where `silent` is not told apart, were not answering at all);
+    `silent` (rank, why) of those not asked since they were not answering already."""
 
-    def __init__(self, answered: Iterable[T], no_answer: Iterable[int] = ()) -> None:
+    def __init__(self, answered: Iterable[T], no_answer: Iterable[int] = (),
+                 silent: Iterable[tuple[int, str]] = ()) -> None:
         super().__init__(answered)
         self.no_answer = sorted(set(no_answer))
+        self.silent = sorted(set(silent))
 
 
 class _MeshView:

@@ -26,7 +26,7 @@ from meshdbg.debugger.sessions import Session
 from meshdbg.debugger.views import WorkerView
 from meshdbg.wire.coords import identity_coords
 from meshdbg.wire.logs import logger
-from meshdbg.wire.vocabulary import State, WatchKind
+from meshdbg.wire.vocabulary import EndReason, State, WatchKind
 
 log = logger(__name__)
 OutsideSampler = Callable[["Worker", bool, float], Awaitable[list[pb.ThreadStack]]]  # (worker, all threads, timeout)
@@ -193,10 +193,16 @@ class WorkerRegistry:
         return worker
 
     def record_exit(self, worker: Worker, exit_code: int | None, signal: int | None, host_lost: bool = False) -> None:
-        """The launcher learnt how `worker` ended (from its host agent; or that its host was lost)."""
+        """The launcher learnt how `worker` ended (from its host agent; or that its host was
+        lost): so did its sessions. (A lost host's stayed "not answering" for the reconnect
+        window, and `continue` named them as paused ranks it could not resume.)"""
         worker.exit_code, worker.signal, worker.host_lost = exit_code, signal, host_lost
         worker.gone.set()
         self.ended(worker)
+        note = exit_note(WorkerView.from_pb(self.info(worker)))
+        for session in self.sessions.all_of_process(worker.identity.hostname, worker.pid):
+            session.gone = note
+            session.on_end("", EndReason.WORKER_GONE)
 
     def disconnected(self, worker: Worker) -> None:
         """A worker's agent stream ended; one started elsewhere has ended with it (one launched

@@ -25,7 +25,7 @@ from meshdbg.debugger.console.board import Board
 from meshdbg.debugger.console.lines import (LineError, optional_selection, past_selection, selection_then,
                                             split_line)
 from meshdbg.debugger.control import ControlClient
-from meshdbg.debugger.format import grouped_cast_output, resumed_text, session_table, worker_table
+from meshdbg.debugger.format import grouped_cast_output, not_resumed_text, resumed_text, session_table, worker_table
 from meshdbg.debugger.selection import AttachTarget, parse_attach_target, parse_selection, ranks_text
 from meshdbg.debugger.interruption import interrupt
 from meshdbg.debugger.stack_tree import stack_tree
@@ -247,6 +247,8 @@ class Commands:
         if resumed.no_answer:  # (it said nothing of them)
             self.console.say(f"no answer from {ranks_text(resumed.no_answer)}: the resume was sent, and takes effect "
                               f"if it reaches them (`list` shows whether they are answering)")
+        if resumed.silent:
+            self.console.say(not_resumed_text(resumed.silent))
 
     @staticmethod
     def parse_continue(arg: str) -> tuple[str, bool]:

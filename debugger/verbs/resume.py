@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from meshdbg.debugger.format import resumed_text
+from meshdbg.debugger.format import not_resumed_text, resumed_text
 from meshdbg.debugger.selection import parse_selection
 from meshdbg.debugger.deadlines import CONTINUE_S
 from meshdbg.debugger.verbs import add_server_argument, add_timeout_argument, connect, report_no_answer
@@ -26,9 +26,12 @@ async def main(args: argparse.Namespace) -> int:
         parse_selection(args.ranks)
     async with await connect(args.addr) as client:
         resumed = await client.resume(args.ranks or "", clear_breakpoints=args.clear, timeout_s=args.timeout)
-    silent = report_no_answer(resumed.no_answer, args, CONTINUE_S)
+    status = report_no_answer(resumed.no_answer, args, CONTINUE_S)
+    if resumed.silent:
+        print(f"meshdbg: {not_resumed_text(resumed.silent)}", file=sys.stderr)
+        status = 1
     if not resumed:
         print(f"meshdbg: {resumed_text(resumed)}", file=sys.stderr)
         return 1
     print(resumed_text(resumed))
-    return silent
+    return status

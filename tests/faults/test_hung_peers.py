@@ -85,6 +85,27 @@ def test_a_rank_that_stops_answering_while_it_is_continued_is_named(server: Serv
     assert took < NOTICE_S + SLACK_S, f"took {took:.1f} s"
 
 
+def test_continue_names_a_rank_not_answering_already_which_stays_paused_where_it_was(server: Server) -> None:
+    """`continue` when rank 0 is listed not answering (SIGSTOPped): it is not asked, it is
+    named with why, and once woken it is still paused at the same stop. (It was named
+    nowhere: "resumed 1 session (rank 1)", status 0, as if every rank ran on.)"""
+    hung = server.worker("hold.py", 0)
+    server.worker("hold.py", 1)
+    first = {s["rank"]: s["id"] for s in server.wait_sessions(2)}
+    os.kill(hung.pid, signal.SIGSTOP)
+    try:
+        wait_for(lambda: [s["state"] for s in server.sessions() if s["rank"] == 0] == ["not answering"],
+                 NOTICE_S + SLACK_S, "rank 0 listed not answering")
+        result = server.cli("continue")
+    finally:
+        os.kill(hung.pid, signal.SIGCONT)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout == "resumed 1 session (rank 1)\n", result.stdout
+    assert result.stderr == f"meshdbg: not resumed: rank 0 (pid {hung.pid}) is stopped (SIGSTOP) and not answering\n"
+    wait_for(lambda: [(s["rank"], s["id"], s["state"]) for s in server.sessions()] == [(0, first[0], "stopped")],
+             NOTICE_S + SLACK_S, "rank 0 paused at its stop again, rank 1 gone on")
+
+
 def test_an_attached_client_hears_that_its_rank_stopped_answering(server: Server) -> None:
     hung = server.worker("hold.py", 0)
     server.wait_sessions(1)

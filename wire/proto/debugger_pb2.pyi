@@ -633,12 +633,22 @@ class ContinueRequest(_message.Message):
     def __init__(self, selection: _Optional[str] = ..., clear_breakpoints: _Optional[bool] = ..., timeout_s: _Optional[float] = ...) -> None: ...
 
 class ContinueReply(_message.Message):
-    __slots__ = ("resumed", "no_answer")
+    __slots__ = ("resumed", "no_answer", "silent")
     RESUMED_FIELD_NUMBER: _ClassVar[int]
     NO_ANSWER_FIELD_NUMBER: _ClassVar[int]
+    SILENT_FIELD_NUMBER: _ClassVar[int]
     resumed: _containers.RepeatedCompositeFieldContainer[SessionInfo]
     no_answer: _containers.RepeatedCompositeFieldContainer[SessionInfo]
-    def __init__(self, resumed: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ..., no_answer: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ...) -> None: ...
+    silent: _containers.RepeatedCompositeFieldContainer[SilentSession]
+    def __init__(self, resumed: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ..., no_answer: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ..., silent: _Optional[_Iterable[_Union[SilentSession, _Mapping]]] = ...) -> None: ...
+
+class SilentSession(_message.Message):
+    __slots__ = ("session", "why")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    WHY_FIELD_NUMBER: _ClassVar[int]
+    session: SessionInfo
+    why: str
+    def __init__(self, session: _Optional[_Union[SessionInfo, _Mapping]] = ..., why: _Optional[str] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
     __slots__ = ("exits",)

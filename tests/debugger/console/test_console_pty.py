@@ -123,6 +123,24 @@ def test_continue_names_a_rank_that_stopped_answering_when_asked(mesh: Mesh) -> 
         os.kill(hung.pid, signal.SIGCONT)
 
 
+def test_continue_names_a_rank_not_answering_already(mesh: Mesh) -> None:
+    """`continue` at meshdbg> once rank 1 is listed not answering (SIGSTOP): the console says
+    it was not resumed, and why. (It said "resumed 1 session (rank 0)" and nothing of rank 1,
+    which stayed paused once woken.)"""
+    mesh.start_worker(0)
+    hung = mesh.start_worker(1)
+    mesh.wait_sessions(stopped={0, 1})
+    child = mesh.console()
+    child.expect(TOP)
+    os.kill(hung.pid, signal.SIGSTOP)
+    try:
+        child.expect("rank 1.*not answering")  # the console's own news of it
+        run(child, "continue", re.escape("resumed 1 session (rank 0)"),
+            re.escape(f"not resumed: rank 1 (pid {hung.pid}) is stopped (SIGSTOP) and not answering"), TOP)
+    finally:
+        os.kill(hung.pid, signal.SIGCONT)
+
+
 def test_continue_in_pdb_returns_to_the_top_prompt(three_ranks: Mesh) -> None:
     child = three_ranks.console("2")
     child.expect(re.escape("(Pdb r2 hosts=1,gpus=0)"))
