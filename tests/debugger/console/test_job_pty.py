@@ -333,6 +333,10 @@ def test_threads_of_a_rank_each_stop_and_continue_ends_the_job(env: dict[str, st
         child.expect(r"\(Pdb r[01] hosts=0,gpus=[01]")  # whichever rank stops first (its thread named)
         child.sendcontrol("d")
         child.expect(TOP)
+        # Every thread at its prompt first: on a loaded machine the other rank's were still
+        # opening, and `c` resumed only the two that were stopped, as it should.
+        wait_for(lambda: [s["state"] for s in json.loads(cli(env, "list", "--json").stdout)] == ["stopped"] * 4,
+                 what="both ranks' threads stopped")
         child.sendline("list")
         child.expect("worker-1")
         child.expect(TOP)
