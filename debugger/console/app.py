@@ -82,7 +82,7 @@ class Console:
         self.color = (ColorDepth.from_env() or output.get_default_color_depth()) != ColorDepth.DEPTH_1_BIT
         self.console_prompt, self.pdb_prompt = make_prompts(
             self._message, self._toolbar, ConsoleCompleter(self.board, lambda: self.attachment),
-            CommandValidator(lambda: self.attachment is None))
+            CommandValidator(lambda: self.attachment is None), job is not None)
         self._active: PromptSession[str] = self.console_prompt  # the prompt shown (or last shown)
 
     # ---- ConsoleActions: what commands use ------------------------------------------
@@ -470,6 +470,8 @@ class Console:
             self.following = attachment.session
             self.announce(f"{attachment.label} continued; back at meshdbg> "
                           f"(it comes back here at its next stop; Ctrl-C on an empty line stops it now)")
+        elif isinstance(reply.reason, str):  # the attach broke, not the session (it said "session ended")
+            self.warn(f"detached from {attachment.label}: {reply.reason}; back at meshdbg>")
         else:
             self.warn(f"{attachment.label}: session ended ({reply.reason}); back at meshdbg>")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from prompt_toolkit.application import Application
+from prompt_toolkit.application import Application, run_in_terminal
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.document import Document
 from prompt_toolkit.filters import is_searching
@@ -12,9 +12,15 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.key_binding.bindings.search import accept_search_and_accept_input
 from prompt_toolkit.search import stop_search
 
+from meshdbg.wire.environment import RECONNECT_S
 
-def load_console_bindings(pdb: bool = False) -> KeyBindings:
-    """Ctrl-C at `meshdbg>` clears a typed line; on an empty line it goes to the console. At
+
+def load_console_bindings(pdb: bool = False, job_server: bool = False) -> KeyBindings:
+    """Ctrl-Z suspends the console, as any terminal program (`fg` brings it back); not in the
+    process that serves a `meshdbg run` job (`job_server`), where it says why instead (prompt_toolkit
+    typed a literal ^Z into the line, which pdb then refused).
+
+    Ctrl-C at `meshdbg>` clears a typed line; on an empty line it goes to the console. At
     the pdb prompt (`pdb`) it always goes to the console, the typed line left on the screen as
     local pdb leaves it before its `--KeyboardInterrupt--`. Enter in a Ctrl-R search runs the
     line found, as in bash and readline (prompt_toolkit would only end the search); Ctrl-C there
@@ -35,8 +41,20 @@ def load_console_bindings(pdb: bool = False) -> KeyBindings:
         else:
             event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
 
+    @bindings.add("c-z")
+    def _suspend(event: KeyPressEvent) -> None:
+        if job_server:
+            run_in_terminal(lambda: print(JOB_SUSPEND_TEXT))
+        else:
+            event.app.suspend_to_background()
+
     bindings.add("enter", filter=is_searching)(accept_search_and_accept_input)
     return bindings
+
+
+JOB_SUSPEND_TEXT = (f"Ctrl-Z does not suspend `meshdbg run`: it serves the job, whose paused ranks run on without it "
+                    f"after {RECONNECT_S.name} ({RECONNECT_S.shown_default} s by default). Use another terminal "
+                    "(`meshdbg attach`).")
 
 
 def leave_search(app: Application[str]) -> bool:

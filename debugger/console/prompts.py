@@ -94,13 +94,13 @@ async def read_line(session: PromptSession[str]) -> str:
 
 
 def make_prompts(message: Callable[[], str], toolbar: Callable[[], str], completer: Completer,
-                 validator: Validator) -> tuple[PromptSession[str], PromptSession[str]]:
-    """(the `meshdbg>` prompt, the pdb prompt)."""
+                 validator: Validator, job_server: bool) -> tuple[PromptSession[str], PromptSession[str]]:
+    """(the `meshdbg>` prompt, the pdb prompt); `job_server`: this process serves a `meshdbg run` job."""
     def prompt(history: Path, pdb: bool) -> PromptSession[str]:
         return PromptSession(
             message=message, bottom_toolbar=toolbar, style=STYLE, completer=completer, complete_while_typing=False,
             validator=None if pdb else validator, validate_while_typing=False,
-            history=PromptHistory(history), key_bindings=load_console_bindings(pdb))
+            history=PromptHistory(history), key_bindings=load_console_bindings(pdb, job_server))
 
     console = prompt(history_path(), False)
     wrap_validation_errors(console)

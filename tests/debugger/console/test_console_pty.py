@@ -141,6 +141,36 @@ def test_continue_names_a_rank_not_answering_already(mesh: Mesh) -> None:
         os.kill(hung.pid, signal.SIGCONT)
 
 
+def test_ctrl_z_suspends_the_console_to_its_shell_and_fg_brings_it_back(three_ranks: Mesh) -> None:
+    """As any terminal program under a shell with job control (prompt_toolkit typed a literal
+    ^Z into the line, which pdb then refused: `*** SyntaxError: invalid non-printable character
+    U+001A`). The rank stays paused meanwhile."""
+    shell = PtyChild(["bash", "--norc", "--noprofile", "-i"], env=dict(three_ranks.env, PS1="SHELL> "),
+                     timeout=WAIT_S, dimensions=(40, 160))
+    three_ranks.consoles.append(shell)
+    shell.expect("SHELL> ")
+    shell.sendline(f"{sys.executable} -m meshdbg attach 0")
+    shell.expect(re.escape("(Pdb r0 hosts=0,gpus=0)"))
+    shell.sendcontrol("z")
+    shell.expect("Stopped")
+    shell.expect("SHELL> ")
+    shell.sendline("fg")
+    shell.sendline("p loss_scale * 20")
+    shell.expect(r"10\.0")
+    shell.expect(re.escape("(Pdb r0 hosts=0,gpus=0)"))
+    assert "U+001A" not in shell.logfile_read.getvalue()
+
+
+def test_an_attach_lost_with_its_server_is_not_called_the_sessions_end(three_ranks: Mesh) -> None:
+    """The session lives in the worker (which tries its server again for the reconnect window):
+    the console says it was detached, not "rank 0: session ended (the server ... went away)"."""
+    child = three_ranks.console("0")
+    child.expect(re.escape("(Pdb r0 hosts=0,gpus=0)"))
+    three_ranks.server.kill()
+    child.expect(re.escape(f"detached from rank 0 (hosts=0,gpus=0): the server at {three_ranks.addr} went away; "
+                           "back at meshdbg>"))
+
+
 def test_continue_in_pdb_returns_to_the_top_prompt(three_ranks: Mesh) -> None:
     child = three_ranks.console("2")
     child.expect(re.escape("(Pdb r2 hosts=1,gpus=0)"))

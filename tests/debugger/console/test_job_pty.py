@@ -100,6 +100,27 @@ def test_start_step_stop_and_end_the_job(env: dict[str, str]) -> None:
     assert "stopping the job" in text and "meshdbg: stopped from the console; stopping the mesh" in text
 
 
+def test_ctrl_z_says_why_it_does_not_suspend_the_job_and_keeps_the_typed_line(env: dict[str, str]) -> None:
+    """The console of `meshdbg run` is the job's server: suspended, its paused ranks would run on
+    after the reconnect window. (prompt_toolkit typed a literal ^Z into the line, which pdb then
+    refused: `*** SyntaxError: invalid non-printable character U+001A`.)"""
+    child = start(env)
+    try:
+        child.expect(RANK0)
+        child.send("p number + 4000 + 1")
+        child.sendcontrol("z")
+        child.expect("Ctrl-Z does not suspend `meshdbg run`")
+        child.sendline("")
+        child.expect("4001")
+        child.expect(RANK0)
+        child.sendcontrol("d")
+        child.expect(TOP)
+        status, text = stop_the_job(child)
+    finally:
+        child.close(force=True)
+    assert status == 130 and "U+001A" not in text
+
+
 @pytest.mark.parametrize("between", [False, True], ids=["at once", "after a line"])
 def test_ctrl_c_at_the_prompt_explains_then_a_second_one_stops_the_job(env: dict[str, str], between: bool) -> None:
     """A line entered between two Ctrl-C makes the second a first one again (it stopped the
