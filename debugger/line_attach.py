@@ -40,10 +40,11 @@ DETACH_WORDS = ("detach",)
 
 
 def _shown(reply: PdbReply) -> str:
-    """What a reply shows: its output, and why the session ended unless it was continued."""
+    """What a reply shows: its output, and why the session ended unless it was continued, or
+    why this attach did when its stream broke and the session may live on (a text reason)."""
     text = reply.output if reply.output.endswith("\n") or not reply.output else reply.output + "\n"
     if reply.ended and reply.reason is not EndReason.CONTINUED:
-        text += f"meshdbg: session ended ({reply.reason})\n"
+        text += f"meshdbg: {'detached' if isinstance(reply.reason, str) else 'session ended'} ({reply.reason})\n"
     return text
 
 

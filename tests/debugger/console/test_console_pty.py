@@ -439,7 +439,7 @@ def test_plain_attach_ends_with_status_1_when_its_server_is_killed(three_ranks: 
     three_ranks.server.kill()
     if typed is not None:
         child.sendline(typed)
-    child.expect(re.escape(f"meshdbg: session ended (the server at {three_ranks.addr} went away)"))
+    child.expect(re.escape(f"meshdbg: detached (the server at {three_ranks.addr} went away)"))
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 1 and "Traceback" not in child.logfile_read.getvalue()
