@@ -161,14 +161,20 @@ def test_ctrl_z_suspends_the_console_to_its_shell_and_fg_brings_it_back(three_ra
     assert "U+001A" not in shell.logfile_read.getvalue()
 
 
-def test_an_attach_lost_with_its_server_is_not_called_the_sessions_end(three_ranks: Mesh) -> None:
-    """The session lives in the worker (which tries its server again for the reconnect window):
-    the console says it was detached, not "rank 0: session ended (the server ... went away)"."""
+@pytest.mark.parametrize("lost", ["the server", "the worker"])
+def test_an_attach_lost_with_its_server_is_not_called_the_sessions_end(three_ranks: Mesh, lost: str) -> None:
+    """With its server gone the session lives in the worker (which tries its server again for
+    the reconnect window): the console says it was detached, not "rank 0: session ended (the
+    server ... went away)". With its worker gone, the session ended."""
     child = three_ranks.console("0")
     child.expect(re.escape("(Pdb r0 hosts=0,gpus=0)"))
-    three_ranks.server.kill()
-    child.expect(re.escape(f"detached from rank 0 (hosts=0,gpus=0): the server at {three_ranks.addr} went away; "
-                           "back at meshdbg>"))
+    if lost == "the server":
+        three_ranks.server.kill()
+        said = f"detached from rank 0 (hosts=0,gpus=0): the server at {three_ranks.addr} went away"
+    else:
+        three_ranks.workers[0].kill()
+        said = "rank 0 (hosts=0,gpus=0): session ended (the worker went away)"
+    child.expect(re.escape(f"{said}; back at meshdbg>"))
 
 
 def test_continue_in_pdb_returns_to_the_top_prompt(three_ranks: Mesh) -> None:
