@@ -107,9 +107,12 @@ def test_attach_completes_remotely_and_detach_leaves_the_rank_paused(three_ranks
     run(child, "detach", "it stays paused", TOP)
 
 
-def test_continue_names_a_rank_that_stopped_answering_when_asked(mesh: Mesh) -> None:
-    """`continue` at meshdbg> while rank 1 is SIGSTOPped (still listed stopped): the console
-    names it. (It said "resumed 1 session (rank 0)" and nothing of rank 1.)"""
+@pytest.mark.parametrize("silent", ["once asked", "already"])
+def test_continue_names_a_rank_that_does_not_answer(mesh: Mesh, silent: str) -> None:
+    """`continue` at meshdbg> with rank 1 SIGSTOPped: still listed stopped, it stops answering
+    once asked (the resume was sent); listed not answering already, it is not asked, and the
+    console says why it was not resumed. (It said "resumed 1 session (rank 0)" and nothing of
+    rank 1, which stayed paused once woken, or ran.)"""
     mesh.start_worker(0)
     hung = mesh.start_worker(1)
     mesh.wait_sessions(stopped={0, 1})
@@ -117,26 +120,12 @@ def test_continue_names_a_rank_that_stopped_answering_when_asked(mesh: Mesh) -> 
     child.expect(TOP)
     os.kill(hung.pid, signal.SIGSTOP)
     try:
-        run(child, "continue", re.escape("resumed 1 session (rank 0)"),
-            re.escape("no answer from rank 1: the resume was sent, and takes effect if it reaches them"), TOP)
-    finally:
-        os.kill(hung.pid, signal.SIGCONT)
-
-
-def test_continue_names_a_rank_not_answering_already(mesh: Mesh) -> None:
-    """`continue` at meshdbg> once rank 1 is listed not answering (SIGSTOP): the console says
-    it was not resumed, and why. (It said "resumed 1 session (rank 0)" and nothing of rank 1,
-    which stayed paused once woken.)"""
-    mesh.start_worker(0)
-    hung = mesh.start_worker(1)
-    mesh.wait_sessions(stopped={0, 1})
-    child = mesh.console()
-    child.expect(TOP)
-    os.kill(hung.pid, signal.SIGSTOP)
-    try:
-        child.expect("rank 1.*not answering")  # the console's own news of it
-        run(child, "continue", re.escape("resumed 1 session (rank 0)"),
-            re.escape(f"not resumed: rank 1 (pid {hung.pid}) is stopped (SIGSTOP) and not answering"), TOP)
+        if silent == "already":
+            child.expect("rank 1.*not answering")  # the console's own news of it
+            said = f"not resumed: rank 1 (pid {hung.pid}) is stopped (SIGSTOP) and not answering"
+        else:
+            said = "no answer from rank 1: the resume was sent, and takes effect if it reaches them"
+        run(child, "continue", re.escape("resumed 1 session (rank 0)"), re.escape(said), TOP)
     finally:
         os.kill(hung.pid, signal.SIGCONT)
 

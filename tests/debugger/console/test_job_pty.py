@@ -113,9 +113,7 @@ def test_ctrl_z_says_why_it_does_not_suspend_the_job_and_keeps_the_typed_line(en
         child.sendline("")
         child.expect("4001")
         child.expect(RANK0)
-        child.sendcontrol("d")
-        child.expect(TOP)
-        status, text = stop_the_job(child)
+        status, text = answers_then_stop_the_job(child, RANK0)
     finally:
         child.close(force=True)
     assert status == 130 and "U+001A" not in text
