@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from meshdbg.debugger.dap.mesh import Rank
 from meshdbg.debugger.dap.protocol import RequestFailed
 from meshdbg.debugger.dap.vocabulary import Category
+from meshdbg.debugger.format import not_resumed_text
 from meshdbg.debugger.selection import describe_ranks
 from meshdbg.wire.errors import MeshdbgError
 from meshdbg.wire.vocabulary import State
@@ -41,13 +42,19 @@ class Driving:
         return ranks
 
     async def continue_request(self: "IdeClient", args: dict) -> dict:
+        """Resume the thread's rank (`singleThread`) or its group's; a rank not answering is not
+        resumed, and the Debug Console says so (the IDE took every thread for running)."""
         ranks = self._moving(args, stepping=False)
+        silent: list[tuple[int, str]] = []
         if ranks:
             try:
-                await self.mesh.client.resume(describe_ranks([r.rank for r in ranks]))
+                silent = (await self.mesh.client.resume(describe_ranks([r.rank for r in ranks]))).silent
             except MeshdbgError as exc:
                 raise RequestFailed(str(exc)) from None
-        return {"allThreadsContinued": not args.get("singleThread") and len(ranks) == len(self._attached().ranks)}
+        if silent:
+            self.output(Category.STDERR, f"{not_resumed_text(silent)}\n")
+        everyone = not args.get("singleThread") and len(ranks) == len(self._attached().ranks)
+        return {"allThreadsContinued": everyone and not silent}
 
     async def next_request(self: "IdeClient", args: dict) -> dict:
         return self._step(args, STEPS["next"])

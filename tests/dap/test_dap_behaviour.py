@@ -5,9 +5,11 @@ IDE letting the ranks go. Real server, real workers, real `meshdbg dap`, scripte
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 from typing import Iterator
 
-from e2e import SCRIPTS, Server, line_of
+from e2e import SCRIPTS, Server, line_of, wait_for
 from watching import wait_sessions
 from ide import Ide, attach, start_adapter, stop_adapter
 from meshdbg.debugger.control import ControlClient
@@ -83,6 +85,30 @@ def test_a_step_without_single_thread_moves_the_whole_group(server: Server) -> N
         for thread in (1, 2):
             child.event("stopped", threadId=thread, reason="step")
             assert child.ok("stackTrace", threadId=thread)["stackFrames"][0]["line"] == stop_line + 1
+    finally:
+        stop_adapter(adapter)
+
+
+def test_a_continue_that_leaves_a_rank_not_answering_says_so_and_not_all_threads_continued(server: Server) -> None:
+    """Rank 1 listed not answering (SIGSTOPped) is not resumed with its group: the Debug Console
+    says why, and the IDE is not told every thread continued (it showed rank 1 running while it
+    stayed paused)."""
+    server.worker(TARGET, 0, "gpus=0")
+    hung = server.worker(TARGET, 1, "gpus=1")
+    server.wait_sessions(2)
+    adapter, port = start_adapter(server.env)
+    try:
+        child = next_child(parent_of(server, port), port)
+        child.event("stopped", threadId=1)
+        os.kill(hung.pid, signal.SIGSTOP)
+        try:
+            wait_for(lambda: [s["state"] for s in server.sessions() if s["rank"] == 1] == ["not answering"],
+                     what="rank 1 listed not answering")
+            assert child.ok("continue", threadId=1) == {"allThreadsContinued": False}
+            said = f"not resumed: rank 1 (pid {hung.pid}) is stopped (SIGSTOP) and not answering\n"
+            child.event("output", category="stderr", output=said)
+        finally:
+            os.kill(hung.pid, signal.SIGCONT)
     finally:
         stop_adapter(adapter)
 
