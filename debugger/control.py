@@ -255,14 +255,14 @@ class ControlClient:
     async def resume(self, selection: str = "", clear_breakpoints: bool = False, timeout_s: float = 0) -> Waited:
         """Continue the selected (default: all) stopped sessions; their breakpoints stay unless
         `clear_breakpoints`. The sessions resumed, (in `no_answer`) the ranks that had not
-        answered within `timeout_s` (0: the server's default), and (in `silent`) those not
-        answering already, with why: not resumed."""
+        answered within `timeout_s` (0: the server's default), and (in `not_resumed`) those
+        left paused, with why (not answering already, busy with a command)."""
         with self.translating():
             reply = await self.stub.Continue(pb.ContinueRequest(selection=selection, clear_breakpoints=clear_breakpoints,
                                                                 timeout_s=timeout_s), metadata=self.connection.metadata())
         return Waited((SessionView.from_pb(info) for info in reply.resumed),
                       (info.identity.rank for info in reply.no_answer),
-                      ((silent.session.identity.rank, printable(silent.why)) for silent in reply.silent))
+                      ((left.session.identity.rank, printable(left.why)) for left in reply.not_resumed))
 
     def attach(self, rank: int | None = None, name: str = "", session_id: int | None = None,
                on_shared: Callable[[Shared], None] | None = None, following: bool = False) -> AttachedSession:

@@ -129,12 +129,12 @@ def resumed_text(resumed: Sequence[SessionView]) -> str:
     return f"resumed {len(resumed)} session{plural} ({ranks_text([s.rank for s in resumed])})"
 
 
-def not_resumed_text(silent: Sequence[tuple[int, str]]) -> str:
-    """What `continue` says of the ranks it did not resume, not answering already ((rank,
-    why) each; why names the rank): they stay paused where they are once they answer again."""
-    if len(silent) == 1:
-        return f"not resumed: {silent[0][1]}"
-    return f"not resumed: {ranks_text([rank for rank, _ in silent])}, not answering (the first: {silent[0][1]})"
+def not_resumed_text(left: Sequence[tuple[int, str]]) -> str:
+    """What `continue` says of the ranks it left paused ((rank, why) each; why names the rank):
+    not answering already (paused where they are once they answer again), busy with a command."""
+    if len(left) == 1:
+        return f"not resumed: {left[0][1]}"
+    return f"not resumed: {ranks_text([rank for rank, _ in left])} (the first: {left[0][1]})"
 
 
 def failed(result: CastResult) -> bool:

@@ -393,8 +393,8 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         seconds = deadline(request.timeout_s, CONTINUE_S)
         # One silent already is not asked, but named with why: it stays paused where it is
         # once it answers again (it was named nowhere, and `continue` exited 0).
-        silent = [pb.SilentSession(session=s.info(), why=s.silent_why) for s in sessions
-                  if s.state is State.NOT_ANSWERING]
+        not_resumed = [pb.NotResumed(session=s.info(), why=s.silent_why) for s in sessions
+                       if s.state is State.NOT_ANSWERING]
         asked = [s for s in sessions if s.state is not State.NOT_ANSWERING]
         outcomes = await asyncio.gather(*(answer_within(s.resume(request.clear_breakpoints), seconds) for s in asked),
                                         return_exceptions=True)
@@ -405,7 +405,12 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         no_answer = [s.info() for s, outcome in zip(asked, outcomes)
                      if isinstance(outcome, NoAnswer) or (isinstance(outcome, SessionError)
                                                           and s.state is State.NOT_ANSWERING)]
-        return pb.ContinueReply(resumed=resumed, no_answer=no_answer, silent=silent)
+        # Busy with a command (another client's), or stopping but not at its prompt yet: it
+        # stays paused, and is named (it was not: "resumed 1 session (rank 0)", status 0).
+        # One that ended meanwhile (continued by another client) is no longer there to name.
+        not_resumed += [pb.NotResumed(session=s.info(), why=str(outcome)) for s, outcome in zip(asked, outcomes)
+                        if isinstance(outcome, SessionError) and s.state in (State.RUNNING, State.STOPPED)]
+        return pb.ContinueReply(resumed=resumed, no_answer=no_answer, not_resumed=not_resumed)
 
     @reads_requests
     async def Attach(self, request_iterator: AsyncIterator[pb.AttachRequest], context: grpc.aio.ServicerContext

@@ -46,14 +46,14 @@ T = TypeVar("T")
 
 class Waited(list):
     """What answered a command that waits on ranks, as a list; `no_answer` the ranks that did
-    not within its deadline (or, where `silent` is not told apart, were not answering at all);
-    `silent` (rank, why) of those not asked since they were not answering already."""
+    not within its deadline (or, where `not_resumed` is not told apart, were not answering at
+    all); `not_resumed` (rank, why) of those a `continue` left paused."""
 
     def __init__(self, answered: Iterable[T], no_answer: Iterable[int] = (),
-                 silent: Iterable[tuple[int, str]] = ()) -> None:
+                 not_resumed: Iterable[tuple[int, str]] = ()) -> None:
         super().__init__(answered)
         self.no_answer = sorted(set(no_answer))
-        self.silent = sorted(set(silent))
+        self.not_resumed = sorted(set(not_resumed))
 
 
 class _MeshView:

@@ -247,8 +247,8 @@ class Commands:
         if resumed.no_answer:  # (it said nothing of them)
             self.console.say(f"no answer from {ranks_text(resumed.no_answer)}: the resume was sent, and takes effect "
                               f"if it reaches them (`list` shows whether they are answering)")
-        if resumed.silent:
-            self.console.say(not_resumed_text(resumed.silent))
+        if resumed.not_resumed:
+            self.console.say(not_resumed_text(resumed.not_resumed))
 
     @staticmethod
     def parse_continue(arg: str) -> tuple[str, bool]:

@@ -45,16 +45,16 @@ class Driving:
         """Resume the thread's rank (`singleThread`) or its group's; a rank not answering is not
         resumed, and the Debug Console says so (the IDE took every thread for running)."""
         ranks = self._moving(args, stepping=False)
-        silent: list[tuple[int, str]] = []
+        left: list[tuple[int, str]] = []
         if ranks:
             try:
-                silent = (await self.mesh.client.resume(describe_ranks([r.rank for r in ranks]))).silent
+                left = (await self.mesh.client.resume(describe_ranks([r.rank for r in ranks]))).not_resumed
             except MeshdbgError as exc:
                 raise RequestFailed(str(exc)) from None
-        if silent:
-            self.output(Category.STDERR, f"{not_resumed_text(silent)}\n")
+        if left:
+            self.output(Category.STDERR, f"{not_resumed_text(left)}\n")
         everyone = not args.get("singleThread") and len(ranks) == len(self._attached().ranks)
-        return {"allThreadsContinued": everyone and not silent}
+        return {"allThreadsContinued": everyone and not left}
 
     async def next_request(self: "IdeClient", args: dict) -> dict:
         return self._step(args, STEPS["next"])

@@ -27,8 +27,8 @@ async def main(args: argparse.Namespace) -> int:
     async with await connect(args.addr) as client:
         resumed = await client.resume(args.ranks or "", clear_breakpoints=args.clear, timeout_s=args.timeout)
     status = report_no_answer(resumed.no_answer, args, CONTINUE_S)
-    if resumed.silent:
-        print(f"meshdbg: {not_resumed_text(resumed.silent)}", file=sys.stderr)
+    if resumed.not_resumed:
+        print(f"meshdbg: {not_resumed_text(resumed.not_resumed)}", file=sys.stderr)
         status = 1
     if not resumed:
         print(f"meshdbg: {resumed_text(resumed)}", file=sys.stderr)

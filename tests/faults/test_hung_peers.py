@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from e2e import Server, wait_for
 from watching import wait_sessions
@@ -104,6 +105,27 @@ def test_continue_names_a_rank_not_answering_already_which_stays_paused_where_it
     assert result.stderr == f"meshdbg: not resumed: rank 0 (pid {hung.pid}) is stopped (SIGSTOP) and not answering\n"
     wait_for(lambda: [(s["rank"], s["id"], s["state"]) for s in server.sessions()] == [(0, first[0], "stopped")],
              NOTICE_S + SLACK_S, "rank 0 paused at its stop again, rank 1 gone on")
+
+
+def test_continue_names_a_rank_busy_with_another_clients_command_which_stays_paused(server: Server) -> None:
+    """`continue` while rank 0 runs a cast's long command: it is named, and stays paused once the
+    command is done. (It was named nowhere: "resumed 1 session (rank 1)", status 0.)"""
+    server.worker("hold.py", 0)
+    server.worker("hold.py", 1)
+    server.wait_sessions(2)
+    gate = Path(server.env["MESHDBG_CONNECTION_FILE"]).parent / "gate"
+    cast = subprocess.Popen([sys.executable, "-m", "meshdbg", "cast", "0",
+                             f"p __import__('pathlib').Path({str(gate)!r}).touch() or __import__('time').sleep(3)"],
+                            env=server.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(gate.exists, what="the cast's command running on rank 0")
+        result = server.cli("continue")
+    finally:
+        cast.communicate(timeout=NOTICE_S + SLACK_S + 10)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout == "resumed 1 session (rank 1)\n", result.stdout
+    assert result.stderr == "meshdbg: not resumed: rank 0 is busy running another command\n", result.stderr
+    assert [(s["rank"], s["state"]) for s in server.sessions()] == [(0, "stopped")]
 
 
 def test_an_attached_client_hears_that_its_rank_stopped_answering(server: Server) -> None:

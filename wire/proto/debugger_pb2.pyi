@@ -633,16 +633,16 @@ class ContinueRequest(_message.Message):
     def __init__(self, selection: _Optional[str] = ..., clear_breakpoints: _Optional[bool] = ..., timeout_s: _Optional[float] = ...) -> None: ...
 
 class ContinueReply(_message.Message):
-    __slots__ = ("resumed", "no_answer", "silent")
+    __slots__ = ("resumed", "no_answer", "not_resumed")
     RESUMED_FIELD_NUMBER: _ClassVar[int]
     NO_ANSWER_FIELD_NUMBER: _ClassVar[int]
-    SILENT_FIELD_NUMBER: _ClassVar[int]
+    NOT_RESUMED_FIELD_NUMBER: _ClassVar[int]
     resumed: _containers.RepeatedCompositeFieldContainer[SessionInfo]
     no_answer: _containers.RepeatedCompositeFieldContainer[SessionInfo]
-    silent: _containers.RepeatedCompositeFieldContainer[SilentSession]
-    def __init__(self, resumed: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ..., no_answer: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ..., silent: _Optional[_Iterable[_Union[SilentSession, _Mapping]]] = ...) -> None: ...
+    not_resumed: _containers.RepeatedCompositeFieldContainer[NotResumed]
+    def __init__(self, resumed: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ..., no_answer: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ..., not_resumed: _Optional[_Iterable[_Union[NotResumed, _Mapping]]] = ...) -> None: ...
 
-class SilentSession(_message.Message):
+class NotResumed(_message.Message):
     __slots__ = ("session", "why")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     WHY_FIELD_NUMBER: _ClassVar[int]
