@@ -405,8 +405,8 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         no_answer = [s.info() for s, outcome in zip(asked, outcomes)
                      if isinstance(outcome, NoAnswer) or (isinstance(outcome, SessionError)
                                                           and s.state is State.NOT_ANSWERING)]
-        # Busy with a command (another client's), or stopping but not at its prompt yet: it
-        # stays paused, and is named (it was not: "resumed 1 session (rank 0)", status 0).
+        # Busy with a command (another client's): it stays paused, and is named (it was not:
+        # "resumed 1 session (rank 0)", status 0). A stop still opening is waited for (`resume`).
         # One that ended meanwhile (continued by another client) is no longer there to name.
         not_resumed += [pb.NotResumed(session=s.info(), why=str(outcome)) for s, outcome in zip(asked, outcomes)
                         if isinstance(outcome, SessionError) and s.state in (State.RUNNING, State.STOPPED)]

@@ -71,7 +71,7 @@ class Session:
     __slots__ = ("id", "_identity", "rank", "name", "thread_id", "hostname", "pid", "state", "stops", "_frame", "prompt",
                  "prompt_kind", "location", "_transcript", "_unseen", "end_reason", "gone", "_ended", "_registry",
                  "_write", "_busy", "_pending", "_listener", "_collected", "_peers", "_issuer", "_queries", "_interrupts",
-                 "_info_bytes")
+                 "_info_bytes", "_prompted")
 
     def __init__(self, session_id: int, identity: pb.Identity, registry: "SessionRegistry", write: Writer) -> None:
         self.id = session_id
@@ -101,6 +101,7 @@ class Session:
         self._queries: PendingRequests[pb.QueryAnswer] | None = None  # made with the first question
         self._interrupts: PendingRequests[pb.Frame] | None = None  # made with the first interrupt
         self._info_bytes: bytes | None = None
+        self._prompted: asyncio.Future[None] | None = None  # made when a resume waits for the first prompt
 
     @property
     def identity(self) -> pb.Identity:
@@ -196,7 +197,14 @@ class Session:
         return await self._send(message, on_output, line, by)
 
     async def resume(self, clear_breakpoints: bool = False, on_output: OutputListener | None = None) -> pb.Reply:
-        """Leave pdb and let the worker run."""
+        """Leave pdb and let the worker run. A stop still opening (its first prompt not come
+        yet: a `.pdbrc` runs, a burst of stops is read) is a rank as paused as one at its prompt:
+        it is resumed once the prompt comes. (It was refused as "running, not stopped in pdb",
+        and `continue` left it paused.)"""
+        if self.state is State.RUNNING and not self.stops:
+            if self._prompted is None:
+                self._prompted = asyncio.get_running_loop().create_future()
+            await asyncio.shield(self._prompted)  # (one waiter cancelled leaves it to the others)
         return await self._send(pb.ServerMessage(resume=pb.Resume(clear_breakpoints=clear_breakpoints)), on_output,
                                 "continue", None)
 
@@ -329,6 +337,7 @@ class Session:
         unasked = self._pending is None and output.replace(location + "\n", "", 1).strip()
         self._set_state(State.STOPPED)
         self.stops += 1
+        self._settle_prompted()
         self._frame = prompt.frame.SerializeToString()
         self.prompt = sys.intern(prompt.prompt)  # `(Pdb) ` in nearly every session
         self.prompt_kind = PromptKind.of(kind)
@@ -390,14 +399,26 @@ class Session:
         self._forget_transcript()
 
     def _fail_waiting(self) -> None:
-        """Settle what waits on the stream that broke (the command, the questions)."""
+        """Settle what waits on the stream that broke (the command, the questions, a resume
+        waiting for the first prompt)."""
         error = self._silence()
+        self._settle_prompted(error)
         if self._pending and not self._pending.done():
             self._pending.set_exception(error)
         if self._queries is not None:
             self._queries.settle(error=error)
         if self._interrupts is not None:
             self._interrupts.settle(pb.Frame())
+
+    def _settle_prompted(self, error: SessionError | None = None) -> None:
+        """The first prompt came (`error` None), or never will on this stream: a resume waiting
+        for it goes on, or fails with `error`."""
+        prompted, self._prompted = self._prompted, None
+        if prompted is not None and not prompted.done():
+            if error is None:
+                prompted.set_result(None)
+            else:
+                prompted.set_exception(error)
 
     def _silence(self) -> SessionError:
         """Why nothing can be asked of this session now: its worker is not answering."""
@@ -426,6 +447,7 @@ class Session:
             self._queries.close(error=SessionError(f"rank {self.rank}'s session ended ({reason})"))
         if self._interrupts is not None:
             self._interrupts.close(pb.Frame())
+        self._settle_prompted(SessionError(f"rank {self.rank}'s session ended ({reason})"))
         if self._ended is not None:
             self._ended.set()
         self._registry.close(self, reason)

@@ -128,6 +128,19 @@ def test_continue_names_a_rank_busy_with_another_clients_command_which_stays_pau
     assert [(s["rank"], s["state"]) for s in server.sessions()] == [(0, "stopped")]
 
 
+def test_continue_resumes_a_rank_whose_stop_is_still_opening(server: Server, tmp_path: Path) -> None:
+    """A rank whose session is open but whose first prompt has not come (its `.pdbrc` runs) is
+    paused too: `continue` waits for the prompt and resumes it. (It was refused as "running, not
+    stopped in pdb": "no stopped session could be resumed", status 1, and the rank stayed.)"""
+    (tmp_path / ".pdbrc").write_text("import time; time.sleep(2)\n")
+    worker = server.worker("hold.py", 0, cwd=tmp_path)
+    wait_for(lambda: [s["state"] for s in server.sessions()] == ["running"], NOTICE_S + SLACK_S,
+             "rank 0's session open, its .pdbrc running")
+    result = server.cli("continue")
+    assert (result.returncode, result.stdout, result.stderr) == (0, "resumed 1 session (rank 0)\n", "")
+    assert worker.communicate(timeout=NOTICE_S + SLACK_S)[0] == "rank 0 continued\n"
+
+
 def test_an_attached_client_hears_that_its_rank_stopped_answering(server: Server) -> None:
     hung = server.worker("hold.py", 0)
     server.wait_sessions(1)
