@@ -104,6 +104,12 @@ class PdbReply:
     reason: EndReason | str | None
     prompt_kind: PromptKind = PromptKind.PDB  # who reads the next line
 
+    @property
+    def detached(self) -> bool:
+        """The attach's stream broke (its server went away, this client was cut off), not the
+        session: a text reason, where the server's is an EndReason (a StrEnum, a str too)."""
+        return self.ended and self.reason is not None and not isinstance(self.reason, EndReason)
+
     @classmethod
     def from_pb(cls, reply: pb.Reply) -> "PdbReply":
         frame = reply.frame  # (each read of a submessage makes a new Python object for it)

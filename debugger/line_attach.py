@@ -44,7 +44,7 @@ def _shown(reply: PdbReply) -> str:
     why this attach did when its stream broke and the session may live on (a text reason)."""
     text = reply.output if reply.output.endswith("\n") or not reply.output else reply.output + "\n"
     if reply.ended and reply.reason is not EndReason.CONTINUED:
-        text += f"meshdbg: {'session ended' if isinstance(reply.reason, EndReason) else 'detached'} ({reply.reason})\n"
+        text += f"meshdbg: {'detached' if reply.detached else 'session ended'} ({reply.reason})\n"
     return text
 
 

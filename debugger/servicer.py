@@ -398,19 +398,22 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         asked = [s for s in sessions if s.state is not State.NOT_ANSWERING]
         outcomes = await asyncio.gather(*(answer_within(s.resume(request.clear_breakpoints), seconds) for s in asked),
                                         return_exceptions=True)
-        resumed = [s.info() for s, outcome in zip(asked, outcomes) if not isinstance(outcome, BaseException)]
-        # No answer in time, or the rank stopped answering once asked (SIGSTOP): the resume was
-        # sent and takes effect if it reaches the rank, as a cast's command runs on. (Those that
-        # went silent were named nowhere: `continue` said none was resumed, then the rank ran.)
-        no_answer = [s.info() for s, outcome in zip(asked, outcomes)
-                     if isinstance(outcome, NoAnswer) or (isinstance(outcome, SessionError)
-                                                          and s.state is State.NOT_ANSWERING)]
-        # Busy with a command (another client's): it stays paused, and is named (it was not:
-        # "resumed 1 session (rank 0)", status 0). A stop still opening is waited for (`resume`).
-        # One that ended meanwhile (continued by another client) is no longer there to name.
-        not_resumed += [pb.NotResumed(session=s.info(), why=str(outcome)) for s, outcome in zip(asked, outcomes)
-                        if isinstance(outcome, SessionError) and s.state in (State.RUNNING, State.STOPPED)]
-        return pb.ContinueReply(resumed=resumed, no_answer=no_answer, not_resumed=not_resumed)
+        reply = pb.ContinueReply(not_resumed=not_resumed)
+        for s, outcome in zip(asked, outcomes):
+            if not isinstance(outcome, BaseException):
+                reply.resumed.append(s.info())
+            elif isinstance(outcome, NoAnswer) or (isinstance(outcome, SessionError) and s.state is State.NOT_ANSWERING):
+                # No answer in time, or the rank stopped answering once asked (SIGSTOP): the
+                # resume was sent and takes effect if it reaches the rank, as a cast's command
+                # runs on. (Those that went silent were named nowhere, and the rank then ran.)
+                reply.no_answer.append(s.info())
+            elif isinstance(outcome, SessionError) and s.state in (State.RUNNING, State.STOPPED):
+                # Busy with a command (another client's): it stays paused, and is named (it was
+                # not: "resumed 1 session (rank 0)", status 0). A stop still opening is waited
+                # for (`Session.resume`); one that ended meanwhile (continued by another client)
+                # is no longer there to name.
+                reply.not_resumed.add(session=s.info(), why=str(outcome))
+        return reply
 
     @reads_requests
     async def Attach(self, request_iterator: AsyncIterator[pb.AttachRequest], context: grpc.aio.ServicerContext

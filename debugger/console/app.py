@@ -470,7 +470,7 @@ class Console:
             self.following = attachment.session
             self.announce(f"{attachment.label} continued; back at meshdbg> "
                           f"(it comes back here at its next stop; Ctrl-C on an empty line stops it now)")
-        elif not isinstance(reply.reason, EndReason):  # the attach broke, not the session (it said "session ended")
+        elif reply.detached:  # the attach broke, not the session (it said "session ended")
             self.warn(f"detached from {attachment.label}: {reply.reason}; back at meshdbg>")
         else:
             self.warn(f"{attachment.label}: session ended ({reply.reason}); back at meshdbg>")
