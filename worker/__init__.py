@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from meshdbg.worker.headroom import Headroom
+
 __all__ = ["install", "remote_breakpointhook"]
 
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
         try:
-            from meshdbg.worker import hook
+            with Headroom():  # (a first `breakpoint()` deep in a recursion imports it there)
+                from meshdbg.worker import hook
         except ImportError as exc:  # (said on stderr: meshdbg.worker.dependencies)
             if name == "remote_breakpointhook":  # breakpoint() then warns and runs on, as with a hook it cannot import
                 raise AttributeError(str(exc)) from exc

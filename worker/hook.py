@@ -18,6 +18,7 @@ from meshdbg.wire.connection import resolve_connection
 from meshdbg.wire.errors import MeshdbgError
 from meshdbg.wire.vocabulary import StopReason
 from meshdbg.worker.context import current_context
+from meshdbg.worker.headroom import Headroom
 from meshdbg.worker.identity import detect_identity, session_identity
 from meshdbg.worker.pdb_wrapper import PdbWrapper, active_debugger
 from meshdbg.worker.notices import say_once
@@ -29,7 +30,8 @@ def open_session(reason: StopReason, labels: Mapping[str, str] | None = None) ->
     """A new session stream for the calling thread, labelled with `labels` (default: the
     thread's current context); raises MeshdbgError when unreachable."""
     labels = current_context() if labels is None else labels
-    return RemoteSession(resolve_connection, session_identity(detect_identity(), reason, labels))
+    with Headroom():  # (the stop may be deep in a recursion: meshdbg.worker.headroom)
+        return RemoteSession(resolve_connection, session_identity(detect_identity(), reason, labels))
 
 
 def _fall_back(frame: FrameType, problem: str) -> None:
