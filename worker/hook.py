@@ -24,12 +24,14 @@ from meshdbg.worker.pdb_wrapper import PdbWrapper, active_debugger
 from meshdbg.worker.notices import say_once
 from meshdbg.worker.remote import RemoteSession
 from meshdbg.worker.stacks import in_post_mortem
+from meshdbg.worker.stdio_numbers import reserve_closed
 
 
 def open_session(reason: StopReason, labels: Mapping[str, str] | None = None) -> RemoteSession:
     """A new session stream for the calling thread, labelled with `labels` (default: the
     thread's current context); raises MeshdbgError when unreachable."""
     labels = current_context() if labels is None else labels
+    reserve_closed()  # (before the stream's descriptors: meshdbg.worker.stdio_numbers)
     with Headroom():  # (the stop may be deep in a recursion: meshdbg.worker.headroom)
         return RemoteSession(resolve_connection, session_identity(detect_identity(), reason, labels))
 

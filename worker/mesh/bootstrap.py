@@ -35,6 +35,7 @@ from meshdbg.worker.identity import detect_identity
 from meshdbg.worker.mesh.actor import ActorHost, without_leading_frames
 from meshdbg.worker.mesh.agent import Agent, install_interrupt_handler
 from meshdbg.worker.notices import setting
+from meshdbg.worker.stdio_numbers import reserve_closed
 
 ACTORS = "--actors"
 USAGE = "usage: python -m meshdbg.worker.mesh.bootstrap (SCRIPT | -m MODULE | --actors) [ARGS...]"
@@ -138,6 +139,7 @@ def main(argv: list[str]) -> int:
     if not argv or (argv[0] == "-m" and len(argv) < 2):
         print(USAGE, file=sys.stderr)
         return 2
+    reserve_closed()  # (before the agent's descriptors: meshdbg.worker.stdio_numbers)
     agent = connect_agent()
     install_interrupt_handler()
     install()
