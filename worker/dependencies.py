@@ -24,7 +24,11 @@ NAMES = ("grpc", "google.protobuf")  # what the worker side imports that a job f
 def job_folders() -> set[str]:
     """The folders Python may have put first on sys.path for the job: the current one, and the
     folder of the `__main__` script."""
-    folders = {os.getcwd()}
+    folders = set()
+    try:
+        folders.add(os.getcwd())
+    except OSError:  # the current folder was deleted since the job went there: nothing to import from it
+        pass
     script = getattr(sys.modules.get("__main__"), "__file__", None)
     if script:
         folders.add(os.path.dirname(os.path.abspath(script)))
@@ -43,11 +47,20 @@ def found_in(name: str, folders: set[str]) -> str | None:
     return where if top in folders else None
 
 
+def _in(entry: str, folders: set[str]) -> bool:
+    """Whether the sys.path entry `entry` is one of `folders`; a relative one whose current
+    folder was deleted is taken for one (nothing can be imported from it now)."""
+    try:
+        return os.path.abspath(entry or os.curdir) in folders
+    except OSError:
+        return True
+
+
 def load() -> None:
     """Import NAMES as installed; ImportError naming a job's own module that hides one."""
     folders = job_folders()
     saved = sys.path[:]
-    sys.path[:] = [entry for entry in saved if os.path.abspath(entry or os.curdir) not in folders]
+    sys.path[:] = [entry for entry in saved if not _in(entry, folders)]
     try:
         for name in NAMES:
             importlib.import_module(name)

@@ -59,6 +59,7 @@ CASES: dict[str, list[str]] = {
     "thread_body.py": ["p local_value", "n", "p doubled", "c"],
     "source_whatis.py": ["source documented", "whatis documented", "p documented.__doc__", "c"],
     "breakpoint_in_command.py": ["p f()", "n", "p x", "c"],
+    "deleted_cwd.py": ["p w", "n", "p w", "!import os; os.path.exists('.')", "c"],
     "rebreak_loop.py": ["n", "n", "n", "n", "p i", "n", "n", "p i", "c", "p i", "c"],
     # assignments stick; what pdb prints as a stop begins (display changes, commands blocks)
     "assign_locals.py": ["!x = 99", "p x", "n", "p x", "p y", "c"],
