@@ -25,6 +25,8 @@ import threading
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from meshdbg.worker.notices import say
+
 if TYPE_CHECKING:
     from torch.distributed import ProcessGroup
 
@@ -112,7 +114,7 @@ def _extend_late_groups(over: threading.Event) -> None:
             try:
                 _extend([group for group in _groups() if group not in _extended], _pause, in_flight=False)
             except Exception as exc:  # torch's private API moved, or a group is being destroyed
-                sys.stderr.write(f"meshdbg: could not extend a new process group's timeout ({type(exc).__name__}: {exc})\n")
+                say(f"meshdbg: could not extend a new process group's timeout ({type(exc).__name__}: {exc})\n")
                 return
 
 
@@ -121,5 +123,5 @@ def apply(seconds: float) -> None:
     try:
         set_pause_timeout(seconds)
     except Exception as exc:  # torch's private API moved, or a group is being destroyed
-        sys.stderr.write(f"meshdbg: could not {'extend' if seconds > 0 else 'restore'} the process groups' "
+        say(f"meshdbg: could not {'extend' if seconds > 0 else 'restore'} the process groups' "
                          f"timeouts ({type(exc).__name__}: {exc})\n")

@@ -37,8 +37,9 @@ from typing import Callable, Protocol, cast
 
 from meshdbg.wire.environment import SHOWN_MARKS
 from meshdbg.wire.shown_marks import mark
-from meshdbg.worker.notices import setting
+from meshdbg.worker.notices import say, setting
 from meshdbg.worker.process_id import this_pid
+from meshdbg.worker.stdio_numbers import above_standard, dup_above_standard
 
 STREAMS = (1, 2)
 READ_BYTES = 64 * 1024
@@ -94,6 +95,13 @@ def _flush_program_buffers() -> None:
         _fflush(None)
 
 
+def _pipe() -> tuple[int, int]:
+    """A pipe whose ends are not numbered 0-2 even where the program closed those
+    (meshdbg.worker.stdio_numbers): fd 1's pipe would have been made over the program's fd 1."""
+    read, write = os.pipe()
+    return above_standard(read), above_standard(write)
+
+
 def _write_all(fd: int, data: bytes) -> bool:
     """Write all of `data` to `fd`; False when the destination is gone."""
     view = memoryview(data)
@@ -121,14 +129,14 @@ class _Epoch:
         self._decoders = {fd: codecs.getincrementaldecoder("utf-8")(errors="replace") for fd in STREAMS}
         self._alive: dict[int, bool]  # still able to tee to the old destination (set by `capture`)
         self._marked: dict[int, bool]  # the launcher's pipes: what is teed there is marked shown (`capture`)
-        self._wake_read, self._wake_write = os.pipe()
+        self._wake_read, self._wake_write = _pipe()
         self._pending = select.poll()  # whether the pipes hold anything, asked in one call (`holds_data`)
         self.restored = True
         self.over = False  # the reader ended (its pipes closed under it): not to be captured with again
         self._thread: threading.Thread | None = None
         try:
             for fd in STREAMS:
-                read, write = os.pipe()
+                read, write = _pipe()
                 self.reads[read], self._writes[fd] = fd, write
                 os.set_blocking(read, False)
                 self._pending.register(read, select.POLLIN)
@@ -154,7 +162,7 @@ class _Epoch:
         saved: dict[int, int] = {}
         try:
             for fd in STREAMS:
-                saved[fd] = os.dup(fd)
+                saved[fd] = dup_above_standard(fd)
         except OSError:  # a stream closed: nothing to capture it into
             self._close(*saved.values())
             raise
@@ -319,7 +327,7 @@ class FdCapture:
                 try:
                     self._epoch = self._recaptured() or _Epoch(self)
                 except OSError as exc:  # out of descriptors: the session works, without the program's output
-                    sys.stderr.write(f"meshdbg: cannot capture the program's output ({exc})\n")
+                    say(f"meshdbg: cannot capture the program's output ({exc})\n")
                     return
                 self._line_buffer()
 

@@ -21,24 +21,25 @@ from meshdbg.worker.context import current_context
 from meshdbg.worker.headroom import Headroom
 from meshdbg.worker.identity import detect_identity, session_identity
 from meshdbg.worker.pdb_wrapper import PdbWrapper, active_debugger
-from meshdbg.worker.notices import say_once
+from meshdbg.worker.notices import say, say_once
 from meshdbg.worker.remote import RemoteSession
 from meshdbg.worker.stacks import in_post_mortem
-from meshdbg.worker.stdio_numbers import reserve_closed
+from meshdbg.worker.stdio_numbers import StandardNumbersHeld
 
 
 def open_session(reason: StopReason, labels: Mapping[str, str] | None = None) -> RemoteSession:
     """A new session stream for the calling thread, labelled with `labels` (default: the
     thread's current context); raises MeshdbgError when unreachable."""
     labels = current_context() if labels is None else labels
-    reserve_closed()  # (before the stream's descriptors: meshdbg.worker.stdio_numbers)
-    with Headroom():  # (the stop may be deep in a recursion: meshdbg.worker.headroom)
+    # (the stop may be deep in a recursion: meshdbg.worker.headroom; the program's stdout closed:
+    # meshdbg.worker.stdio_numbers)
+    with Headroom(), StandardNumbersHeld():
         return RemoteSession(resolve_connection, session_identity(detect_identity(), reason, labels))
 
 
 def _fall_back(frame: FrameType, problem: str) -> None:
     if sys.stdin is not None and sys.stdin.isatty():
-        sys.stderr.write(f"meshdbg: {problem}\nmeshdbg: using local pdb instead\n")
+        say(f"meshdbg: {problem}\nmeshdbg: using local pdb instead\n")
         pdb.Pdb().set_trace(frame)
     else:
         say_once(f"meshdbg: {problem}\nmeshdbg: no terminal for local pdb; continuing\n")

@@ -2,6 +2,8 @@
 
 A problem that every thread meets (no server reachable, a burst of stops that cannot open a
 session, a malformed setting) would otherwise print once per thread: thousands of the same line.
+A program without a stderr (sys.stderr None, or closed: a daemon's) is told nothing: a notice
+must never fail the stop it is about.
 """
 
 from __future__ import annotations
@@ -19,13 +21,21 @@ _said: set[str] = set()  # what this process has said
 _said_lock = threading.Lock()
 
 
+def say(text: str) -> None:
+    """Write `text` to the program's stderr, if it has one."""
+    try:
+        sys.stderr.write(text)
+    except (AttributeError, ValueError, OSError):  # None, closed, or its descriptor closed
+        pass
+
+
 def say_once(text: str) -> None:
-    """Write `text` to stderr unless this process already wrote the same text."""
+    """`say(text)` unless this process already said the same text."""
     with _said_lock:
         if text in _said:
             return
         _said.add(text)
-    sys.stderr.write(text)
+    say(text)
 
 
 def setting(variable: Variable[T]) -> T:

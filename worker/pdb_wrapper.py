@@ -34,7 +34,7 @@ from meshdbg.wire.vocabulary import EndReason, PromptKind
 from meshdbg.worker.frames import (FrameWithLocals, innermost_user_frame, is_internal, is_meshdbg_call,
                                    is_outermost_user_frame)
 from meshdbg.worker.interact import interact
-from meshdbg.worker.notices import say_once, setting
+from meshdbg.worker.notices import say, say_once, setting
 from meshdbg.worker.output import StreamedOutput
 from meshdbg.worker.queries import answer, forget_stop, prompt_kind, standing, wire_frame
 from meshdbg.worker.remote import RemoteSession
@@ -357,7 +357,7 @@ class PdbWrapper(pdb.Pdb):
             message = remote.receive()
             kind = message.WhichOneof("kind") if message is not None else None
             if message is None or kind is None:
-                sys.stderr.write(f"meshdbg: {remote.farewell}; continuing\n")
+                say(f"meshdbg: {remote.farewell}; continuing\n")
                 self._end_session(EndReason.WORKER_GONE)
                 return "continue\n"
             if kind == "input":

@@ -1,30 +1,82 @@
-"""The program's standard descriptors (0, 1, 2) kept apart from meshdbg's own.
+"""meshdbg's descriptors kept off the numbers of the program's standard ones (0, 1, 2).
 
 A process whose fd 1 or 2 is closed (a daemon's, `python job.py >&- 2>&-`) gives the lowest
-free number to the next descriptor opened, so meshdbg's socket, poller or pipe took it: the
-program's next write to its stdout would have gone into meshdbg's stream, and meshdbg's capture
-of fd 1 and 2 (meshdbg.worker.fd_capture) put its pipe over gRPC's descriptor. gRPC's poller
-then failed at every turn, logging thousands of lines a second into the session, and the stop
-never answered. So before meshdbg opens a descriptor (a session's stream, the run's agent),
-each standard one that is closed is opened on /dev/null, as a daemon does for itself.
+free number to the next descriptor opened, so meshdbg's socket, poller or pipes took them: the
+program's next write to its stdout would have gone into meshdbg's stream, and the output capture
+(meshdbg.worker.fd_capture) put its pipe over gRPC's descriptor. gRPC's poller then failed at
+every turn, logging thousands of lines a second into the session, and the stop never answered.
+
+So meshdbg's own descriptors are made above 2: those it makes itself are moved there
+(`above_standard`), and while gRPC makes its own (a session's stream opens, `meshdbg run`'s
+agent connects) each standard number that is closed is held on /dev/null (`StandardNumbersHeld`)
+and let go after. The program's descriptors stay as it left them: one that closed its stdout
+and opens a file next still gets fd 1 for it, as without meshdbg. (A descriptor gRPC opens later
+by itself, reconnecting while the stream is idle, is not covered.)
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
+import threading
 
 STANDARD = (0, 1, 2)
 
 
-def reserve_closed() -> None:
-    """Open /dev/null on each of fd 0, 1 and 2 that is closed (inheritable, as standard
-    descriptors are)."""
-    for fd in STANDARD:
-        try:
-            os.fstat(fd)
-        except OSError:
-            opened = os.open(os.devnull, os.O_RDWR)  # the lowest free number: this one, the ones below being open
-            if opened != fd:  # another thread took it meanwhile
-                os.close(opened)
-                continue
-            os.set_inheritable(fd, True)
+def above_standard(fd: int) -> int:
+    """`fd`, or, when it is a standard number (which was closed), a copy of it above 2 with
+    `fd` closed again. Close-on-exec, as Python makes its descriptors."""
+    if fd not in STANDARD:
+        return fd
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, len(STANDARD))
+    os.close(fd)
+    return moved
+
+
+def dup_above_standard(fd: int) -> int:
+    """A close-on-exec copy of `fd` numbered above 2 (os.dup's would take a closed standard number)."""
+    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, len(STANDARD))
+
+
+class _Held:
+    """The standard numbers held now (the lock held to change them)."""
+
+    lock = threading.Lock()
+    holders = 0
+    numbers: list[int] = []
+
+
+class StandardNumbersHeld:
+    """`with StandardNumbersHeld():` each closed standard number is open on /dev/null inside,
+    so that no descriptor made meanwhile takes it; closed again after (shared between threads:
+    let go when the last is done)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        with _Held.lock:
+            if not _Held.holders:
+                _Held.numbers = [fd for fd in STANDARD if _hold_if_closed(fd)]
+            _Held.holders += 1
+
+    def __exit__(self, *_: object) -> None:
+        with _Held.lock:
+            _Held.holders -= 1
+            if not _Held.holders:
+                for fd in _Held.numbers:
+                    os.close(fd)
+                _Held.numbers = []
+
+
+def _hold_if_closed(fd: int) -> bool:
+    """Open /dev/null on `fd` if it is closed; whether it was."""
+    try:
+        os.fstat(fd)
+        return False
+    except OSError:
+        pass
+    opened = os.open(os.devnull, os.O_RDWR)  # the lowest free number: `fd`, those below it being open or held
+    if opened != fd:  # another thread took `fd` meanwhile
+        os.close(opened)
+        return False
+    return True

@@ -1,6 +1,7 @@
-"""meshdbg.worker.stdio_numbers: a closed standard descriptor is opened on /dev/null before meshdbg
-opens its own, so none of meshdbg's takes its number (tests/parity/test_closed_stdio.py has the
-stop it keeps answering). In a child process: this one's descriptors are pytest's."""
+"""meshdbg.worker.stdio_numbers: meshdbg's descriptors are made above 2, and the program's
+standard ones are left as it left them (tests/parity/test_closed_stdio.py has the stop it keeps
+answering, tests/worker/test_fd_capture.py a program that reopens its fd 1). In a child process:
+this one's descriptors are pytest's."""
 
 from __future__ import annotations
 
@@ -10,39 +11,41 @@ import sys
 
 CHILD = """
 import json, os, sys
-closing = [int(fd) for fd in sys.argv[1:]]
+from meshdbg.worker.stdio_numbers import StandardNumbersHeld, above_standard, dup_above_standard
 report = os.dup(1)
+closing = [int(fd) for fd in sys.argv[1:]]
 for fd in closing:
     os.close(fd)
-from meshdbg.worker.stdio_numbers import reserve_closed
-reserve_closed()
-read, write = os.pipe()  # what meshdbg opens next
-os.write(report, json.dumps({"standard": [os.readlink(f"/proc/self/fd/{fd}") for fd in (0, 1, 2)],
-                             "inheritable": [os.get_inheritable(fd) for fd in (0, 1, 2)],
-                             "pipe": [read, write]}).encode())
+with StandardNumbersHeld():
+    held = [os.readlink(f"/proc/self/fd/{fd}") for fd in closing]
+    made = list(os.pipe())  # what gRPC makes meanwhile
+moved = [above_standard(fd) for fd in os.pipe()]  # what meshdbg makes itself
+copy = dup_above_standard(report)
+standard = [os.path.exists(f"/proc/self/fd/{fd}") for fd in (0, 1, 2)]
+os.write(report, json.dumps({"held": held, "made": made, "moved": moved, "copy": copy, "standard": standard,
+                             "next": os.open(os.devnull, os.O_RDONLY)}).encode())
 """
 
 
-def reserved_after_closing(*fds: int) -> dict:
+def after_closing(*fds: int) -> dict:
     done = subprocess.run([sys.executable, "-c", CHILD, *map(str, fds)], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
 
-def test_closed_stdout_and_stderr_are_opened_on_dev_null_and_meshdbgs_descriptors_come_after() -> None:
-    got = reserved_after_closing(1, 2)
-    assert got["standard"][1:] == ["/dev/null", "/dev/null"]
-    assert got["inheritable"] == [True, True, True]
-    assert min(got["pipe"]) > 2
+def test_descriptors_made_while_held_or_moved_are_above_the_closed_standard_ones() -> None:
+    got = after_closing(1, 2)
+    assert got["held"] == ["/dev/null", "/dev/null"]
+    assert min(got["made"] + got["moved"] + [got["copy"]]) > 2, got
 
 
-def test_a_closed_stdin_too() -> None:
-    got = reserved_after_closing(0, 1, 2)
-    assert got["standard"] == ["/dev/null"] * 3
-    assert min(got["pipe"]) > 2
+def test_the_programs_closed_standard_descriptors_stay_closed_and_its_next_open_takes_the_lowest() -> None:
+    got = after_closing(0, 1, 2)
+    assert got["standard"] == [False, False, False]
+    assert got["next"] == 0  # as without meshdbg: the program that closed it may reopen it so
 
 
 def test_open_standard_descriptors_are_left_as_they_are() -> None:
-    got = reserved_after_closing()
-    assert "/dev/null" not in got["standard"][1:]  # (the pipes this test reads)
+    got = after_closing()
+    assert got["held"] == [] and got["standard"] == [True, True, True]

@@ -34,8 +34,8 @@ from meshdbg.worker.hook import install, post_mortem
 from meshdbg.worker.identity import detect_identity
 from meshdbg.worker.mesh.actor import ActorHost, without_leading_frames
 from meshdbg.worker.mesh.agent import Agent, install_interrupt_handler
-from meshdbg.worker.notices import setting
-from meshdbg.worker.stdio_numbers import reserve_closed
+from meshdbg.worker.notices import say, setting
+from meshdbg.worker.stdio_numbers import StandardNumbersHeld
 
 ACTORS = "--actors"
 USAGE = "usage: python -m meshdbg.worker.mesh.bootstrap (SCRIPT | -m MODULE | --actors) [ARGS...]"
@@ -121,7 +121,7 @@ def connect_agent() -> Agent | None:
     try:
         return Agent(resolve_connection, detect_identity())
     except MeshdbgError as exc:
-        sys.stderr.write(f"meshdbg: no agent stream ({exc}); running without it\n")
+        say(f"meshdbg: no agent stream ({exc}); running without it\n")
         return None
 
 
@@ -139,8 +139,8 @@ def main(argv: list[str]) -> int:
     if not argv or (argv[0] == "-m" and len(argv) < 2):
         print(USAGE, file=sys.stderr)
         return 2
-    reserve_closed()  # (before the agent's descriptors: meshdbg.worker.stdio_numbers)
-    agent = connect_agent()
+    with StandardNumbersHeld():  # (the agent's descriptors above 2: meshdbg.worker.stdio_numbers)
+        agent = connect_agent()
     install_interrupt_handler()
     install()
     with_post_mortem = setting(POST_MORTEM)
