@@ -132,9 +132,20 @@ def resumed_text(resumed: Sequence[SessionView]) -> str:
 def not_resumed_text(left: Sequence[tuple[int, str]]) -> str:
     """What `continue` says of the ranks it left paused ((rank, why) each; why names the rank):
     not answering already (paused where they are once they answer again), busy with a command."""
-    if len(left) == 1:
-        return f"not resumed: {left[0][1]}"
-    return f"not resumed: {ranks_text([rank for rank, _ in left])} (the first: {left[0][1]})"
+    return f"not resumed: {ranks_why_text(left)}"
+
+
+def not_answering_text(silent: Sequence[tuple[int, str]]) -> str:
+    """What `cast` says of the ranks that are not answering ((rank, why) each; why names the
+    rank, and says it is not answering): why at once, not a deadline they did not wait for."""
+    return silent[0][1] if len(silent) == 1 else f"not answering: {ranks_why_text(silent)}"
+
+
+def ranks_why_text(ranks: Sequence[tuple[int, str]]) -> str:
+    """(rank, why) pairs in a line: the why of one; the ranks of several, and the first's why."""
+    if len(ranks) == 1:
+        return ranks[0][1]
+    return f"{ranks_text([rank for rank, _ in ranks])} (the first: {ranks[0][1]})"
 
 
 def failed(result: CastResult) -> bool:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
-from meshdbg.debugger.format import failed, grouped_cast_output
+from meshdbg.debugger.format import failed, grouped_cast_output, not_answering_text
 from meshdbg.debugger.selection import parse_selection
 from meshdbg.debugger.deadlines import CAST_S
 from meshdbg.debugger.verbs import add_server_argument, add_timeout_argument, connect, print_json, report_no_answer
@@ -27,6 +28,9 @@ async def main(args: argparse.Namespace) -> int:
         print_json([r.to_json() for r in results])
     else:
         print(grouped_cast_output(results))
-    silent = report_no_answer([r.session.rank for r in results if r.no_answer or r.session.state is State.NOT_ANSWERING],
-                              args, CAST_S)
-    return 1 if silent or any(failed(r) for r in results) else 0
+    # Past the deadline, or not answering (SIGSTOPped, cut off): said apart, the second at once.
+    late = report_no_answer([r.session.rank for r in results if r.no_answer], args, CAST_S)
+    silent = [(r.session.rank, r.error) for r in results if not r.no_answer and r.session.state is State.NOT_ANSWERING]
+    if silent:
+        print(f"meshdbg: {not_answering_text(silent)}", file=sys.stderr)
+    return 1 if late or silent or any(failed(r) for r in results) else 0
