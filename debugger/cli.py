@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import io
 import sys
 from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
@@ -116,6 +117,16 @@ def execute(args: argparse.Namespace) -> int:
         return 0
 
 
+def any_text_writable() -> None:
+    """stdout and stderr write any text, escaping what their encoding cannot hold: what ranks
+    print (values, names, paths, their log lines under `meshdbg run`) reaches a terminal or pipe
+    whose encoding lacks it (PYTHONIOENCODING=ascii, a Latin-1 locale) as `\\xe9`. Strict, as
+    Python leaves stdout, `p 'héllo'` was a traceback of `attach --plain` and `cast`."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
+
+
 def interrupted() -> int:
     """Ctrl-C before the verb was done: said in one line (never a traceback); exit status 130."""
     print("meshdbg: interrupted", file=sys.stderr)
@@ -171,6 +182,7 @@ def run() -> int:
       Everything a verb opens it closes itself, so nothing waits on that collection.
     """
     gc.disable()
+    any_text_writable()
     try:
         args = parse()  # loads gRPC and the verb's module: Ctrl-C lands here when pressed at once
     except KeyboardInterrupt:
