@@ -76,9 +76,13 @@ def join_url(addr: str, fingerprint: str) -> str:
 
 def parse_url(text: str) -> tuple[str, str]:
     """An address (`host:port`, or a join URL) → (host:port, fingerprint or ""); UsageError
-    for a malformed URL, saying what is wrong: a URL cut short where a terminal wrapped it is
-    told apart from a server that presents another certificate."""
+    for a malformed URL or a port out of range, saying what is wrong: a URL cut short where a
+    terminal wrapped it is told apart from a server that presents another certificate, and
+    `host:99999` from a server that is not there (gRPC takes that port modulo 65,536)."""
     if not text.startswith(URL_SCHEME):
+        _, colon, port = text.rpartition(":")
+        if colon and port.isdigit() and _port_problem(port):
+            raise UsageError(f"bad address {text!r}: {_port_problem(port)}")
         return text, ""
     addr, _, pin = text[len(URL_SCHEME):].partition("#")
     algorithm, equals, digest = pin.partition("=")
@@ -86,13 +90,18 @@ def parse_url(text: str) -> tuple[str, str]:
     problem = ""
     if not colon or not port.isdigit() or (pin and (algorithm != "sha256" or not equals)):
         problem = f"expected {URL_SCHEME}ADDR:PORT#sha256=HEX"
-    elif bounded_int(port, PORT_LIMIT) in (None, 0):
-        problem = f"port {port} is not between 1 and {PORT_LIMIT - 1}"
+    elif _port_problem(port):
+        problem = _port_problem(port)
     elif pin and (len(digest) != SHA256_HEX_DIGITS or any(c not in string.hexdigits for c in digest)):
         problem = f"the sha256 fingerprint has {SHA256_HEX_DIGITS} hex digits (was the URL cut short?)"
     if problem:
         raise UsageError(f"bad meshdbg URL {text!r}: {problem}")
     return addr, f"{algorithm}:{digest.lower()}" if pin else ""
+
+
+def _port_problem(port: str) -> str:
+    """What is wrong with the digits `port` as a port ("" if nothing)."""
+    return "" if bounded_int(port, PORT_LIMIT) not in (None, 0) else f"port {port} is not between 1 and {PORT_LIMIT - 1}"
 
 
 # ---- the file's contents: one writer, one reader ----------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -31,6 +32,14 @@ def test_join_urls_round_trip_and_bad_ones_are_usage_errors() -> None:
                      ("meshdbg://h:99999", "port 99999 is not between 1 and 65535"), ("meshdbg://h:0", "port 0")]:
         with pytest.raises(UsageError, match=f"bad meshdbg URL .*{why}"):
             parse_url(bad)
+
+
+@pytest.mark.parametrize("addr", ["127.0.0.1:99999", "[::1]:70000", "h:0", "h:000"])
+def test_an_address_whose_port_is_out_of_range_is_a_usage_error(addr: str) -> None:
+    """(gRPC took `127.0.0.1:99999` as port 34463, modulo 65,536: another server, or none.)"""
+    with pytest.raises(UsageError, match=f"bad address '{re.escape(addr)}': port .* is not between 1 and 65535"):
+        parse_url(addr)
+    assert parse_url("h:65535") == ("h:65535", "") and parse_url("unix:/run/x.sock") == ("unix:/run/x.sock", "")
 
 
 def test_hosts_order_by_hint_then_name_and_address() -> None:
