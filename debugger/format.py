@@ -153,29 +153,46 @@ def failed(result: CastResult) -> bool:
     return not result.ok or any(line.startswith(PDB_ERROR_PREFIX) for line in result.output.splitlines())
 
 
-def threaded_ranks(sessions: Iterable[SessionView]) -> set[tuple[str, int]]:
-    """The (name, rank)s that appear with several sessions (threads) among `sessions`."""
-    counts = Counter((s.name, s.rank) for s in sessions)
-    return {key for key, count in counts.items() if count > 1}
+def session_tags(sessions: Iterable[SessionView]) -> dict[int, str]:
+    """What tells apart the sessions of a rank stopped in several among `sessions`, by session
+    id: its thread (`sidekick`); its process when the rank's sessions are in several (the
+    workers of a DataLoader or a multiprocessing pool inherit their parent's rank): `pid 4242`,
+    and its thread too when that process has several (`pid 4242 sidekick`). A rank with one
+    session has none."""
+    sessions = list(sessions)
+    per_rank = Counter((s.name, s.rank) for s in sessions)
+    per_process = Counter((s.name, s.rank, s.pid) for s in sessions)
+    processes = Counter((name, rank) for name, rank, _ in per_process)
+    tags = {}
+    for s in sessions:
+        if per_rank[s.name, s.rank] < 2:
+            continue
+        thread = s.thread or str(s.thread_id)
+        if processes[s.name, s.rank] < 2:
+            tags[s.id] = thread
+        else:
+            tags[s.id] = f"pid {s.pid}" + (f" {thread}" if per_process[s.name, s.rank, s.pid] > 1 else "")
+    return tags
 
 
-def sessions_label(sessions: Sequence[SessionView], threaded: set[tuple[str, int]], count: str | None = None) -> str:
-    """`ranks 0-2,5 (4 ranks)` for sessions one per rank; a rank of `threaded` (stopped in
-    several threads) is named with its threads: `rank 0 (MainThread, sidekick)`, `ranks 1-2,
-    rank 0 (sidekick)`."""
-    plain = sorted({s.rank for s in sessions if (s.name, s.rank) not in threaded})
+def sessions_label(sessions: Sequence[SessionView], tags: dict[int, str], count: str | None = None) -> str:
+    """`ranks 0-2,5 (4 ranks)` for sessions one per rank; a rank stopped in several sessions
+    (`tags`, session_tags) is named with theirs: `rank 0 (MainThread, sidekick)`, `ranks 1-2,
+    rank 0 (sidekick)`, `rank 0 (pid 4242, pid 4243)`."""
+    plain = sorted({s.rank for s in sessions if s.id not in tags})
     by_rank: dict[int, list[str]] = defaultdict(list)
-    for session in sorted(sessions, key=lambda s: (s.rank, s.thread_id)):
-        if (session.name, session.rank) in threaded:
-            by_rank[session.rank].append(session.thread or str(session.thread_id))
+    for session in sorted(sessions, key=lambda s: (s.rank, s.pid, s.thread_id)):
+        if session.id in tags:
+            by_rank[session.rank].append(tags[session.id])
     parts = [ranks_text(plain, count=count if not by_rank else None)] if plain else []
-    parts += [f"rank {rank} ({', '.join(threads)})" for rank, threads in by_rank.items()]
+    parts += [f"rank {rank} ({', '.join(names)})" for rank, names in by_rank.items()]
     return ", ".join(parts)
 
 
 def grouped_cast_output(results: Sequence[CastResult]) -> str:
     """Identical outputs once under their rank set (`ranks 0-2,5 (4 ranks):`), sorted by rank;
-    a rank that answered from several threads names them (`rank 0 (MainThread):`). Ranks left
+    a rank that answered from several threads or processes names them (`rank 0 (MainThread):`,
+    `rank 0 (pid 4242):`, session_tags). Ranks left
     at a prompt other than pdb's own (`>>> ` after `interact`, `(com) `, `clear`'s question)
     are told so: the next line cast to them goes there (nothing said it, and the next cast of
     a pdb command was taken as `interact`'s Python or the question's answer)."""
@@ -184,10 +201,11 @@ def grouped_cast_output(results: Sequence[CastResult]) -> str:
         text = result.output if result.ok else f"{PDB_ERROR_PREFIX}{result.error}\n"
         prompt = result.prompt if result.ok and not result.ended and result.prompt != PDB_PROMPT else ""
         groups[text, prompt].append(result.session)
-    threaded = threaded_ranks(r.session for r in results)
+    tags = session_tags(r.session for r in results)
     blocks = []
-    for (text, prompt), sessions in sorted(groups.items(), key=lambda item: min((s.rank, s.thread_id) for s in item[1])):
-        label = sessions_label(sessions, threaded, count=" ranks")
+    for (text, prompt), sessions in sorted(groups.items(),
+                                           key=lambda item: min((s.rank, s.pid, s.thread_id) for s in item[1])):
+        label = sessions_label(sessions, tags, count=" ranks")
         body = text.rstrip("\n") or "(no output)"
         if prompt:
             body += f"\n(now at the prompt {prompt!r}: the next line cast there answers it)"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Sequence
 
-from meshdbg.debugger.format import sessions_label, threaded_ranks
+from meshdbg.debugger.format import session_tags, sessions_label
 from meshdbg.debugger.selection import parse_selection, ranks_text
 from meshdbg.debugger.views import SessionView, WorkerView
 from meshdbg.debugger.answers import CompareView
@@ -39,11 +39,11 @@ def value_groups(results: Sequence[CompareView]) -> list[dict]:
     ordered = sorted(by_value.items(), key=lambda item: (item[0][0], -len(item[1]), min(s.rank for s in item[1])))
     sizes = [len(sessions) for (error, _), sessions in ordered if not error]
     disagree = len(sizes) > 1 and min(sizes) < max(sizes)
-    threaded = threaded_ranks(r.session for r in results)
+    tags = session_tags(r.session for r in results)
     return [{"ranks": sorted({s.rank for s in sessions}), "value": f"{ERROR_PREFIX}{text}" if error else text,
              "error": error, "outlier": disagree and not error and len(sessions) == min(sizes),
              "sessions": [{"rank": s.rank, "thread": s.thread, "id": s.id} for s in sessions],
-             "label": sessions_label(sessions, threaded, count="")}
+             "label": sessions_label(sessions, tags, count="")}
             for (error, text), sessions in ordered]
 
 

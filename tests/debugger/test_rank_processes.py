@@ -1,0 +1,23 @@
+"""A rank stopped in several processes (a multiprocessing pool's children, a DataLoader's
+workers: they inherit their parent's rank) is answered for process by process: `cast` and
+`compare` name each answer's process (`rank 0 (pid 4242):`), where both read `rank 0
+(MainThread):`, the same label for different answers."""
+
+from __future__ import annotations
+
+from e2e import Server
+
+
+def test_cast_and_compare_name_the_process_of_each_answer_of_one_rank(server: Server) -> None:
+    parent = server.worker("pool_children.py", 0)
+    server.wait_sessions(2)
+    pids = sorted(s["pid"] for s in server.sessions())
+    cast = server.cli("cast", "all", "p __import__('os').getpid()")
+    compared = server.cli("compare", "all", "v")
+    resumed = server.cli("continue")
+    out, _ = parent.communicate(timeout=30)
+    assert resumed.returncode == 0 and out == "[10, 20]\n", (resumed.stderr, out)
+    assert cast.stdout == "".join(f"rank 0 (pid {pid}):\n  {pid}\n" for pid in pids), cast.stdout
+    assert "MainThread" not in compared.stdout, compared.stdout
+    for pid in pids:
+        assert f"pid {pid}" in compared.stdout, compared.stdout
