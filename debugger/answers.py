@@ -36,7 +36,7 @@ class CastResult:
 
     def to_json(self) -> dict:
         return {"rank": self.session.rank, "name": self.session.name, "thread": self.session.thread,
-                "output": self.output if self.ok else self.error, "ok": self.ok}
+                "pid": self.session.pid, "output": self.output if self.ok else self.error, "ok": self.ok}
 
 
 FrameKey = tuple[str, str, int]  # filename, function, lineno

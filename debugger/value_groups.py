@@ -30,7 +30,7 @@ def evaluated(results: Sequence[CompareView]) -> list[CompareView]:
 
 
 def value_groups(results: Sequence[CompareView]) -> list[dict]:
-    """`[{"ranks", "value", "error", "outlier", "sessions": [{"rank", "thread", "id"}]}]`:
+    """`[{"ranks", "value", "error", "outlier", "sessions": [{"rank", "thread", "pid", "id"}]}]`:
     value groups largest first (then by first rank), then error groups."""
     results = evaluated(results)
     by_value: dict[tuple[bool, str], list[SessionView]] = defaultdict(list)
@@ -42,7 +42,7 @@ def value_groups(results: Sequence[CompareView]) -> list[dict]:
     tags = session_tags(r.session for r in results)
     return [{"ranks": sorted({s.rank for s in sessions}), "value": f"{ERROR_PREFIX}{text}" if error else text,
              "error": error, "outlier": disagree and not error and len(sessions) == min(sizes),
-             "sessions": [{"rank": s.rank, "thread": s.thread, "id": s.id} for s in sessions],
+             "sessions": [{"rank": s.rank, "thread": s.thread, "pid": s.pid, "id": s.id} for s in sessions],
              "label": sessions_label(sessions, tags, count="")}
             for (error, text), sessions in ordered]
 

@@ -5,6 +5,8 @@ workers: they inherit their parent's rank) is answered for process by process: `
 
 from __future__ import annotations
 
+import json
+
 from e2e import Server
 
 
@@ -13,6 +15,8 @@ def test_cast_and_compare_name_the_process_of_each_answer_of_one_rank(server: Se
     server.wait_sessions(2)
     pids = sorted(s["pid"] for s in server.sessions())
     cast = server.cli("cast", "all", "p __import__('os').getpid()")
+    cast_json = server.cli("cast", "--json", "all", "p __import__('os').getpid()")
+    compare_json = server.cli("compare", "--json", "all", "__import__('os').getpid()")
     compared = server.cli("compare", "all", "v")
     resumed = server.cli("continue")
     out, _ = parent.communicate(timeout=30)
@@ -21,3 +25,6 @@ def test_cast_and_compare_name_the_process_of_each_answer_of_one_rank(server: Se
     assert "MainThread" not in compared.stdout, compared.stdout
     for pid in pids:
         assert f"pid {pid}" in compared.stdout, compared.stdout
+    assert sorted((r["pid"], r["output"]) for r in json.loads(cast_json.stdout)) == [(pid, f"{pid}\n") for pid in pids]
+    groups = json.loads(compare_json.stdout)
+    assert sorted((g["sessions"][0]["pid"], g["value"]) for g in groups) == [(pid, str(pid)) for pid in pids], groups
