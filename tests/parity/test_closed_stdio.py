@@ -20,6 +20,6 @@ LINES = ["p z", "n", "p z", "c"]
 def test_a_program_with_its_stdout_and_stderr_closed_stops_as_one_with_them_open(server: Server,
                                                                                 bootstrap: bool) -> None:
     kept, _ = remote_transcript(server, "closed_stdio.py", LINES, "keep", bootstrap=bootstrap)
-    assert "(Pdb) 5\n" in kept and "(Pdb) 6\n" in kept, kept
+    assert "(Pdb) 5\n" in kept, kept  # (3.13 stops on the breakpoint() line itself: `n` then reaches `z = 6`)
     closed, _ = remote_transcript(server, "closed_stdio.py", LINES, "close", bootstrap=bootstrap)
     assert closed == kept
