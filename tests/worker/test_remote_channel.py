@@ -72,7 +72,7 @@ def test_a_connected_channel_is_ready_at_once_and_starts_no_thread(connection: C
     # gRPC's polling thread of that subscription ends up to 0.2 s after it
     assert _within_deadline(lambda: threading.active_count() <= before)
     assert ready_channel(connection, time.monotonic() + DEADLINE_S) is channel
-    assert threading.active_count() == before
+    assert threading.active_count() <= before  # (an earlier test's thread may end meanwhile: CI saw 5 == 6)
 
 
 def test_a_channel_whose_server_died_is_not_taken_for_connected(
