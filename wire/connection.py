@@ -81,18 +81,18 @@ def parse_url(text: str) -> tuple[str, str]:
     `host:99999` from a server that is not there (gRPC takes that port modulo 65,536)."""
     if not text.startswith(URL_SCHEME):
         _, colon, port = text.rpartition(":")
-        if colon and port.isdigit() and _port_problem(port):
-            raise UsageError(f"bad address {text!r}: {_port_problem(port)}")
+        problem = _port_problem(port) if colon and port.isdigit() else ""
+        if problem:
+            raise UsageError(f"bad address {text!r}: {problem}")
         return text, ""
     addr, _, pin = text[len(URL_SCHEME):].partition("#")
     algorithm, equals, digest = pin.partition("=")
     _, colon, port = addr.rpartition(":")
-    problem = ""
     if not colon or not port.isdigit() or (pin and (algorithm != "sha256" or not equals)):
         problem = f"expected {URL_SCHEME}ADDR:PORT#sha256=HEX"
-    elif _port_problem(port):
+    else:
         problem = _port_problem(port)
-    elif pin and (len(digest) != SHA256_HEX_DIGITS or any(c not in string.hexdigits for c in digest)):
+    if not problem and pin and (len(digest) != SHA256_HEX_DIGITS or any(c not in string.hexdigits for c in digest)):
         problem = f"the sha256 fingerprint has {SHA256_HEX_DIGITS} hex digits (was the URL cut short?)"
     if problem:
         raise UsageError(f"bad meshdbg URL {text!r}: {problem}")

@@ -17,44 +17,35 @@ limit (it stopped in its last frames), by the next one that can.
 from __future__ import annotations
 
 import sys
-import threading
+from typing import ClassVar
+
+from meshdbg.worker.shared_hold import SharedHold
 
 EXTRA_FRAMES = 250  # well above what opening a session needs (about 50 frames)
 
 
-class _Raise:
-    """The raise under way (its lock held to change it)."""
-
-    lock = threading.Lock()
-    holders = 0  # the `Headroom` blocks inside it
-    base = 0  # the limit before it
-    raised = False  # the limit is base + EXTRA_FRAMES, of ours, not put back yet
-
-
-class Headroom:
+class Headroom(SharedHold):
     """`with Headroom():` the recursion limit is EXTRA_FRAMES higher inside (re-entrant,
     and shared between threads)."""
 
     __slots__ = ()
+    base: ClassVar[int] = 0  # the limit before the raise
+    raised: ClassVar[bool] = False  # the limit is base + EXTRA_FRAMES, of ours, not put back yet
 
-    def __enter__(self) -> None:
-        with _Raise.lock:
-            if not _Raise.raised:
-                _Raise.base = sys.getrecursionlimit()
-                sys.setrecursionlimit(_Raise.base + EXTRA_FRAMES)
-                _Raise.raised = True
-            _Raise.holders += 1
+    @classmethod
+    def take(cls) -> None:
+        if not cls.raised:  # (else a raise not put back yet, by a thread that ended deeper than `base`)
+            cls.base = sys.getrecursionlimit()
+            sys.setrecursionlimit(cls.base + EXTRA_FRAMES)
+            cls.raised = True
 
-    def __exit__(self, *_: object) -> None:
-        with _Raise.lock:
-            _Raise.holders -= 1
-            if _Raise.holders or not _Raise.raised:
-                return
-            if sys.getrecursionlimit() != _Raise.base + EXTRA_FRAMES:  # the program set its own since
-                _Raise.raised = False
-                return
-            try:
-                sys.setrecursionlimit(_Raise.base)
-            except RecursionError:  # this thread is deeper than that: the next block to end puts it back
-                return
-            _Raise.raised = False
+    @classmethod
+    def give_back(cls) -> None:
+        if sys.getrecursionlimit() != cls.base + EXTRA_FRAMES:  # the program set its own since
+            cls.raised = False
+            return
+        try:
+            sys.setrecursionlimit(cls.base)
+        except RecursionError:  # this thread is deeper than that: the next block to end puts it back
+            return
+        cls.raised = False

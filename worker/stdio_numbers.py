@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import fcntl
 import os
-import threading
+from typing import ClassVar
+
+from meshdbg.worker.shared_hold import SharedHold
 
 STANDARD = (0, 1, 2)
 
@@ -38,34 +40,23 @@ def dup_above_standard(fd: int) -> int:
     return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, len(STANDARD))
 
 
-class _Held:
-    """The standard numbers held now (the lock held to change them)."""
-
-    lock = threading.Lock()
-    holders = 0
-    numbers: list[int] = []
-
-
-class StandardNumbersHeld:
+class StandardNumbersHeld(SharedHold):
     """`with StandardNumbersHeld():` each closed standard number is open on /dev/null inside,
     so that no descriptor made meanwhile takes it; closed again after (shared between threads:
     let go when the last is done)."""
 
     __slots__ = ()
+    numbers: ClassVar[list[int]] = []  # the standard numbers held now
 
-    def __enter__(self) -> None:
-        with _Held.lock:
-            if not _Held.holders:
-                _Held.numbers = [fd for fd in STANDARD if _hold_if_closed(fd)]
-            _Held.holders += 1
+    @classmethod
+    def take(cls) -> None:
+        cls.numbers = [fd for fd in STANDARD if _hold_if_closed(fd)]
 
-    def __exit__(self, *_: object) -> None:
-        with _Held.lock:
-            _Held.holders -= 1
-            if not _Held.holders:
-                for fd in _Held.numbers:
-                    os.close(fd)
-                _Held.numbers = []
+    @classmethod
+    def give_back(cls) -> None:
+        for fd in cls.numbers:
+            os.close(fd)
+        cls.numbers = []
 
 
 def _hold_if_closed(fd: int) -> bool:
