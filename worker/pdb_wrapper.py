@@ -17,7 +17,6 @@ command the way local pdb's SIGINT handler does (`_on_interrupt`).
 from __future__ import annotations
 
 import bdb
-import ctypes
 import enum
 import functools
 import pdb
@@ -38,6 +37,7 @@ from meshdbg.worker.notices import say, say_once, setting
 from meshdbg.worker.output import StreamedOutput
 from meshdbg.worker.queries import answer, forget_stop, prompt_kind, standing, wire_frame
 from meshdbg.worker.remote import RemoteSession
+from meshdbg.worker.signal_hold import interrupt_main, program_handler, raise_in_thread
 
 SessionOpener = Callable[[], RemoteSession]
 INTERRUPTED = "\nProgram interrupted. (Use 'cont' to resume)."  # local pdb's SIGINT message
@@ -81,24 +81,20 @@ def _end_with_thread(remote: RemoteSession) -> None:
 def _interrupt_command(thread_id: int) -> None:
     """Raise KeyboardInterrupt in the pdb command `thread_id` runs, as local pdb's Ctrl-C does.
 
-    In the main thread, while SIGINT's handler is Python's own, by sending it SIGINT, as the
-    terminal does for local pdb: a call blocked in C that a signal ends (a sleep, a socket's
-    read, a lock, an Event's wait) ends at once with it. Elsewhere (another thread, which no
-    signal's Python handler runs in; a program's own handler, which is left alone), as an
-    exception set on the thread and raised at its next bytecode: a blocked call ends first.
+    In the main thread, while the program's SIGINT handler is Python's own (held or not:
+    meshdbg.worker.signal_hold), by sending it SIGINT, as the terminal does for local pdb: a
+    call blocked in C that a signal ends (a sleep, a socket's read, a lock, an Event's wait)
+    ends at once with it. Elsewhere (another thread, which no signal's Python handler runs in;
+    a program's own handler, which is left alone), as an exception set on the thread and
+    raised at its next bytecode (a blocked call ends first); in the main thread, never inside
+    meshdbg's sending and polling, which hold it to their end (`interrupt_main`).
     """
-    if thread_id == threading.main_thread().ident and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    if thread_id != threading.main_thread().ident:
+        raise_in_thread(thread_id, KeyboardInterrupt)
+    elif program_handler(signal.SIGINT) is signal.default_int_handler:
         signal.pthread_kill(thread_id, signal.SIGINT)
     else:
-        _raise_in_thread(thread_id, KeyboardInterrupt)
-
-
-def _raise_in_thread(thread_id: int, exception: type[BaseException]) -> None:
-    """Make `thread_id` raise `exception` at its next function call or loop iteration.
-
-    (Never withdrawn with NULL: CPython 3.11 then leaves its eval breaker set for good.)
-    """
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exception))
+        interrupt_main(KeyboardInterrupt)  # (never inside meshdbg's own sending, which holds it)
 
 
 def _take_pending_interrupt() -> None:
@@ -153,7 +149,11 @@ class PdbWrapper(pdb.Pdb):
         self._leaving: EndReason | None = None  # set when pdb is about to let the worker run
         self._thread_id = threading.get_ident()
         self._activity = _Activity.RUNNING
-        self._activity_lock = threading.Condition(threading.Lock())  # an interrupt (another thread) reads what this one does
+        # An interrupt (another thread) reads what this one does. Entered as the plain lock:
+        # Condition's own enter is Python code, where the main thread's SIGINT may raise with
+        # the lock taken, and every later interrupt would wait for it for good.
+        self._activity_lock = threading.Lock()
+        self._activity_changed = threading.Condition(self._activity_lock)
         self._interrupted = False
         self._interrupted_command = False  # a KeyboardInterrupt was raised into the command under way
         self._prompted = False
@@ -393,7 +393,7 @@ class PdbWrapper(pdb.Pdb):
             leaving_command = self._activity is _Activity.COMMAND
             interrupted, self._interrupted_command = self._interrupted_command, False  # (set only in a command)
             self._activity = activity
-            self._activity_lock.notify_all()
+            self._activity_changed.notify_all()
         if leaving_command:
             try:
                 # Still inside pdb's command loop, whose KeyboardInterrupt handler shows it as
@@ -419,7 +419,7 @@ class PdbWrapper(pdb.Pdb):
         arrived just before and that pdb's thread has not started yet is waited for (bounded).
         """
         with self._activity_lock:
-            self._activity_lock.wait_for(lambda: self._activity is not _Activity.QUEUED, COMMAND_START_S)
+            self._activity_changed.wait_for(lambda: self._activity is not _Activity.QUEUED, COMMAND_START_S)
             frame = sys._current_frames().get(self._thread_id)
             if self._activity is _Activity.RUNNING and frame is not None:
                 self.break_in(frame)

@@ -32,6 +32,7 @@ from meshdbg.worker.forking import FORK_SUPPORT, ForkGuard, fork_support_off
 from meshdbg.worker.notices import setting
 from meshdbg.worker.process_id import this_pid
 from meshdbg.worker.polled import available, open_polled, poller_of
+from meshdbg.worker.signal_hold import Held
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 
@@ -401,9 +402,11 @@ class RemoteSession:
         output of any size flows through bounded memory (dropped once the stream is gone)."""
         for piece in chunks(text, stop):
             while self._stream.outbox.backlog >= OUTGOING_LIMIT:
-                if self._stream.responses.done():
+                with Held():  # (gRPC's `done` enters a Condition in Python: SIGINT's exception there left it taken)
+                    over = self._stream.responses.done()
+                if over:
                     return
-                time.sleep(_WAIT_S)
+                time.sleep(_WAIT_S)  # (where a command's Ctrl-C lands, as in local pdb's print to a slow terminal)
             self._stream.outbox.send(pb.WorkerMessage(output=pb.OutputChunk(text=piece)))
 
     def _next_message(self, stream: parking.SessionStream) -> pb.ServerMessage | None:

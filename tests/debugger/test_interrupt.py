@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 from e2e import SCRIPTS, Server
 from meshdbg.debugger.control import ControlClient
 from meshdbg.wire.vocabulary import State
@@ -122,3 +124,40 @@ def test_cli_interrupt_breaks_into_a_pending_command(server: Server) -> None:
             return result.stdout
 
     assert "rank 0" in server.run(body)
+
+
+FLOOD = "!while True: print('flood ' * 20)"
+FLOOD_ROUNDS = 30
+
+
+FLOODED = {  # how the interrupt reaches the command: SIGINT, an exception set on the thread, one held to a safe point
+    "main thread": ["stop_in_thread.py", "main"],
+    "another thread": ["stop_in_thread.py", "other"],
+    "main thread, own SIGINT handler": ["own_sigint.py"],
+}
+
+
+@pytest.mark.parametrize("flooded", sorted(FLOODED))
+def test_a_command_flooding_output_is_interrupted_every_time(server: Server, flooded: str) -> None:
+    """Ctrl-C on a command that prints without end lands wherever its thread is, most often
+    inside meshdbg's own sending of that output: each time the command ends with local pdb's
+    `*** KeyboardInterrupt` and the session goes on. In the main thread it once landed inside
+    a lock's Python-level enter, or between a lock taken and its `try`: the lock stayed taken,
+    and the rank never answered again (the console test of this failed in CI, by timing)."""
+    script, *args = FLOODED[flooded]
+    server.worker(script, 0, "", *args)
+    server.wait_sessions(1)
+
+    async def body(client: ControlClient) -> None:
+        async with client.attach(rank=0) as pdb:
+            for _ in range(FLOOD_ROUNDS):
+                flowing = asyncio.Event()
+                flood = asyncio.create_task(pdb.send(FLOOD, on_output=lambda _text: flowing.set()))
+                await asyncio.wait_for(flowing.wait(), 10)
+                await client.break_in(pdb.session.id)
+                reply = await asyncio.wait_for(flood, 10)
+                assert reply.output.endswith("*** KeyboardInterrupt\n") and not reply.ended
+            assert (await pdb.send("p 6 * 7")).output == "42\n"
+            assert (await pdb.send("c")).ended
+
+    server.run(body)

@@ -74,3 +74,90 @@ def test_another_thread_holds_nothing(usr1: list[int]) -> None:
     thread.join()
     signal.raise_signal(signal.SIGUSR1)
     assert usr1 == [signal.SIGUSR1]
+
+
+def test_the_programs_handler_is_known_held_or_not(usr1: list[int]) -> None:
+    """What another thread asks before it sends the main thread SIGINT (an interrupt of a pdb
+    command): the program's handler, not the hold's stand-in."""
+    handler = signal.getsignal(signal.SIGUSR1)
+    assert signal_hold.program_handler(signal.SIGUSR1) is handler
+    with Held():
+        assert signal.getsignal(signal.SIGUSR1) is not handler
+        assert signal_hold.program_handler(signal.SIGUSR1) is handler
+    assert signal_hold.program_handler(signal.SIGUSR1) is handler
+
+
+def test_a_handler_raising_as_the_hold_begins_leaves_nothing_held(usr1: list[int],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python runs a pending signal's handler as another handler is set: one that raises there
+    (SIGINT's KeyboardInterrupt) in the middle of the hold's swap must leave every handler the
+    program's, or SIGUSR1 would only be noted from then on, and never run."""
+    real = signal_hold._signal
+
+    class RaisingOnce:
+        getsignal = staticmethod(real.getsignal)
+
+        def signal(self, signum: int, handler: object) -> object:
+            previous = real.signal(signum, handler)
+            if handler is signal_hold._note and signum == signal.SIGUSR1:
+                monkeypatch.setattr(signal_hold, "_signal", real)
+                raise KeyboardInterrupt
+            return previous
+
+    monkeypatch.setattr(signal_hold, "_signal", RaisingOnce())
+    with pytest.raises(KeyboardInterrupt):
+        with Held():
+            pytest.fail("the hold began")
+    signal.raise_signal(signal.SIGUSR1)
+    assert usr1 == [signal.SIGUSR1] and not signal_hold.pending()  # run at once, not noted
+    with Held():  # and a later hold holds again
+        signal.raise_signal(signal.SIGUSR1)
+        assert usr1 == [signal.SIGUSR1]
+    assert usr1 == [signal.SIGUSR1, signal.SIGUSR1]
+
+
+def _interrupt_main_from_another_thread(exception: type[BaseException]) -> threading.Event:
+    sent = threading.Event()
+
+    def send() -> None:
+        signal_hold.interrupt_main(exception)
+        sent.set()
+
+    threading.Thread(target=send).start()
+    return sent
+
+
+def test_another_threads_interrupt_of_the_main_thread_waits_for_the_hold_to_end() -> None:
+    """An interrupted pdb command in a program with a SIGINT handler of its own: the exception
+    never lands inside meshdbg's sending (held), but where the hold ends."""
+    reached = False
+    with pytest.raises(RuntimeError):
+        with Held():
+            sent = _interrupt_main_from_another_thread(RuntimeError)
+            while not sent.is_set():  # bytecodes, each a place where an exception set on the thread lands
+                pass
+            assert signal_hold.pending()
+            reached = True
+    assert reached and not signal_hold.pending()
+
+
+def test_another_threads_interrupt_of_the_main_thread_lands_at_once_when_not_held() -> None:
+    with pytest.raises(RuntimeError):
+        sent = _interrupt_main_from_another_thread(RuntimeError)
+        while True:  # (a busy loop: it lands at its next iteration)
+            if sent.is_set():
+                for _ in range(1000):
+                    pass
+                pytest.fail("the exception did not land")
+    with Held():  # nothing left over for the next hold
+        assert not signal_hold.pending()
+
+
+def test_a_held_poll_is_woken_and_raises_another_threads_interrupt() -> None:
+    woken = threading.Event()
+    with pytest.raises(RuntimeError):
+        with signal_hold.waking(woken.set):
+            _interrupt_main_from_another_thread(RuntimeError)
+            assert woken.wait(10) and signal_hold.pending()
+            signal_hold.run_caught()
+            pytest.fail("run_caught did not raise it")
