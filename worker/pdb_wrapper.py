@@ -37,7 +37,7 @@ from meshdbg.worker.notices import say, say_once, setting
 from meshdbg.worker.output import StreamedOutput
 from meshdbg.worker.queries import answer, forget_stop, prompt_kind, standing, wire_frame
 from meshdbg.worker.remote import RemoteSession
-from meshdbg.worker.signal_hold import interrupt_main, program_handler, raise_in_thread
+from meshdbg.worker.signal_hold import interrupt, program_handler
 
 SessionOpener = Callable[[], RemoteSession]
 INTERRUPTED = "\nProgram interrupted. (Use 'cont' to resume)."  # local pdb's SIGINT message
@@ -86,15 +86,13 @@ def _interrupt_command(thread_id: int) -> None:
     call blocked in C that a signal ends (a sleep, a socket's read, a lock, an Event's wait)
     ends at once with it. Elsewhere (another thread, which no signal's Python handler runs in;
     a program's own handler, which is left alone), as an exception set on the thread and
-    raised at its next bytecode (a blocked call ends first); in the main thread, never inside
-    meshdbg's sending and polling, which hold it to their end (`interrupt_main`).
+    raised at its next bytecode (a blocked call ends first), never inside meshdbg's sending and
+    polling, which hold it to their end (`signal_hold.interrupt`).
     """
-    if thread_id != threading.main_thread().ident:
-        raise_in_thread(thread_id, KeyboardInterrupt)
-    elif program_handler(signal.SIGINT) is signal.default_int_handler:
+    if thread_id == threading.main_thread().ident and program_handler(signal.SIGINT) is signal.default_int_handler:
         signal.pthread_kill(thread_id, signal.SIGINT)
     else:
-        interrupt_main(KeyboardInterrupt)  # (never inside meshdbg's own sending, which holds it)
+        interrupt(thread_id, KeyboardInterrupt)  # (never inside meshdbg's own sending, which holds it)
 
 
 def _take_pending_interrupt() -> None:

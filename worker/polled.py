@@ -19,7 +19,7 @@ Three rules keep it safe in a user's process:
   handlers are held while the main thread waits (meshdbg.worker.signal_hold) and run once
   the poll is over, where SIGINT's KeyboardInterrupt leaves the stream whole, as it leaves a
   queue's `get`: pdb shows `--KeyboardInterrupt--` and the stop goes on; so is meshdbg's own
-  interrupt of a command (`signal_hold.interrupt_main`). Any other exception there (a
+  interrupt of a command (`signal_hold.interrupt`). Any other exception there (a
   program's own `PyThreadState_SetAsyncExc`) loses the stream: it is never polled again
   (`lost`), and the session takes it for broken and re-registers the stop on a new one.
 - gRPC destroys the call's queue when its last batch completes: PolledCall counts the batches

@@ -10,8 +10,8 @@ each Python handler is replaced by one that notes the signal and wakes a waiting
 when a poll ends (`run_caught`), and pdb's command loop then shows SIGINT's KeyboardInterrupt
 as `--KeyboardInterrupt--` while the stop goes on, as local pdb's does. Signals without a
 Python handler (SIG_DFL, SIG_IGN) are the kernel's, and never held. An exception another
-thread raises into the main thread (`interrupt_main`: an interrupted pdb command, in a program
-with a SIGINT handler of its own) is held the same way.
+thread raises into a thread (`interrupt`: an interrupted pdb command, in a thread other than
+the main one or under a program's own SIGINT handler) is held the same way, in every thread.
 
 It calls `_signal`, the C module, not `signal`, whose wrappers turn each handler into an enum
 member if they can: 3-4 us a call against 0.02-0.3 us, twice on every command of pdb's thread.
@@ -22,6 +22,7 @@ from __future__ import annotations
 import _signal  # type: ignore[import-not-found]  # (signal's C module: no stubs; the docstring says why)
 import contextlib
 import ctypes
+import os
 import signal
 import threading
 from types import FrameType
@@ -31,16 +32,17 @@ _SIGNALS = sorted(signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP})
 
 
 class _Hold:
-    """What is held now (the main thread's only: no lock)."""
+    """What is held now: the signals (the main thread's only: no lock), and which threads are
+    inside a hold, with the exceptions `interrupt` deferred for them (under `lock`)."""
 
-    depth = 0
     handlers: dict[int, Any] = {}  # the program's handlers, by signal, while held
     caught: list[int] = []  # signals noted, in order
     frame: FrameType | None = None  # where the last one arrived
-    wake: Callable[[], None] | None = None  # what ends the poll under way, if one is
-    deferred: type[BaseException] | None = None  # an exception `interrupt_main` asked for while held
-    # The main thread's entering and leaving of the outermost hold, against `interrupt_main`: taken
-    # as a plain lock's `with`, which no exception raised between two bytecodes can leave taken.
+    wake: Callable[[], None] | None = None  # what ends the main thread's poll under way, if one is
+    depths: dict[int, int] = {}  # thread id → how many holds it is inside (absent: none)
+    deferred: dict[int, type[BaseException]] = {}  # thread id → what `interrupt` asked for while it was held
+    # A thread's entering and leaving of its outermost hold, against `interrupt`: taken as a plain
+    # lock's `with`, which no exception raised between two bytecodes can leave taken.
     lock = threading.Lock()
 
 
@@ -52,62 +54,76 @@ def _note(signum: int, frame: FrameType | None) -> None:
 
 
 class Held:
-    """`with Held():` the main thread's Python signal handlers are held until the outermost
-    hold ends, where those of the signals that came run (an exception of theirs is raised
-    there). On any other thread, nothing (only the main thread runs Python handlers)."""
+    """`with Held():` until the outermost hold of the thread ends, an exception another thread
+    raises into it (`interrupt`) waits, and in the main thread the Python signal handlers are
+    held; both happen where the hold ends (the exception of a handler, or the one deferred, is
+    raised there)."""
 
-    __slots__ = ("_main",)
+    __slots__ = ("_thread", "_main")
 
     def __enter__(self) -> None:
-        self._main = threading.current_thread() is threading.main_thread()
-        if not self._main:
+        thread = self._thread = threading.get_ident()
+        depth = _Hold.depths.get(thread, 0)
+        if depth:  # (only the thread itself changes its count; `interrupt` only asks whether it has one)
+            _Hold.depths[thread] = depth + 1
             return
-        if _Hold.depth:
-            _Hold.depth += 1
-            return
+        self._main = thread == threading.main_thread().ident
         counted = False
         try:
-            with _Hold.lock:  # from here on `interrupt_main` defers its exception to the hold's end
-                _Hold.depth = 1
+            with _Hold.lock:  # from here on `interrupt` defers its exception to the hold's end
+                _Hold.depths[thread] = 1
                 counted = True
-            for signum in _SIGNALS:
-                handler = _signal.getsignal(signum)
-                if callable(handler):
-                    _Hold.handlers[signum] = handler
-                    _signal.signal(signum, _note)
-        except BaseException:  # raised between two bytecodes before the hold began: none stays held
+            if self._main:
+                for signum in _SIGNALS:
+                    handler = _signal.getsignal(signum)
+                    if callable(handler):
+                        _Hold.handlers[signum] = handler
+                        _signal.signal(signum, _note)
+        except BaseException:  # raised between two bytecodes before the hold began: nothing stays held
             try:
-                _give_back(_Hold.handlers)
+                _give_back(_Hold.handlers if self._main else {})
             finally:
                 if counted:
-                    _leave()
+                    _leave(thread)
             raise
 
     def __exit__(self, *_: object) -> None:
-        if not self._main:
-            return
-        if _Hold.depth > 1:
-            _Hold.depth -= 1
+        thread = self._thread
+        depth = _Hold.depths[thread]
+        if depth > 1:
+            _Hold.depths[thread] = depth - 1
             return
         try:
-            handlers = dict(_Hold.handlers)
-            _give_back(handlers)
-            _run(handlers)
+            if self._main:
+                handlers = dict(_Hold.handlers)
+                _give_back(handlers)
+                _run(handlers)
         finally:
-            deferred = _leave()
+            deferred = _leave(thread)
         if deferred is not None:
             raise deferred
 
 
-def _leave() -> type[BaseException] | None:
-    """The outermost hold is over; the exception `interrupt_main` deferred meanwhile, if any."""
+def _only_this_thread() -> None:
+    """In a forked child only the forking thread lives on: the others' holds are over (a new
+    thread may get one's id)."""
+    thread = threading.get_ident()
+    _Hold.lock = threading.Lock()  # (another thread may have held it at the fork)
+    _Hold.depths = {thread: _Hold.depths[thread]} if thread in _Hold.depths else {}
+    _Hold.deferred = {}
+
+
+os.register_at_fork(after_in_child=_only_this_thread)
+
+
+def _leave(thread: int) -> type[BaseException] | None:
+    """`thread`'s outermost hold is over; the exception `interrupt` deferred meanwhile, if any."""
     with _Hold.lock:
-        _Hold.depth = 0
-        deferred, _Hold.deferred = _Hold.deferred, None
-    return deferred
+        del _Hold.depths[thread]
+        return _Hold.deferred.pop(thread, None)
 
 
-def raise_in_thread(thread_id: int, exception: type[BaseException]) -> None:
+def _raise_in_thread(thread_id: int, exception: type[BaseException]) -> None:
     """Make `thread_id` raise `exception` at its next function call or loop iteration.
 
     (Never withdrawn with NULL: CPython 3.11 then leaves its eval breaker set for good.)
@@ -115,15 +131,17 @@ def raise_in_thread(thread_id: int, exception: type[BaseException]) -> None:
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exception))
 
 
-def interrupt_main(exception: type[BaseException]) -> None:
-    """Raise `exception` in the main thread (from another), at its next bytecode or, while it
-    is held, where the hold ends or its poll is woken (`run_caught`): never inside meshdbg's
-    transport, where it would leave a stream half-updated or a lock taken for good."""
+def interrupt(thread_id: int, exception: type[BaseException]) -> None:
+    """Raise `exception` in thread `thread_id` (from another), at its next bytecode or, while
+    it is held, where its hold ends or (the main thread) its poll is woken (`run_caught`):
+    never inside meshdbg's transport, where it would leave a stream half-updated or a lock
+    taken for good."""
     with _Hold.lock:
-        if not _Hold.depth:
-            raise_in_thread(threading.main_thread().ident or 0, exception)
+        if thread_id not in _Hold.depths:
+            _raise_in_thread(thread_id, exception)
             return
-        _Hold.deferred, wake = exception, _Hold.wake
+        _Hold.deferred[thread_id] = exception
+        wake = _Hold.wake if thread_id == threading.main_thread().ident else None
     if wake is not None:
         wake()
 
@@ -138,16 +156,17 @@ def program_handler(signum: int) -> Any:
 
 
 def pending() -> bool:
-    """A signal came while held, and its handler has not run yet (or `interrupt_main` came)."""
-    return bool(_Hold.caught) or _Hold.deferred is not None
+    """In the main thread: a signal came while held, and its handler has not run yet, or an
+    `interrupt` came."""
+    return bool(_Hold.caught) or threading.get_ident() in _Hold.deferred
 
 
 def run_caught() -> None:
-    """Run the handlers of the signals that came (held still), as a safe point: an exception
-    of theirs, or the one `interrupt_main` deferred, is raised from here."""
+    """In the main thread: run the handlers of the signals that came (held still), as a safe
+    point: an exception of theirs, or the one `interrupt` deferred, is raised from here."""
     _run(_Hold.handlers)
     with _Hold.lock:
-        deferred, _Hold.deferred = _Hold.deferred, None
+        deferred = _Hold.deferred.pop(threading.get_ident(), None)
     if deferred is not None:
         raise deferred
 

@@ -116,39 +116,67 @@ def test_a_handler_raising_as_the_hold_begins_leaves_nothing_held(usr1: list[int
     assert usr1 == [signal.SIGUSR1, signal.SIGUSR1]
 
 
-def _interrupt_main_from_another_thread(exception: type[BaseException]) -> threading.Event:
-    sent = threading.Event()
+def _interrupt_from_another_thread(exception: type[BaseException],
+                                   target: int | None = None) -> threading.Event:
+    """`signal_hold.interrupt` of `target` (this thread) from a thread of its own; set once sent."""
+    sent, target = threading.Event(), target or threading.get_ident()
 
     def send() -> None:
-        signal_hold.interrupt_main(exception)
+        signal_hold.interrupt(target, exception)
         sent.set()
 
     threading.Thread(target=send).start()
     return sent
 
 
-def test_another_threads_interrupt_of_the_main_thread_waits_for_the_hold_to_end() -> None:
+def _spin_until(sent: threading.Event) -> None:
+    while not sent.is_set():  # bytecodes, each a place where an exception set on the thread lands
+        pass
+
+
+def test_another_threads_interrupt_waits_for_the_hold_to_end_in_the_main_thread() -> None:
     """An interrupted pdb command in a program with a SIGINT handler of its own: the exception
     never lands inside meshdbg's sending (held), but where the hold ends."""
     reached = False
     with pytest.raises(RuntimeError):
         with Held():
-            sent = _interrupt_main_from_another_thread(RuntimeError)
-            while not sent.is_set():  # bytecodes, each a place where an exception set on the thread lands
-                pass
+            _spin_until(_interrupt_from_another_thread(RuntimeError))
             assert signal_hold.pending()
             reached = True
     assert reached and not signal_hold.pending()
 
 
-def test_another_threads_interrupt_of_the_main_thread_lands_at_once_when_not_held() -> None:
-    with pytest.raises(RuntimeError):
-        sent = _interrupt_main_from_another_thread(RuntimeError)
-        while True:  # (a busy loop: it lands at its next iteration)
-            if sent.is_set():
-                for _ in range(1000):
+def test_another_threads_interrupt_waits_for_the_hold_to_end_in_any_thread() -> None:
+    """A pdb command in a thread other than the main one, interrupted while it sends output."""
+    outcome: list[str] = []
+    started, interrupted = threading.Event(), threading.Event()
+
+    def command() -> None:
+        try:
+            with Held():
+                started.set()
+                while not interrupted.is_set():
                     pass
-                pytest.fail("the exception did not land")
+                outcome.append("the hold ran to its end")
+            outcome.append("not raised")
+        except RuntimeError:
+            outcome.append("raised where the hold ended")
+
+    thread = threading.Thread(target=command)
+    thread.start()
+    assert started.wait(10)
+    signal_hold.interrupt(thread.ident or 0, RuntimeError)
+    interrupted.set()
+    thread.join(10)
+    assert outcome == ["the hold ran to its end", "raised where the hold ended"]
+
+
+def test_another_threads_interrupt_lands_at_once_when_not_held() -> None:
+    with pytest.raises(RuntimeError):
+        _spin_until(_interrupt_from_another_thread(RuntimeError))
+        for _ in range(1000):
+            pass
+        pytest.fail("the exception did not land")
     with Held():  # nothing left over for the next hold
         assert not signal_hold.pending()
 
@@ -157,7 +185,7 @@ def test_a_held_poll_is_woken_and_raises_another_threads_interrupt() -> None:
     woken = threading.Event()
     with pytest.raises(RuntimeError):
         with signal_hold.waking(woken.set):
-            _interrupt_main_from_another_thread(RuntimeError)
+            _interrupt_from_another_thread(RuntimeError)
             assert woken.wait(10) and signal_hold.pending()
             signal_hold.run_caught()
             pytest.fail("run_caught did not raise it")
