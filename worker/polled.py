@@ -110,7 +110,7 @@ class PolledCall:
         self._call = call
         self._in_flight = batches
         self._counting = threading.RLock()  # (reentrant: a held signal's note starts a batch)
-        lock = threading.Lock()
+        lock = self._lock = threading.Lock()
         self._helper_wakes = threading.Condition(lock)  # the helper waits on it
         self._waiter_wakes = threading.Condition(lock)  # the waiting thread waits on it while the helper polls
         self._waiting = False  # a thread waits in `wait_for`, and polls while the helper does not
@@ -201,7 +201,7 @@ class PolledCall:
         program runs on) and waits for what is still in flight (the server's close of the
         stream) without polling: the helper polls from now on, at once, so that it completes
         without waiting for the helper's next look."""
-        with self._helper_wakes:
+        with self._lock:  # (not the Condition's Python-level enter, where a Ctrl-C could leave it taken)
             self._left_at = -HELP_AFTER_S
             self._helper_wakes.notify()
 

@@ -163,18 +163,22 @@ def ready_channel(connection: ConnectionInfo, deadline: float) -> grpc.Channel:
     channel = channel_for(connection)
     if connected_now(channel):
         return channel
-    changed = threading.Condition()
+    # Entered as the plain lock: Condition's own enter is Python code, where the user's Ctrl-C
+    # during a slow connect could raise with the lock taken, and gRPC's thread calling `watch`
+    # would wait for it for good.
+    lock = threading.Lock()
+    changed = threading.Condition(lock)
     states: list[grpc.ChannelConnectivity] = []
 
     def watch(state: grpc.ChannelConnectivity) -> None:
-        with changed:
+        with lock:
             states.append(state)
             changed.notify_all()
 
     channel.subscribe(watch, try_to_connect=True)
     failed_since: float | None = None
     try:
-        with changed:
+        with lock:
             while True:
                 now = time.monotonic()
                 if states and states[-1] is grpc.ChannelConnectivity.READY:
