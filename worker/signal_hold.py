@@ -84,7 +84,7 @@ class Held:
                 _give_back(_Hold.handlers if self._main else {})
             finally:
                 if counted:
-                    _leave(thread)
+                    _take_deferred(thread, leaving=True)
             raise
 
     def __exit__(self, *_: object) -> None:
@@ -99,7 +99,7 @@ class Held:
                 _give_back(handlers)
                 _run(handlers)
         finally:
-            deferred = _leave(thread)
+            deferred = _take_deferred(thread, leaving=True)
         if deferred is not None:
             raise deferred
 
@@ -116,11 +116,18 @@ def _only_this_thread() -> None:
 os.register_at_fork(after_in_child=_only_this_thread)
 
 
-def _leave(thread: int) -> type[BaseException] | None:
-    """`thread`'s outermost hold is over; the exception `interrupt` deferred meanwhile, if any."""
+def _take_deferred(thread: int, leaving: bool) -> type[BaseException] | None:
+    """The exception `interrupt` deferred for `thread`, if any, now that its poll woke or (with
+    `leaving`) its outermost hold is over. Nothing inside the lock calls anything: a daemon
+    thread stops for good at its next check once the interpreter exits, and one stopped there
+    would hold the lock for every hold after."""
     with _Hold.lock:
-        del _Hold.depths[thread]
-        return _Hold.deferred.pop(thread, None)
+        if leaving:
+            del _Hold.depths[thread]
+        deferred = _Hold.deferred[thread] if thread in _Hold.deferred else None
+        if deferred is not None:
+            del _Hold.deferred[thread]
+    return deferred
 
 
 def _raise_in_thread(thread_id: int, exception: type[BaseException]) -> None:
@@ -136,12 +143,13 @@ def interrupt(thread_id: int, exception: type[BaseException]) -> None:
     it is held, where its hold ends or (the main thread) its poll is woken (`run_caught`):
     never inside meshdbg's transport, where it would leave a stream half-updated or a lock
     taken for good."""
+    main = thread_id == threading.main_thread().ident
     with _Hold.lock:
         if thread_id not in _Hold.depths:
-            _raise_in_thread(thread_id, exception)
+            _raise_in_thread(thread_id, exception)  # (while the lock keeps the thread from entering a hold)
             return
         _Hold.deferred[thread_id] = exception
-        wake = _Hold.wake if thread_id == threading.main_thread().ident else None
+        wake = _Hold.wake if main else None
     if wake is not None:
         wake()
 
@@ -165,8 +173,7 @@ def run_caught() -> None:
     """In the main thread: run the handlers of the signals that came (held still), as a safe
     point: an exception of theirs, or the one `interrupt` deferred, is raised from here."""
     _run(_Hold.handlers)
-    with _Hold.lock:
-        deferred = _Hold.deferred.pop(threading.get_ident(), None)
+    deferred = _take_deferred(threading.get_ident(), leaving=False)
     if deferred is not None:
         raise deferred
 
