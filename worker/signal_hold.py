@@ -81,7 +81,8 @@ class Held:
                         _signal.signal(signum, _note)
         except BaseException:  # raised between two bytecodes before the hold began: nothing stays held
             try:
-                _give_back(_Hold.handlers if self._main else {})
+                if self._main:
+                    _give_back(_Hold.handlers)
             finally:
                 if counted:
                     _take_deferred(thread, leaving=True)

@@ -189,3 +189,39 @@ def test_a_held_poll_is_woken_and_raises_another_threads_interrupt() -> None:
             assert woken.wait(10) and signal_hold.pending()
             signal_hold.run_caught()
             pytest.fail("run_caught did not raise it")
+
+
+def test_another_threads_hold_failing_to_begin_leaves_the_main_threads_held_handlers(
+        usr1: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """An exception landing as another thread's hold begins (at its lock's exit) puts back
+    only what that hold took: the main thread's held handlers are still given back at its end."""
+    class RaisingOnceOnLeave:
+        def __init__(self) -> None:
+            self.lock, self.raised = threading.Lock(), False
+
+        def __enter__(self) -> None:
+            self.lock.acquire()
+
+        def __exit__(self, *_: object) -> None:
+            self.lock.release()
+            if not self.raised and threading.current_thread() is not threading.main_thread():
+                self.raised = True
+                raise KeyboardInterrupt  # (as one set on the thread lands right after the lock's exit)
+
+    monkeypatch.setattr(signal_hold._Hold, "lock", RaisingOnceOnLeave())
+    outcome: list[str] = []
+
+    def hold() -> None:
+        try:
+            with Held():
+                outcome.append("held")
+        except KeyboardInterrupt:
+            outcome.append("raised as it began")
+
+    with Held():
+        thread = threading.Thread(target=hold)
+        thread.start()
+        thread.join(10)
+        signal.raise_signal(signal.SIGUSR1)
+        assert usr1 == []
+    assert outcome == ["raised as it began"] and usr1 == [signal.SIGUSR1]
