@@ -18,10 +18,10 @@ Three rules keep it safe in a user's process:
   poll by destroying the call's queue, with no status ever delivered. So signals' Python
   handlers are held while the main thread waits (meshdbg.worker.signal_hold) and run once
   the poll is over, where SIGINT's KeyboardInterrupt leaves the stream whole, as it leaves a
-  queue's `get`: pdb shows `--KeyboardInterrupt--` and the stop goes on; so is meshdbg's own
-  interrupt of a command (`signal_hold.interrupt`). Any other exception there (a
-  program's own `PyThreadState_SetAsyncExc`) loses the stream: it is never polled again
-  (`lost`), and the session takes it for broken and re-registers the stop on a new one.
+  queue's `get`: pdb shows `--KeyboardInterrupt--` and the stop goes on. meshdbg's own
+  interrupt of a command is held the same way (`signal_hold.interrupt`). Any other exception
+  there (a program's own `PyThreadState_SetAsyncExc`) loses the stream: it is never polled
+  again (`lost`), and the session takes it for broken and re-registers the stop on a new one.
 - gRPC destroys the call's queue when its last batch completes: PolledCall counts the batches
   in flight (`operate` is the only way one starts) and polls no more once none is.
 
