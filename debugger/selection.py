@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Mapping, Protocol, Sequence
 
 from meshdbg.wire.coords import RANK_LIMIT, bounded_int
-from meshdbg.wire.errors import NoMatchError, SelectionError, TargetError
+from meshdbg.wire.errors import NoMatchError, SelectionError, TargetError, UsageError
 
 if TYPE_CHECKING:
     from meshdbg.debugger.views import SessionView
@@ -289,11 +289,17 @@ def is_thread(session: "SessionView", thread: str) -> bool:
 
 def thread_session(sessions: Sequence["SessionView"], target: AttachTarget) -> "SessionView":
     """The session of `target`'s rank (and name) whose thread is `target.thread`;
-    NoMatchError naming the threads that rank has stopped in."""
+    NoMatchError naming the threads that rank has stopped in. A name that threads of several
+    processes of the rank share (a pool's children, each with its MainThread) is a UsageError
+    naming each by its id, which is unique (a main thread's is its pid)."""
     of_rank = [s for s in sessions if s.rank == target.rank and (not target.name or s.name == target.name)]
-    for session in of_rank:
-        if is_thread(session, target.thread):
-            return session
+    named = [s for s in of_rank if is_thread(s, target.thread)]
+    if len(named) == 1:
+        return named[0]
+    if named:
+        ids = ", ".join(f"{s.thread_id} (pid {s.pid})" for s in sorted(named, key=lambda s: s.thread_id))
+        raise UsageError(f"rank {target.rank} is stopped in a thread {target.thread} in {len(named)} processes; "
+                         f"name one by its thread id: {ids}")
     threads = ", ".join(f"{s.thread} ({s.thread_id})" for s in of_rank) or "none"
     raise NoMatchError(f"rank {target.rank} has no session in thread {target.thread} (its threads: {threads})")
 

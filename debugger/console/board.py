@@ -9,6 +9,7 @@ of the bottom toolbar, over every rank, not only those that stopped. Pure logic:
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -121,9 +122,12 @@ class Board:
 
     def threads(self, rank: int) -> list[str]:
         """What names the rank's live sessions' threads on a command line: the name, or the
-        thread id for a name with a space (`Thread-1 (work)`)."""
-        return sorted({s.thread if s.thread and " " not in s.thread else str(s.thread_id)
-                       for s in self.live.values() if s.rank == rank})
+        thread id for a name with a space (`Thread-1 (work)`) or one that threads of several
+        of its processes share (each MainThread of a pool's children: its pid)."""
+        sessions = [s for s in self.live.values() if s.rank == rank]
+        names = Counter(s.thread for s in sessions)
+        return sorted({s.thread if s.thread and " " not in s.thread and names[s.thread] == 1 else str(s.thread_id)
+                       for s in sessions})
 
     def ranks(self) -> list[int]:
         return sorted({s.rank for s in self.live.values()})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 import pytest
@@ -15,7 +16,8 @@ from meshdbg.debugger.console.highlight import pdb_fragments
 from meshdbg.debugger.console.validation import CommandValidator
 from meshdbg.debugger.format import resumed_text
 from meshdbg.debugger.views import SessionView, WorkerView
-from meshdbg.debugger.selection import AttachTarget
+from meshdbg.debugger.selection import AttachTarget, thread_session
+from meshdbg.wire.errors import UsageError
 from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind
 
 
@@ -218,3 +220,20 @@ def test_continue_says_rank_or_ranks() -> None:
     assert resumed_text([session(0), session(1, session_id=2), session(3, session_id=3)]) == \
         "resumed 3 sessions (ranks 0-1,3)"
     assert resumed_text([]) == "no stopped session could be resumed"
+
+
+def test_attach_completes_a_thread_name_several_processes_share_by_each_ones_id() -> None:
+    """A rank stopped in several processes (a pool's children): `MainThread` would name any of
+    them, so each is offered by its thread id (a main thread's is its pid)."""
+    board = Board()
+    children = [dataclasses.replace(session(0, session_id=n), pid=4240 + n, thread_id=4240 + n) for n in (1, 2)]
+    helper = dataclasses.replace(session(0, session_id=3), thread="loader", thread_id=77)
+    board.reset([*children, helper, session(1, session_id=10)])
+    assert completions(board, "attach 0 ") == ["4241", "4242", "loader"]
+    assert completions(board, "attach 1 ") == ["MainThread"]
+    with pytest.raises(UsageError) as caught:
+        thread_session([*children, helper], AttachTarget(rank=0, thread="MainThread"))
+    assert str(caught.value) == ("rank 0 is stopped in a thread MainThread in 2 processes; name one by its thread id: "
+                                 "4241 (pid 4241), 4242 (pid 4242)")
+    assert thread_session([*children, helper], AttachTarget(rank=0, thread="4242")) is children[1]
+    assert thread_session([*children, helper], AttachTarget(rank=0, thread="loader")) is helper
