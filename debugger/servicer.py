@@ -248,16 +248,24 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         try:
             await write(pb.ServerMessage(welcome=pb.Welcome(session_id=session.id)))
             async for message in requests:
-                if message.HasField("ended"):
+                kind = message.WhichOneof("kind")  # (read once: the dispatch is on every `p x`'s path)
+                if kind == "prompt":
+                    session.on_prompt(message.prompt)
+                elif kind == "output":
+                    await session.on_output(message.output.text)
+                elif kind == "ended":
                     output, reason, park = message.ended.output, EndReason.of(message.ended.reason), message.ended.park
                     break
-                await self._take(session, message)
-                if message.HasField("prompt"):
+                elif kind == "answer":
+                    session.on_answer(message.answer)
+                elif kind == "interrupted":
+                    session.on_interrupted(message.interrupted)
+                del message  # a parsed message is an arena of 0.5 KiB or more: not kept while the worker waits
+                if kind == "prompt":
                     # The command this prompt answers resumes before the stream reads on: gRPC
                     # holds the next message until then, and the read it arms is off the round
                     # trip (issue 22: 8 us of a `p x` inside `meshdbg run`).
                     await asyncio.sleep(0)
-                del message  # a parsed message is an arena of 0.5 KiB or more: not kept while the worker waits
         finally:
             if session.writer is write:  # else the stop was re-registered on a newer stream
                 self._stream_ended(session, output, reason)
@@ -271,19 +279,6 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
                  " re-registered" if session.id == resumes else "", hello.rank, format_coords(session.coords),
                  hello.pid, hello.thread_name, hello.hostname, context.peer())
         return session
-
-    @staticmethod
-    async def _take(session: RankSession, message: pb.WorkerMessage) -> None:
-        """One message of a worker's stream (but its end) to its session."""
-        kind = message.WhichOneof("kind")
-        if kind == "output":
-            await session.on_output(message.output.text)
-        elif kind == "prompt":
-            session.on_prompt(message.prompt)
-        elif kind == "answer":
-            session.on_answer(message.answer)
-        elif kind == "interrupted":
-            session.on_interrupted(message.interrupted)
 
     def _stream_ended(self, session: RankSession, output: str, reason: EndReason) -> None:
         """A session's stream is over: an end the worker said, its death, or a silence that the

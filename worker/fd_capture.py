@@ -39,9 +39,14 @@ from meshdbg.wire.environment import SHOWN_MARKS
 from meshdbg.wire.shown_marks import mark
 from meshdbg.worker.notices import say, setting
 from meshdbg.worker.process_id import this_pid
-from meshdbg.worker.stdio_numbers import above_standard, dup_above_standard
+from meshdbg.worker.stdio_numbers import above_standard, dup_above_standard, printed_to
 
 STREAMS = (1, 2)
+
+
+class NotPrintedTo(OSError):
+    """fd 1 or 2 is closed, or is the program's own descriptor that took a number it closed
+    (meshdbg.worker.stdio_numbers.printed_to): nothing to capture there at this stop."""
 READ_BYTES = 64 * 1024
 _POLL_MS = 200  # how often the reader looks for sinks whose session ended without saying so, and for held lines
 READER_NAME = "meshdbg-output"  # a thread reading a capture's pipes
@@ -160,6 +165,8 @@ class _Epoch:
         them since the last capture). Called with the owner's lock held (the reader tees to
         `saved`)."""
         saved: dict[int, int] = {}
+        if not all(printed_to(fd) for fd in STREAMS):
+            raise NotPrintedTo("fd 1 or 2 is closed or is the program's own descriptor")
         try:
             for fd in STREAMS:
                 saved[fd] = dup_above_standard(fd)
@@ -326,6 +333,8 @@ class FdCapture:
             if self._epoch is None:
                 try:
                     self._epoch = self._recaptured() or _Epoch(self)
+                except NotPrintedTo:  # the session works, as a closed stdout's does: nothing of it to show
+                    return
                 except OSError as exc:  # out of descriptors: the session works, without the program's output
                     say(f"meshdbg: cannot capture the program's output ({exc})\n")
                     return

@@ -12,12 +12,17 @@ agent connects) each standard number that is closed is held on /dev/null (`Stand
 and let go after. The program's descriptors stay as it left them: one that closed its stdout
 and opens a file next still gets fd 1 for it, as without meshdbg. (A descriptor gRPC opens later
 by itself, reconnecting while the stream is idle, is not covered.)
+
+A number the program closed may also be taken by the program's own descriptor: an asyncio loop
+made after the close gets its self-pipe, a non-blocking socket pair, as fd 1 and 2. That is not
+a stream the program prints to, and the output capture must leave it alone (`printed_to`).
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import stat
 from typing import ClassVar
 
 from meshdbg.worker.shared_hold import SharedHold
@@ -33,6 +38,21 @@ def above_standard(fd: int) -> int:
     moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, len(STANDARD))
     os.close(fd)
     return moved
+
+
+def printed_to(fd: int) -> bool:
+    """Whether `fd` is open on something a program prints to. Not a non-blocking socket (an
+    event loop's self-pipe, the program's own connection; a stdout a parent hands over as a
+    socket, systemd's journal or libuv's, is blocking: print would fail on it otherwise), nor
+    an anonymous inode (an eventfd, as uvloop wakes its loop with, epoll, timerfd). Putting the
+    capture's pipe over an asyncio loop's self-pipe made its next turn fail, and with it the rank."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:  # closed
+        return False
+    if stat.S_ISSOCK(mode):
+        return os.get_blocking(fd)
+    return stat.S_IFMT(mode) != 0
 
 
 def dup_above_standard(fd: int) -> int:

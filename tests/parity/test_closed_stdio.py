@@ -23,3 +23,19 @@ def test_a_program_with_its_stdout_and_stderr_closed_stops_as_one_with_them_open
     assert "(Pdb) 5\n" in kept, kept  # (3.13 stops on the breakpoint() line itself: `n` then reaches `z = 6`)
     closed, _ = remote_transcript(server, "closed_stdio.py", LINES, "close", bootstrap=bootstrap)
     assert closed == kept
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+@pytest.mark.parametrize("bootstrap", [False, True], ids=["hook", "run's bootstrap"])
+def test_stepping_over_awaits_after_closing_stdout_and_stderr_goes_as_with_them_open(server: Server,
+                                                                                   bootstrap: bool, loop: str) -> None:
+    """The event loop made after the close takes fds 1 and 2 (asyncio's self-pipe, uvloop's
+    eventfd): the capture put its pipes over them, so `n` over an `await` stepped into
+    selectors.py and the next `n` killed the rank."""
+    if loop == "uvloop":
+        pytest.importorskip("uvloop")
+    lines = ["n", "n", "p x", "n", "n", "p x", "n", "c"]
+    kept, _ = remote_transcript(server, "closed_stdio_asyncio.py", lines, "keep", loop, bootstrap=bootstrap)
+    assert "(Pdb) 2\n" in kept, kept
+    closed, _ = remote_transcript(server, "closed_stdio_asyncio.py", lines, "close", loop, bootstrap=bootstrap)
+    assert closed == kept

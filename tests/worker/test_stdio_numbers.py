@@ -6,8 +6,13 @@ this one's descriptors are pytest's."""
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
 import sys
+from pathlib import Path
+
+from meshdbg.worker.stdio_numbers import printed_to
 
 CHILD = """
 import json, os, sys
@@ -49,3 +54,24 @@ def test_the_programs_closed_standard_descriptors_stay_closed_and_its_next_open_
 def test_open_standard_descriptors_are_left_as_they_are() -> None:
     got = after_closing()
     assert got["held"] == [] and got["standard"] == [True, True, True]
+
+
+def test_a_stream_is_printed_to_but_an_event_loops_own_descriptors_are_not(tmp_path: Path) -> None:
+    """What the output capture goes over (printed_to): files, pipes, terminals and blocking
+    sockets (systemd's journal hands stdout over as one), never a closed number, a
+    non-blocking socket (asyncio's self-pipe) or an anonymous inode (an eventfd)."""
+    read, write = os.pipe()
+    blocking, non_blocking = socket.socketpair()
+    non_blocking.setblocking(False)
+    event = os.eventfd(0)
+    file = os.open(tmp_path / "out", os.O_WRONLY | os.O_CREAT, 0o600)
+    closed = os.dup(write)
+    os.close(closed)
+    try:
+        assert printed_to(write) and printed_to(file) and printed_to(blocking.fileno())
+        assert not printed_to(non_blocking.fileno()) and not printed_to(event) and not printed_to(closed)
+    finally:
+        for fd in (read, write, event, file):
+            os.close(fd)
+        blocking.close()
+        non_blocking.close()
