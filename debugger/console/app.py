@@ -131,13 +131,15 @@ class Console:
         else:
             self._print(pdb_fragments(text, self.color))
 
-    def live_count(self) -> int:
-        return len(self.board.live)
-
     def farewell(self) -> str:
-        count = self.live_count()
-        paused = f"{count} session{'s' if count != 1 else ''}"
-        return f"bye; {paused} left as they are" if self.job is None else self.job.farewell(paused)
+        count = len(self.board.live)
+        sessions = f"{count} session{'s' if count != 1 else ''}"
+        if self.job is None:
+            return f"bye; {sessions} left as they are"
+        # A session running a command (`n` over a long loop) pauses again once it ends, with
+        # no one attached: not paused yet, and not running away either.
+        busy = sum(1 for view in self.board.live.values() if view.state is State.RUNNING)
+        return self.job.farewell(sessions, busy)
 
     async def stop_job(self) -> bool:
         """`stop`: end the `meshdbg run` job, once confirmed if ranks still run; True if stopping."""

@@ -57,9 +57,6 @@ class ConsoleActions(Protocol):
     async def show_pdb(self, text: str) -> None:
         """Print pdb output (source highlighted when colour is on); Ctrl-C cuts a long one short."""
 
-    def live_count(self) -> int:
-        """How many sessions are live right now."""
-
     def farewell(self) -> str:
         """What quit says: what happens to the sessions (and the job) once the console closes."""
 

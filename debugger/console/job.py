@@ -88,10 +88,12 @@ class Job:
         then a command, then Ctrl-C to clear the prompt within 3 s used to stop the whole job.)"""
         self._last_ctrl_c = float("-inf")
 
-    def farewell(self, paused: str) -> str:
-        """What closing the console says (`paused`: "1 session", "3 sessions"); the launcher opens
-        it again at the next new stop only."""
+    def farewell(self, sessions: str, busy: int) -> str:
+        """What closing the console says (`sessions`: "1 session", "3 sessions", of which `busy`
+        are running a command: paused once it ends); the launcher opens it again
+        at the next new stop only."""
         self.closed_by_user = True
-        verb = "stays" if paused.startswith("1 ") else "stay"
-        return (f"console closed until the next stop; {paused} {verb} paused, the job runs on "
+        verb = "stays" if sessions.startswith("1 ") else "stay"
+        once = f" ({busy} once {'its' if busy == 1 else 'their'} command ends)" if busy else ""
+        return (f"console closed until the next stop; {sessions} {verb} paused{once}, the job runs on "
                 f"(Ctrl-C here stops it; meshdbg attach opens a console from another terminal)")

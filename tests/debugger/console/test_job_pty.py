@@ -165,6 +165,51 @@ def test_quit_closes_the_console_until_the_next_stop_and_the_job_ends_quietly(en
     assert "rank 0 done 10" in text
 
 
+def _rank_0_state(env: dict[str, str]) -> str:
+    listed = cli(env, "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    return next(s["state"] for s in json.loads(listed.stdout) if s["rank"] == 0)
+
+
+def test_quit_while_a_rank_runs_a_command_says_it_pauses_once_the_command_ends(env: dict[str, str],
+                                                                              tmp_path: Path) -> None:
+    """(quit said every live session "stays paused", a rank running another client's command
+    among them.)"""
+    release = tmp_path / "release"
+    child = start(env, "0")
+    cast = None
+    try:
+        child.expect(RANK0)
+        child.sendcontrol("d")
+        child.expect(TOP)
+        wait = f"!import os, time; [time.sleep(0.02) for _ in iter(lambda: os.path.exists({str(release)!r}), True)]"
+        cast = subprocess.Popen([sys.executable, "-m", "meshdbg", "cast", "0", wait], env=env, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        wait_for(lambda: _rank_0_state(env) == "running", WAIT_S, "rank 0 to run the cast's command")
+        for _ in range(50):  # the console hears of it through its watch: `list` shows what it knows
+            child.sendline("list")
+            seen = child.expect([r"0\s+worker\s+hosts=0,gpus=0\s+running", r"0\s+worker\s+hosts=0,gpus=0\s+stopped"])
+            child.expect(TOP)
+            if seen == 0:
+                break
+        child.sendline("quit")
+        child.expect(re.escape("console closed until the next stop; 1 session stays paused (1 once its command "
+                               "ends), the job runs on"))
+        release.touch()
+        _, err = cast.communicate(timeout=WAIT_S)
+        assert cast.returncode == 0, err
+        assert cli(env, "continue", "0").returncode == 0  # it was paused: `continue` takes it to its next stop
+        child.expect("attached to rank 0")
+        child.expect(RANK0)
+        child.sendline("c")
+        status, text = finish(child)
+    finally:
+        if cast is not None and cast.poll() is None:
+            cast.kill()
+        child.close(force=True)
+    assert status == 0 and "rank 0 done 10" in text
+
+
 @pytest.mark.parametrize("signum, why", [(signal.SIGTERM, "terminated"), (signal.SIGINT, "interrupted")])
 def test_a_signal_to_the_launcher_closes_the_console_and_stops_the_mesh(env: dict[str, str], signum: int,
                                                                        why: str) -> None:
