@@ -218,7 +218,7 @@ class Console:
         if self.attachment is None:
             return "meshdbg> "
         session = self.attachment.session
-        return self.attachment.prompt(self.board.threads_of(session.name, session.rank) > 1)
+        return self.attachment.prompt(self.board.thread_shown(session))
 
     def _toolbar(self) -> str:
         parts = [f" {self.board.summary()}"]

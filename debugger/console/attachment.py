@@ -59,13 +59,14 @@ class Attachment:
     def label(self) -> str:
         return rank_label(self.session)
 
-    def prompt(self, thread: bool = False) -> str:
+    def prompt(self, thread: str = "") -> str:
         """`(Pdb r2 hosts=1,gpus=0) `: where the next line goes (`(Pdb r2 hosts=1,gpus=0 sidekick) `
-        with `thread`, when the rank has stopped in several threads); pdb's other prompts as pdb
+        with `thread`, how the board names it when the rank has stopped in several threads,
+        `MainThread pid 4242` in several processes); pdb's other prompts as pdb
         shows them, naming the rank where pdb names itself (`((Pdb r2 ...)) ` in `debug`)."""
         where = f" {self.session.coords_text}" if self.session.coords_text else ""
         name = f"{shown_name(self.session)} " if shown_name(self.session) else ""
-        which = f" {self.session.thread}" if thread else ""
+        which = f" {thread}" if thread else ""
         if not self.at_pdb_prompt:
             return self.pdb_prompt
         return (self.pdb_prompt or PDB_PROMPT).replace(PDB_WORD, f"{PDB_WORD} {name}r{self.session.rank}{where}{which}",

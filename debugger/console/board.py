@@ -116,9 +116,15 @@ class Board:
     def running(self) -> int:
         return self.counts()[State.RUNNING]
 
-    def threads_of(self, name: str, rank: int) -> int:
-        """How many live sessions (threads) the rank has."""
-        return sum(1 for s in self.live.values() if (s.name, s.rank) == (name, rank))
+    def thread_shown(self, session: SessionView) -> str:
+        """How the prompt of `session` names its thread: not at all when it is its rank's only
+        live one, by name, and also by pid when threads of several of the rank's processes have
+        that name (each MainThread of a pool's children): `MainThread pid 4242`."""
+        same_rank = [s for s in self.live.values() if (s.name, s.rank) == (session.name, session.rank)]
+        if len(same_rank) < 2:
+            return ""
+        shared = sum(1 for s in same_rank if s.thread == session.thread) > 1
+        return f"{session.thread} pid {session.pid}" if shared else session.thread
 
     def threads(self, rank: int) -> list[str]:
         """What names the rank's live sessions' threads on a command line: the name, or the

@@ -237,3 +237,7 @@ def test_attach_completes_a_thread_name_several_processes_share_by_each_ones_id(
                                  "4241 (pid 4241), 4242 (pid 4242)")
     assert thread_session([*children, helper], AttachTarget(rank=0, thread="4242")) is children[1]
     assert thread_session([*children, helper], AttachTarget(rank=0, thread="loader")) is helper
+    # The prompt once attached tells them apart the same way (it said `MainThread` for each).
+    assert [board.thread_shown(s) for s in [*children, helper]] == ["MainThread pid 4241", "MainThread pid 4242",
+                                                                    "loader"]
+    assert board.thread_shown(session(1, session_id=10)) == ""  # its rank's only thread: not named
