@@ -33,6 +33,16 @@ def start_job(tmp_path, *args: str, stdout=subprocess.PIPE) -> tuple[subprocess.
     return job, port, configuration.split('"token": "')[1].split('"')[0]
 
 
+def beats(ide: Ide, category: str, rank: str, word: str) -> None:
+    """The IDE hears `rank`'s `word` lines of ide_printing.py as they come: the first it gets,
+    then the one two beats on. (Whichever beat comes first: the ranks print from their start,
+    and an IDE hears what is written once it is attached, on a loaded machine after beat 3.)"""
+    first = ide.wait(lambda m: m.get("event") == "output" and m["body"]["category"] == category
+                     and m["body"]["output"].startswith(f"{rank}: {word} "), f"{rank}'s {word} lines")
+    beat = int(first["body"]["output"].split()[-1])
+    ide.event("output", category=category, output=f"{rank}: {word} {beat + 2}\n")
+
+
 def stops_told(job: subprocess.Popen, count: int) -> None:
     """Read the job's stderr until it has told of `count` stops (`meshdbg: rank 1 (gpus=1)
     stopped at ...`). A parent that attaches after them is asked for one child for the ranks
@@ -90,8 +100,8 @@ def test_what_ranks_print_while_running_reaches_the_ide_once(tmp_path) -> None:
     try:
         parent = Ide(port)
         attach(parent, {"meshdbg": {"token": token}})
-        assert parent.event("output", category="stdout", output=f"{RANK_0}: working 3\n")
-        assert parent.event("output", category="stderr", output=f"{RANK_1}: warning 3\n")
+        beats(parent, "stdout", RANK_0, "working")
+        beats(parent, "stderr", RANK_1, "warning")
         flag.touch()
         child = Ide(port)
         attach(child, parent.reverse_request("startDebugging")["arguments"]["configuration"])
@@ -132,7 +142,7 @@ def test_a_flood_to_an_ide_that_does_not_read_is_dropped_not_kept(tmp_path) -> N
     try:
         parent = Ide(port)
         attach(parent, {"meshdbg": {"token": token}})
-        parent.event("output", category="stdout", output=f"{RANK_0}: working 3\n")
+        beats(parent, "stdout", RANK_0, "working")
         parent.reading.clear()
         before = rss_bytes(job.pid)
         flood.touch()
