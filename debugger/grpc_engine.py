@@ -25,8 +25,9 @@ import re
 import sys
 from pathlib import Path
 
+from meshdbg.wire.grpc_loading import VERBOSITY, set_while_loading, verbosity_unless_set
+
 VARIABLE = "GRPC_EXPERIMENTS"
-VERBOSITY = "GRPC_VERBOSITY"
 CLASSIC_POLLERS = "-event_engine_listener,-event_engine_client"  # servers' and channels' sockets
 MEASURED_VERSIONS = ("1.85.",)  # the grpcio releases these experiments were measured on
 
@@ -60,13 +61,9 @@ def load_grpc() -> None:
     as gRPC loads, and set only meanwhile. A gRPC already loaded is left as it is."""
     if "grpc" in sys.modules:
         return
-    settings = {} if VERBOSITY in os.environ else {VERBOSITY: "NONE"}
+    settings = verbosity_unless_set("NONE")
     experiments = classic_pollers()
     if experiments is not None:
         settings[VARIABLE] = experiments
-    os.environ.update(settings)
-    try:
+    with set_while_loading(settings):
         import grpc  # noqa: F401  (its core reads the variables as it loads)
-    finally:
-        for name in settings:
-            del os.environ[name]

@@ -10,6 +10,12 @@ folders left out of sys.path, then puts sys.path back as it was, so the job stil
 own modules by those names. A job that already imported a module of its own by one of those
 names (before its first stop) leaves the stop nothing to use: that is said on stderr (Python's
 `breakpoint()` swallows its hook's ImportError, naming only the hook) and raised.
+
+gRPC loaded here, where the job had not loaded it itself, loads with GRPC_VERBOSITY=ERROR unless
+the user set the variable (meshdbg.wire.grpc_loading): gRPC writes INFO lines to stderr by
+default, and a rank that forks while meshdbg's streams are open (a pool, a DataLoader's workers)
+printed "Other threads are currently calling into gRPC, skipping fork() handlers" at every fork,
+a line the job without meshdbg never has. Its errors still show.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+
+from meshdbg.wire.grpc_loading import set_while_loading, verbosity_unless_set
 
 NAMES = ("grpc", "google.protobuf")  # what the worker side imports that a job folder could hold
 
@@ -62,8 +70,9 @@ def load() -> None:
     saved = sys.path[:]
     sys.path[:] = [entry for entry in saved if not _in(entry, folders)]
     try:
-        for name in NAMES:
-            importlib.import_module(name)
+        with set_while_loading({} if "grpc" in sys.modules else verbosity_unless_set("ERROR")):
+            for name in NAMES:
+                importlib.import_module(name)
     finally:
         sys.path[:] = saved
     for name in NAMES:
