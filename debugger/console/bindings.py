@@ -12,6 +12,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.key_binding.bindings.search import accept_search_and_accept_input
 from prompt_toolkit.search import stop_search
 
+from meshdbg.debugger.console.terminal import suspend_to_background
 from meshdbg.wire.environment import RECONNECT_S
 
 
@@ -46,7 +47,7 @@ def load_console_bindings(pdb: bool = False, job_server: bool = False) -> KeyBin
         if job_server:
             run_in_terminal(lambda: print(JOB_SUSPEND_TEXT))
         else:
-            event.app.suspend_to_background()
+            suspend_to_background(event.app)
 
     bindings.add("enter", filter=is_searching)(accept_search_and_accept_input)
     return bindings

@@ -15,11 +15,15 @@ and the prompt reads it once the text is drawn.
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import sys
 from contextlib import AbstractContextManager
+from typing import Any
 
+from prompt_toolkit.application import Application, run_in_terminal
 from prompt_toolkit.input import Input
-from prompt_toolkit.input.vt100 import Vt100Input
+from prompt_toolkit.input.vt100 import Vt100Input, cooked_mode
 
 
 class PromptKeysInput(Vt100Input):
@@ -32,3 +36,17 @@ class PromptKeysInput(Vt100Input):
 def terminal_input() -> Input:
     """The console's input on the terminal (its stdin)."""
     return PromptKeysInput(sys.stdin)
+
+
+def suspend_to_background(app: Application[Any]) -> None:
+    """Ctrl-Z: stop the console's process group, as prompt_toolkit's `suspend_to_background`,
+    with the terminal in cooked mode while it is stopped and raw again once `fg` continues it.
+    prompt_toolkit's own relies on `run_in_terminal`'s cooked mode, which PromptKeysInput keeps
+    raw: the prompt ran on in the shell's cooked mode after `fg`, where the terminal echoed
+    every key and the reply to the prompt's cursor-position request (`^[[5;1R`), and Ctrl-C
+    was the line discipline's SIGINT."""
+    def stop() -> None:
+        with cooked_mode(app.input.fileno()):  # (raw again on leaving: what it was on entering)
+            os.kill(0, signal.SIGTSTP)
+
+    run_in_terminal(stop)

@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+import termios
 from pathlib import Path
 
 import pexpect
@@ -144,6 +145,11 @@ def test_ctrl_z_suspends_the_console_to_its_shell_and_fg_brings_it_back(three_ra
     shell.expect("Stopped")
     shell.expect("SHELL> ")
     shell.sendline("fg")
+    shell.expect(re.escape("(Pdb r0 hosts=0,gpus=0)"))  # drawn again
+    # Raw mode again, as before Ctrl-Z: the prompt stayed in the shell's cooked mode after fg,
+    # where the terminal echoed the reply to its cursor-position request (`^[[5;1R`) and
+    # every key, and Ctrl-C was the line discipline's SIGINT.
+    assert termios.tcgetattr(shell.child_fd)[3] & (termios.ICANON | termios.ECHO | termios.ISIG) == 0
     shell.sendline("p loss_scale * 20")
     shell.expect(r"10\.0")
     shell.expect(re.escape("(Pdb r0 hosts=0,gpus=0)"))
