@@ -194,19 +194,30 @@ class Session:
         line = check_line(line)
         message = pb.ServerMessage()  # filled in place: a nested constructor would copy the Input
         message.input.line, message.input.eof = line, eof
+        opening = self._opening()
+        if opening is not None:
+            await opening
         return await self._send(message, on_output, line, by)
 
     async def resume(self, clear_breakpoints: bool = False, on_output: OutputListener | None = None) -> pb.Reply:
-        """Leave pdb and let the worker run. A stop still opening (its first prompt not come
-        yet: a `.pdbrc` runs, a burst of stops is read) is a rank as paused as one at its prompt:
-        it is resumed once the prompt comes. (It was refused as "running, not stopped in pdb",
-        and `continue` left it paused.)"""
-        if self.state is State.RUNNING and not self.stops:
-            if self._prompted is None:
-                self._prompted = asyncio.get_running_loop().create_future()
-            await asyncio.shield(self._prompted)  # (one waiter cancelled leaves it to the others)
+        """Leave pdb and let the worker run (once its first prompt came, if the stop is still opening)."""
+        opening = self._opening()
+        if opening is not None:
+            await opening
         return await self._send(pb.ServerMessage(resume=pb.Resume(clear_breakpoints=clear_breakpoints)), on_output,
                                 "continue", None)
+
+    def _opening(self) -> Awaitable[None] | None:
+        """The first prompt of a stop still opening (its session open, the prompt not come yet:
+        a `.pdbrc` runs, a burst of stops is read), else None. Such a rank is as paused as one
+        at its prompt: a command (`cast`, a line) or a resume waits for the prompt and goes
+        there. (They were refused as "running, not stopped in pdb": `continue` left the rank
+        paused, a cast right after a burst of stops left it out.)"""
+        if self.state is not State.RUNNING or self.stops:
+            return None
+        if self._prompted is None:
+            self._prompted = asyncio.get_running_loop().create_future()
+        return asyncio.shield(self._prompted)  # (one waiter cancelled leaves it to the others)
 
     def subscribe(self, feed: PeerFeed) -> None:
         """An attached client: from now on it sees what others do here (meshdbg.debugger.peers)."""

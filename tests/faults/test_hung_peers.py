@@ -143,6 +143,20 @@ def test_continue_resumes_a_rank_whose_stop_is_still_opening(server: Server, tmp
     assert worker.communicate(timeout=NOTICE_S + SLACK_S)[0] == "rank 0 continued\n"
 
 
+def test_cast_reaches_a_rank_whose_stop_is_still_opening(server: Server, tmp_path: Path) -> None:
+    """As `continue`: the command waits for the first prompt and runs there. (It was refused as
+    "running, not stopped in pdb": a cast right after a burst of stops left out the ranks whose
+    prompt had not come yet.)"""
+    (tmp_path / ".pdbrc").write_text("import time; time.sleep(2)\n")
+    worker = server.worker("hold.py", 0, cwd=tmp_path)
+    wait_for(lambda: [s["state"] for s in server.sessions()] == ["running"], NOTICE_S + SLACK_S,
+             "rank 0's session open, its .pdbrc running")
+    result = server.cli("cast", "all", "p word")
+    assert (result.returncode, result.stdout, result.stderr) == (0, "rank 0:\n  'x'\n", "")
+    assert server.cli("continue").returncode == 0
+    assert worker.communicate(timeout=NOTICE_S + SLACK_S)[0] == "rank 0 continued\n"
+
+
 def test_an_attached_client_hears_that_its_rank_stopped_answering(server: Server) -> None:
     hung = server.worker("hold.py", 0)
     server.wait_sessions(1)
