@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import operator
-from typing import AsyncIterator, Callable
+from typing import AsyncGenerator, Callable
 
 from meshdbg.debugger.selection import Selection
 from meshdbg.debugger.sessions import InfoParts, Session, Writer, fill_info
@@ -132,6 +132,10 @@ class SessionRegistry:
     def __len__(self) -> int:
         return len(self._sessions)
 
+    def __contains__(self, session_id: int) -> bool:
+        """Whether the session of that id is still open."""
+        return session_id in self._sessions
+
     def sessions(self) -> list[Session]:
         """Live sessions ordered by rank, then name, then thread."""
         if self._sorted is None:
@@ -190,7 +194,7 @@ class SessionRegistry:
             if exits:
                 queue.put_nowait(event)
 
-    async def watch(self, exits: bool = False, interest: Interest | None = None) -> AsyncIterator[pb.WatchEvent]:
+    async def watch(self, exits: bool = False, interest: Interest | None = None) -> AsyncGenerator[pb.WatchEvent, None]:
         """An `opened` event per live session, then `synced`, then every change from then on
         (with `exits`, also an `exited` event for every worker process that ends; with
         `interest`, only the session changes it takes).

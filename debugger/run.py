@@ -105,6 +105,7 @@ async def main(args: argparse.Namespace) -> int:
     job = Job()
     job.take_signals()
     launcher.console_shows = lambda rank: job.showing() == rank
+    launcher.on_stop_held = lambda text: said(log, text, logging.WARNING)
     job.left = launcher.console_left
     watcher: asyncio.Task[None] | None = None
     dap: DapServer | None = None
@@ -124,6 +125,10 @@ async def main(args: argparse.Namespace) -> int:
             await close_console(job, watcher)
             said(log, f"meshdbg: {job.why}; stopping the mesh")
             await launcher.stop()
+            if launcher.first_failure is not None and launcher.stop_on_failure:
+                # A failure whose stop waited for a rank being debugged: the job failed, first, there.
+                said(log, failure_line(launcher, args.keep_going), logging.WARNING)
+                return launcher.first_failure[1]
             return INTERRUPTED
         await close_console(job, watcher)
         if launcher.first_failure is not None:

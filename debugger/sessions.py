@@ -226,6 +226,11 @@ class Session:
     def unsubscribe(self, feed: PeerFeed) -> None:
         self._peers = tuple(peer for peer in self._peers if peer is not feed)
 
+    @property
+    def attached(self) -> bool:
+        """A client is attached to it (a console, `meshdbg attach`, an IDE): someone debugs it."""
+        return bool(self._peers)
+
     def _share(self, make: Callable[..., pb.ProgramShared], *args: object) -> bool:
         """`make(*args)` to every attached client but the issuer (built only if one is there);
         whether any was."""

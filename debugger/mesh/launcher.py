@@ -11,7 +11,8 @@ The launcher is the central half; each host's half (spawn, output, exits) is a H
 agent on another node (meshdbg.debugger.mesh.joining). The placer says which. Each rank gets
 the environment of meshdbg.debugger.mesh.shape.rank_env and runs meshdbg.worker.mesh.bootstrap,
 its output prefixed line by line. By default the first failing rank stops the whole mesh
-(SIGTERM, then SIGKILL after a grace period), and so does a lost host (status 255). The exit
+(SIGTERM, then SIGKILL after a grace period), and so does a lost host (status 255); not under
+a paused rank someone is attached to, though: then once it goes on (`_stop_for_failure`). The exit
 status of a rank killed by a signal is 128 + the signal, as in a shell. Async: it runs on one
 event loop, the CLI's (`meshdbg run`) or the background loop of a ProcMesh.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import os
 import time
 from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
@@ -117,6 +119,7 @@ class MeshLauncher:
         self.lost_ranks: set[int] = set()  # exited with their lost host
         self.started_at = time.monotonic()
         self.console_shows: Callable[[int], bool] = lambda rank: False  # a console here shows this rank's session
+        self.on_stop_held: Callable[[str], None] = lambda text: None  # told why a failure's stop waits (`run` prints it)
         self._left: collections.Counter[int] = collections.Counter()  # ranks the console left, their lines on the way
         self._flushing: set[asyncio.Task[None]] = set()
         self.output = RankLines()  # every rank's output lines as they come (run --dap's adapter listens)
@@ -178,7 +181,7 @@ class MeshLauncher:
             log.warning("rank %d failed first (%s)%s", rank, failure_text(status),
                         "; stopping the mesh" if self.stop_on_failure and self.running_at_first_failure else "")
             if self.stop_on_failure:
-                asyncio.get_running_loop().create_task(self.stop())
+                asyncio.get_running_loop().create_task(self._stop_for_failure(rank, status))
         if len(self.exits) == self.size:
             self._all_exited.set()
 
@@ -235,6 +238,29 @@ class MeshLauncher:
         await self._all_exited.wait()
         await asyncio.gather(*(host.drained() for host in self.hosts))
         return self.first_failure[1] if self.first_failure else 0
+
+    async def _stop_for_failure(self, rank: int, status: int) -> None:
+        """Stop the mesh for the first failure, but not under a paused rank a client is attached
+        to as it comes (a console, `meshdbg attach`, an IDE): that is the state someone is
+        debugging, and SIGTERM took it away as soon as another rank failed. The mesh stops
+        once each of those has gone on (continued, quit, ended). Paused ranks nobody is attached
+        to hold nothing: a job with no one at it stops at once, as do the post-mortems that
+        other ranks open as the failure reaches them. The ranks that run, run on meanwhile;
+        `stop`, Ctrl-C or SIGTERM end the job at once, as ever."""
+        registry = self.server.registry
+        held = {session.id: session.rank for session in registry.sessions() if session.rank != rank and session.attached}
+        if held:
+            paused = sorted(set(held.values()))
+            which = f"rank {paused[0]}, which is being debugged, goes" if len(paused) == 1 else \
+                f"ranks {', '.join(map(str, paused))}, which are being debugged, go"
+            self.on_stop_held(f"meshdbg: rank {rank} failed ({failure_text(status)}); the mesh stops once {which} on "
+                              f"(continue or quit there; `stop` ends the job now)")
+            async with contextlib.aclosing(registry.watch()) as changes:
+                async for _ in changes:  # (every session open, then each change)
+                    if self._stopping or not any(session_id in registry for session_id in held):
+                        break
+        if not self._stopping:
+            await self.stop()
 
     async def stop(self, grace: float = STOP_GRACE_S) -> None:
         """Stop every rank still running, on every host: SIGTERM, then SIGKILL after `grace` seconds."""

@@ -183,6 +183,34 @@ def test_no_post_mortem_and_failing_rank_stops_the_mesh(tmp_path: Path) -> None:
     assert code == 5, err
 
 
+def test_a_failing_rank_stops_the_mesh_once_the_paused_rank_someone_debugs_goes_on(tmp_path: Path) -> None:
+    """Rank 0 is paused, a client attached to it, when rank 1 fails: the mesh is not stopped
+    under it (SIGTERM took the state someone was debugging); it is once rank 0 goes on."""
+    flag = tmp_path / "fail now"
+    run = start_run(tmp_path, "--no-post-mortem", "--mesh", "procs=3", "fails_while_paused.py", str(flag))
+
+    async def debug_rank_0() -> tuple[dict[int, dict], str, bool]:
+        async with ControlClient(run.connection()) as client, client.attach(rank=0) as pdb:
+            flag.touch()
+            workers = await asyncio.to_thread(run.wait_workers, lambda w: w[1]["state"] == "exited", "rank 1 failed")
+            value = (await pdb.send("p value")).output  # still paused, and answering
+            return workers, value, (await pdb.send("c")).ended
+
+    try:
+        run.wait_workers(lambda w: len(w) == 3 and w[0]["state"] == "stopped", "rank 0 paused")
+        workers, value, ended = asyncio.run(debug_rank_0())
+        code, out, err = run.finish()
+    finally:
+        run.kill()
+    assert workers[0]["state"] == "stopped" and workers[2]["state"] == "running", workers
+    assert value == "'kept'\n" and ended
+    assert code == 3, err
+    assert ("meshdbg: rank 1 failed (exit status 3); the mesh stops once rank 0, which is being debugged, goes on "
+            "(continue or quit there; `stop` ends the job now)") in err, err
+    # (rank 0, let go, is stopped with the rest: SIGTERM, or status 0 if it ended first)
+    assert re.search(r"meshdbg: rank 1 failed first \(exit status 3\); the mesh was stopped: .*\b2 SIGTERM", err), err
+
+
 def test_sigkill_of_the_launcher_leaves_no_worker(tmp_path: Path) -> None:
     run = start_run(tmp_path, "--mesh", "procs=4", "forever.py", "-1")
     try:
