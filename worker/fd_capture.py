@@ -39,7 +39,7 @@ from meshdbg.wire.environment import SHOWN_MARKS
 from meshdbg.wire.shown_marks import mark
 from meshdbg.worker.notices import say, setting
 from meshdbg.worker.process_id import this_pid
-from meshdbg.worker.stdio_numbers import above_standard, dup_above_standard, printed_to
+from meshdbg.worker.stdio_numbers import dup_above_standard, pipe_above_standard, printed_to
 
 STREAMS = (1, 2)
 
@@ -100,13 +100,6 @@ def _flush_program_buffers() -> None:
         _fflush(None)
 
 
-def _pipe() -> tuple[int, int]:
-    """A pipe whose ends are not numbered 0-2 even where the program closed those
-    (meshdbg.worker.stdio_numbers): fd 1's pipe would have been made over the program's fd 1."""
-    read, write = os.pipe()
-    return above_standard(read), above_standard(write)
-
-
 def _write_all(fd: int, data: bytes) -> bool:
     """Write all of `data` to `fd`; False when the destination is gone."""
     view = memoryview(data)
@@ -134,14 +127,14 @@ class _Epoch:
         self._decoders = {fd: codecs.getincrementaldecoder("utf-8")(errors="replace") for fd in STREAMS}
         self._alive: dict[int, bool]  # still able to tee to the old destination (set by `capture`)
         self._marked: dict[int, bool]  # the launcher's pipes: what is teed there is marked shown (`capture`)
-        self._wake_read, self._wake_write = _pipe()
+        self._wake_read, self._wake_write = pipe_above_standard()
         self._pending = select.poll()  # whether the pipes hold anything, asked in one call (`holds_data`)
         self.restored = True
         self.over = False  # the reader ended (its pipes closed under it): not to be captured with again
         self._thread: threading.Thread | None = None
         try:
             for fd in STREAMS:
-                read, write = _pipe()
+                read, write = pipe_above_standard()
                 self.reads[read], self._writes[fd] = fd, write
                 os.set_blocking(read, False)
                 self._pending.register(read, select.POLLIN)

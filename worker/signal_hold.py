@@ -28,6 +28,8 @@ import threading
 from types import FrameType
 from typing import Any, Callable, Iterator
 
+from meshdbg.worker import signal_wakeup
+
 _SIGNALS = sorted(signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP})
 
 
@@ -107,11 +109,19 @@ class Held:
 
 def _only_this_thread() -> None:
     """In a forked child only the forking thread lives on: the others' holds are over (a new
-    thread may get one's id)."""
+    thread may get one's id). A child forked by another thread while the main thread was held
+    (paused at pdb's prompt) gets the program's signal handlers back: they stood in `_note`'s
+    place for a hold that is not in the child, and the child's signals were noted for good."""
     thread = threading.get_ident()
     _Hold.lock = threading.Lock()  # (another thread may have held it at the fork)
     _Hold.depths = {thread: _Hold.depths[thread]} if thread in _Hold.depths else {}
     _Hold.deferred = {}
+    if _Hold.handlers and thread not in _Hold.depths:
+        _Hold.caught, _Hold.wake = [], None
+        try:
+            _give_back(dict(_Hold.handlers))
+        except BaseException:  # (a handler that raised as it came back: the child's own business)
+            pass
 
 
 os.register_at_fork(after_in_child=_only_this_thread)
@@ -182,7 +192,7 @@ def run_caught() -> None:
 @contextlib.contextmanager
 def waking(wake: Callable[[], None]) -> Iterator[None]:
     """Held, with `wake` called when a signal comes (a poll to end, for its handler to run)."""
-    with Held():
+    with Held(), signal_wakeup.watching(wake):  # (at once: gRPC's poll looks for signals only every 200 ms)
         previous, _Hold.wake = _Hold.wake, wake
         try:
             yield

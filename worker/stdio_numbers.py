@@ -55,6 +55,12 @@ def printed_to(fd: int) -> bool:
     return stat.S_IFMT(mode) != 0
 
 
+def pipe_above_standard() -> tuple[int, int]:
+    """os.pipe(), both ends numbered above 2 (close-on-exec, as os.pipe makes them)."""
+    read, write = os.pipe()
+    return above_standard(read), above_standard(write)
+
+
 def dup_above_standard(fd: int) -> int:
     """A close-on-exec copy of `fd` numbered above 2 (os.dup's would take a closed standard number)."""
     return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, len(STANDARD))

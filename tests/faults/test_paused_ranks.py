@@ -29,15 +29,16 @@ NOTICE_S = 5.0  # keepalive notices a silent peer in ~4 s
 SLACK_S = 5.0  # a loaded CI machine's scheduling
 
 
-def still_paused_and_drivable(server: Server, worker, rank: int = 0) -> None:
-    """The rank is stopped where it was: `p word` answers, then `c` lets it finish."""
+def still_paused_and_drivable(server: Server, worker, rank: int = 0, said: str | None = None) -> None:
+    """The rank is stopped where it was: `p word` answers, then `c` lets it finish (printing
+    `said`, by default `rank N continued`)."""
     wait_sessions(server.env, {"stopped": [rank]}, timeout=NOTICE_S + SLACK_S + 10)
     cast = server.cli("cast", "--json", str(rank), "p word")
     assert cast.returncode == 0, cast.stderr
     assert [r["output"] for r in json.loads(cast.stdout)] == ["'x'\n"]
     resumed = server.cli("continue", str(rank))
     assert resumed.returncode == 0, resumed.stderr
-    assert worker.stdout.readline().strip() == f"rank {rank} continued"
+    assert worker.stdout.readline().strip() == (said or f"rank {rank} continued")
     worker.wait(timeout=10)
     assert "continuing" not in worker.stderr.read()
 
@@ -198,18 +199,42 @@ def test_ctrl_c_at_a_paused_ranks_prompt_leaves_it_paused(server: Server) -> Non
 
 def test_a_programs_own_signal_handlers_run_while_it_is_paused_and_it_stays_paused(server: Server,
                                                                                  tmp_path: Path) -> None:
-    """(README's documented difference: a handler runs up to 0.2 s after its signal while the
-    main thread waits at pdb's prompt, when gRPC's poll next looks for signals.)"""
+    """A handler runs at once, as local pdb's `input()` lets it: it ran 0.2 s late, every time,
+    while gRPC's poll (which looks for signals every 200 ms) waited for pdb's next line
+    (meshdbg.worker.signal_wakeup: 0.3-3 ms now)."""
     worker = server.worker("own_signals.py", 0, "", str(tmp_path / "never"))
     server.wait_sessions(1)
-    for _ in range(3):
+    took = []
+    for _ in range(5):
         sent = time.monotonic()
         os.kill(worker.pid, signal.SIGUSR1)
         assert worker.stdout.readline().strip() == "handled SIGUSR1"  # (the pipe's read waits for it)
-        assert time.monotonic() - sent < 2.0  # 0.2 s at most on an idle machine; the margin is for a loaded one
+        took.append(time.monotonic() - sent)
+    assert sorted(took)[len(took) // 2] < 0.1, took  # the median: 0.2 s each before, on an idle machine too
     os.kill(worker.pid, signal.SIGUSR2)  # its handler raises KeyboardInterrupt, which pdb shows
     answers_until_word(server)
     still_paused_and_drivable(server, worker)
+
+
+def test_a_child_forked_while_the_rank_is_paused_keeps_the_programs_signal_handlers(server: Server,
+                                                                                tmp_path: Path) -> None:
+    """Forked by another thread while the main thread sat at pdb's prompt, with its handlers
+    held: the child's signals were only noted, for good, and its wakeup fd was the parent's."""
+    flag = tmp_path / "fork now"
+    worker = server.worker("fork_while_paused.py", 0, "", str(flag))
+    server.wait_sessions(1)
+    flag.touch()
+    assert worker.stdout.readline().strip() == "child: handled 1, wakeup fd -1"
+    still_paused_and_drivable(server, worker)
+
+
+def test_a_signal_an_asyncio_loop_handles_reaches_it_once_the_paused_rank_goes_on(server: Server) -> None:
+    """Its loop learns of the signal through its wakeup fd, which stands in for meshdbg's own
+    while the rank polls for pdb's next line: each byte is handed on to the loop's."""
+    worker = server.worker("asyncio_signals.py", 0)
+    server.wait_sessions(1)
+    os.kill(worker.pid, signal.SIGUSR1)
+    still_paused_and_drivable(server, worker, said="rank 0 continued; the loop got SIGUSR1")
 
 
 def test_an_exception_another_thread_raises_into_a_paused_rank_costs_a_command_not_the_stop(
