@@ -12,7 +12,7 @@ agent on another node (meshdbg.debugger.mesh.joining). The placer says which. Ea
 the environment of meshdbg.debugger.mesh.shape.rank_env and runs meshdbg.worker.mesh.bootstrap,
 its output prefixed line by line. By default the first failing rank stops the whole mesh
 (SIGTERM, then SIGKILL after a grace period), and so does a lost host (status 255); not under
-a paused rank someone is attached to, though: then once it goes on (`_stop_for_failure`). The exit
+a rank paused in pdb, though: then once it goes on (`_stop_for_failure`). The exit
 status of a rank killed by a signal is 128 + the signal, as in a shell. Async: it runs on one
 event loop, the CLI's (`meshdbg run`) or the background loop of a ProcMesh.
 """
@@ -240,19 +240,20 @@ class MeshLauncher:
         return self.first_failure[1] if self.first_failure else 0
 
     async def _stop_for_failure(self, rank: int, status: int) -> None:
-        """Stop the mesh for the first failure, but not under a paused rank a client is attached
-        to as it comes (a console, `meshdbg attach`, an IDE): that is the state someone is
-        debugging, and SIGTERM took it away as soon as another rank failed. The mesh stops
-        once each of those has gone on (continued, quit, ended). Paused ranks nobody is attached
-        to hold nothing: a job with no one at it stops at once, as do the post-mortems that
-        other ranks open as the failure reaches them. The ranks that run, run on meanwhile;
+        """Stop the mesh for the first failure, but not under the ranks paused in pdb as it
+        comes: a rank at its breakpoint (attached to or left paused) or one someone examines is
+        the state being debugged, and SIGTERM took it away as soon as another rank failed. The
+        mesh stops once each of those has gone on (continued, quit, ended). The post-mortems
+        other ranks open as the failure reaches them (a pipeline peer's closed connection) hold
+        nothing unless a client is attached to one. The ranks that run, run on meanwhile;
         `stop`, Ctrl-C or SIGTERM end the job at once, as ever."""
         registry = self.server.registry
-        held = {session.id: session.rank for session in registry.sessions() if session.rank != rank and session.attached}
+        held = {session.id: session.rank for session in registry.sessions()
+                if session.rank != rank and (session.attached or session.identity.reason != pb.STOP_REASON_POST_MORTEM)}
         if held:
             paused = sorted(set(held.values()))
-            which = f"rank {paused[0]}, which is being debugged, goes" if len(paused) == 1 else \
-                f"ranks {', '.join(map(str, paused))}, which are being debugged, go"
+            which = f"rank {paused[0]}, paused in pdb, goes" if len(paused) == 1 else \
+                f"ranks {', '.join(map(str, paused))}, paused in pdb, go"
             self.on_stop_held(f"meshdbg: rank {rank} failed ({failure_text(status)}); the mesh stops once {which} on "
                               f"(continue or quit there; `stop` ends the job now)")
             async with contextlib.aclosing(registry.watch()) as changes:

@@ -371,11 +371,12 @@ def test_a_failing_rank_opens_post_mortem_and_the_job_ends_with_its_status(env: 
     assert status == 1
 
 
-def test_a_rank_killed_while_every_rank_is_paused_ends_the_job_without_saying_ranks_run_on(env: dict[str, str]
-                                                                                             ) -> None:
-    """SIGKILL of the attached rank stops the mesh (its first failure): the other paused ranks
-    end too, and the console closes with them, saying nothing of ranks running on (it said
-    "every rank runs; the console closes until the next stop" as the job ended)."""
+def test_a_rank_killed_while_every_rank_is_paused_leaves_the_others_paused_until_stop(env: dict[str, str]
+                                                                                       ) -> None:
+    """SIGKILL of the attached rank is the job's first failure, but the other paused ranks stay
+    paused (SIGTERM took them at once); `stop` ends the job, with the killed rank's status, and
+    the console closes saying nothing of ranks running on (it said "every rank runs; the
+    console closes until the next stop" as the job ended)."""
     child = start_script(env, "hosts=1,gpus=3", HERE.parents[1] / "scripts" / "hold.py")
     try:
         child.expect(r"attached to rank (\d)")  # the first to stop
@@ -383,6 +384,13 @@ def test_a_rank_killed_while_every_rank_is_paused_ends_the_job_without_saying_ra
         wait_for(lambda: len(json.loads(cli(env, "list", "--json").stdout)) == 3, WAIT_S, "3 paused ranks")
         pid = next(s["pid"] for s in json.loads(cli(env, "list", "--json").stdout) if s["rank"] == attached)
         os.kill(pid, signal.SIGKILL)
+        others = ", ".join(str(rank) for rank in range(3) if rank != attached)
+        child.expect(re.escape(f"rank {attached} failed (SIGKILL, exit status 137); the mesh stops once ranks "
+                               f"{others}, paused in pdb, go on"))
+        child.expect(TOP)
+        assert sorted(s["rank"] for s in json.loads(cli(env, "list", "--json").stdout)) == \
+            [rank for rank in range(3) if rank != attached]  # still paused
+        child.sendline("stop")
         child.expect(re.escape(f"rank {attached} failed first (SIGKILL, exit status 137); the mesh was stopped"))
         status, text = finish(child)
     finally:

@@ -205,7 +205,7 @@ def test_a_failing_rank_stops_the_mesh_once_the_paused_rank_someone_debugs_goes_
     assert workers[0]["state"] == "stopped" and workers[2]["state"] == "running", workers
     assert value == "'kept'\n" and ended
     assert code == 3, err
-    assert ("meshdbg: rank 1 failed (exit status 3); the mesh stops once rank 0, which is being debugged, goes on "
+    assert ("meshdbg: rank 1 failed (exit status 3); the mesh stops once rank 0, paused in pdb, goes on "
             "(continue or quit there; `stop` ends the job now)") in err, err
     # (rank 0, let go, is stopped with the rest: SIGTERM, or status 0 if it ended first)
     assert re.search(r"meshdbg: rank 1 failed first \(exit status 3\); the mesh was stopped: .*\b2 SIGTERM", err), err
