@@ -41,6 +41,7 @@ from meshdbg.debugger.mesh.hosts import Host, LocalHost
 from meshdbg.debugger.mesh.placement import Target, plan_host
 from meshdbg.debugger.mesh.shape import MeshShape
 from meshdbg.wire.logs import logger
+from meshdbg.wire.vocabulary import HOST_LOST
 
 if TYPE_CHECKING:
     import grpc
@@ -254,7 +255,8 @@ class MeshLauncher:
             paused = sorted(set(held.values()))
             which = f"rank {paused[0]}, paused in pdb, goes" if len(paused) == 1 else \
                 f"ranks {', '.join(map(str, paused))}, paused in pdb, go"
-            self.on_stop_held(f"meshdbg: rank {rank} failed ({failure_text(status)}); the mesh stops once {which} on "
+            how = f"{HOST_LOST + ', ' if rank in self.lost_ranks else ''}{failure_text(status)}"
+            self.on_stop_held(f"meshdbg: rank {rank} failed ({how}); the mesh stops once {which} on "
                               f"(continue or quit there; `stop` ends the job now)")
             async with contextlib.aclosing(registry.watch()) as changes:
                 async for _ in changes:  # (every session open, then each change)

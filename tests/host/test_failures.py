@@ -33,6 +33,11 @@ def test_a_lost_host_stops_the_mesh_with_255(multi_run, cluster, fault: str) -> 
     wait_for(lambda: "(host lost)" in run.stderr, DETECT_S + 1, "the run naming the host lost")
     detected = time.monotonic() - start
     assert detected <= DETECT_S, f"host lost noticed after {detected:.1f} s"
+    # Host 0's ranks are paused in pdb: the mesh waits for them (a failure took them at once);
+    # SIGTERM to the run ends it, with the lost host's status.
+    wait_for(lambda: "the mesh stops once ranks 0, 1, paused in pdb, go on" in run.stderr, 10, "the stop held")
+    assert "meshdbg: rank 2 failed (host lost, exit status 255)" in run.stderr
+    run.process.send_signal(signal.SIGTERM)
     assert run.finish(timeout=15) == 255, run.stderr
     assert "host 1 h2 (198.18.0.3) lost: ranks 2-3 marked exited (host lost)" in run.stderr
     assert run.stderr.strip().splitlines()[-1].startswith("meshdbg: rank 2 failed first (host lost, exit status 255); "
