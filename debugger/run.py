@@ -24,7 +24,7 @@ import time
 from typing import Awaitable, Collection, TypeVar
 
 from meshdbg.debugger.console.job import Job
-from meshdbg.debugger.format import failure_text, status_text
+from meshdbg.debugger.format import status_text
 from meshdbg.debugger.gc_pauses import keep_gc_pauses_short
 from meshdbg.debugger.control import ControlClient, InProcessServer
 from meshdbg.debugger.dap.server import DapServer, listen_for_ides
@@ -159,7 +159,7 @@ def failure_line(launcher: MeshLauncher, keep_going: bool) -> str:
     before the failure, status 0)."""
     assert launcher.first_failure is not None
     rank, status = launcher.first_failure
-    how = f"{HOST_LOST + ', ' if rank in launcher.lost_ranks else ''}{failure_text(status)}"
+    how = launcher.how_failed(rank, status)
     if launcher.size == 1:
         return f"meshdbg: rank {rank} failed ({how})"
     if not launcher.running_at_first_failure:

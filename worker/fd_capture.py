@@ -42,11 +42,6 @@ from meshdbg.worker.process_id import this_pid
 from meshdbg.worker.stdio_numbers import dup_above_standard, pipe_above_standard, printed_to
 
 STREAMS = (1, 2)
-
-
-class NotPrintedTo(OSError):
-    """fd 1 or 2 is closed, or is the program's own descriptor that took a number it closed
-    (meshdbg.worker.stdio_numbers.printed_to): nothing to capture there at this stop."""
 READ_BYTES = 64 * 1024
 _POLL_MS = 200  # how often the reader looks for sinks whose session ended without saying so, and for held lines
 READER_NAME = "meshdbg-output"  # a thread reading a capture's pipes
@@ -111,6 +106,11 @@ def _write_all(fd: int, data: bytes) -> bool:
         except OSError:  # EPIPE, EBADF: the old destination went away; the session still gets it
             return False
     return True
+
+
+class NotPrintedTo(OSError):
+    """fd 1 or 2 is closed, or is the program's own descriptor that took a number it closed
+    (meshdbg.worker.stdio_numbers.printed_to): nothing to capture there at this stop."""
 
 
 class _Epoch:

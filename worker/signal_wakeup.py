@@ -92,19 +92,25 @@ def _relay(read: int) -> None:
                 pass
 
 
+def _stand_in() -> int | None:
+    """Make the pipe the wakeup fd; the program's own (-1: none), or None when it cannot be
+    (no descriptor left for the pipe, not the main interpreter's main thread)."""
+    write = _started()
+    if write < 0:
+        return None
+    try:
+        return signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    except (ValueError, OSError):
+        return None
+
+
 @contextlib.contextmanager
 def watching(wake: Callable[[], None]) -> Iterator[None]:
     """In the main thread: inside, a signal with a Python handler calls `wake` (from another
     thread) the moment it comes. The program's wakeup fd is given back after, with
     warn_on_full_buffer at its default (it cannot be read back)."""
-    write = _started()
-    previous = -2
-    if write >= 0:
-        try:
-            previous = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
-        except (ValueError, OSError):  # not the main interpreter's main thread: the poll's own look
-            previous = -2
-    if previous == -2:
+    previous = _stand_in()
+    if previous is None:  # (the poll's own look, every 200 ms)
         yield
         return
     _State.forward, _State.wake = previous, wake

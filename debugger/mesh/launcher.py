@@ -41,7 +41,7 @@ from meshdbg.debugger.mesh.hosts import Host, LocalHost
 from meshdbg.debugger.mesh.placement import Target, plan_host
 from meshdbg.debugger.mesh.shape import MeshShape
 from meshdbg.wire.logs import logger
-from meshdbg.wire.vocabulary import HOST_LOST
+from meshdbg.wire.vocabulary import HOST_LOST, StopReason
 
 if TYPE_CHECKING:
     import grpc
@@ -240,6 +240,10 @@ class MeshLauncher:
         await asyncio.gather(*(host.drained() for host in self.hosts))
         return self.first_failure[1] if self.first_failure else 0
 
+    def how_failed(self, rank: int, status: int) -> str:
+        """`exit status 3`, `host lost, exit status 255`: how `rank` ended with `status`."""
+        return f"{HOST_LOST + ', ' if rank in self.lost_ranks else ''}{failure_text(status)}"
+
     async def _stop_for_failure(self, rank: int, status: int) -> None:
         """Stop the mesh for the first failure, but not under the ranks paused in pdb as it
         comes: a rank at its breakpoint (attached to or left paused) or one someone examines is
@@ -249,15 +253,14 @@ class MeshLauncher:
         nothing unless a client is attached to one. The ranks that run, run on meanwhile;
         `stop`, Ctrl-C or SIGTERM end the job at once, as ever."""
         registry = self.server.registry
-        held = {session.id: session.rank for session in registry.sessions()
-                if session.rank != rank and (session.attached or session.identity.reason != pb.STOP_REASON_POST_MORTEM)}
+        held = {session.id: session.rank for session in registry.sessions() if session.rank != rank and (
+                session.attached or StopReason.of(session.identity.reason) is not StopReason.POST_MORTEM)}
         if held:
             paused = sorted(set(held.values()))
             which = f"rank {paused[0]}, paused in pdb, goes" if len(paused) == 1 else \
                 f"ranks {', '.join(map(str, paused))}, paused in pdb, go"
-            how = f"{HOST_LOST + ', ' if rank in self.lost_ranks else ''}{failure_text(status)}"
-            self.on_stop_held(f"meshdbg: rank {rank} failed ({how}); the mesh stops once {which} on "
-                              f"(continue or quit there; `stop` ends the job now)")
+            self.on_stop_held(f"meshdbg: rank {rank} failed ({self.how_failed(rank, status)}); the mesh stops once "
+                              f"{which} on (continue or quit there; `stop` ends the job now)")
             async with contextlib.aclosing(registry.watch()) as changes:
                 async for _ in changes:  # (every session open, then each change)
                     if self._stopping or not any(session_id in registry for session_id in held):
