@@ -19,6 +19,7 @@ import difflib
 import inspect
 import pdb
 import re
+import shlex
 from typing import Awaitable, Callable, Iterable, Protocol
 
 from meshdbg.debugger.console.board import Board
@@ -40,6 +41,43 @@ ALL_FLAG = "--all"  # list: every worker, not only sessions
 PDB_COMMANDS = frozenset(name[3:] for name in dir(pdb.Pdb) if name.startswith("do_"))
 CLEAR_FLAG = "--clear"
 LIST_FLAG = "--list"  # break: show the action breakpoints
+
+
+def _unquoted(text: str, meant: Callable[[str], bool]) -> str | None:
+    """What `text` holds when all of it is one quoted word, as a shell needs it on the command
+    line (`meshdbg cast all 'p loss'`), that `meant` takes for what the command wants; else None."""
+    if text[:1] not in ("'", '"'):
+        return None
+    try:
+        words = shlex.split(text)
+    except ValueError:  # an unclosed quote: pdb says what it makes of it
+        return None
+    return words[0] if len(words) == 1 and words[0].strip() and meant(words[0]) else None
+
+
+def _pdb_command(text: str) -> bool:
+    """`text` starts with a pdb command (`p loss`, `n`, `!x = 1`)."""
+    first = text.split(maxsplit=1)[0]
+    return first in PDB_COMMANDS or first.startswith("!")
+
+
+def _expression(text: str) -> bool:
+    """`text` is a Python expression (`loss.item()`)."""
+    try:
+        compile(text, "<compare>", "eval")
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _refuse_shell_quotes(verb: str, arg: str, selection: str, rest: str, meant: Callable[[str], bool]) -> None:
+    """LineError, at the opening quote, when `rest` (what `verb` takes after `selection` in
+    `arg`) is quoted whole as a shell needs it: with no shell to take the quotes off, pdb took
+    it for a string (`cast` printed it back on every rank, `compare` found every rank alike)."""
+    inner = _unquoted(rest, meant)
+    if inner is not None:
+        raise LineError(f"pdb would get the quotes too (no shell takes them off here): {verb} {selection} {inner}",
+                        arg.index(rest, len(selection)))
 
 
 class ConsoleActions(Protocol):
@@ -171,8 +209,11 @@ class Commands:
 
     @staticmethod
     def parse_cast(arg: str) -> tuple[str, str]:
-        """`<selection> <pdb command>` → (selection, command)."""
-        return selection_then(arg, "cast", "a pdb command", "p loss")
+        """`<selection> <pdb command>` → (selection, command); one quoted whole as a shell
+        needs it (`meshdbg cast all 'p loss'`) is refused (`_refuse_shell_quotes`)."""
+        selection, command = selection_then(arg, "cast", "a pdb command", "p loss")
+        _refuse_shell_quotes("cast", arg, selection, command, _pdb_command)
+        return selection, command
 
     @staticmethod
     def complete_cast(board: Board, arg: str) -> Iterable[str]:
@@ -223,8 +264,11 @@ class Commands:
 
     @staticmethod
     def parse_compare(arg: str) -> tuple[str, str]:
-        """`<selection> <expression>` → (selection, expression)."""
-        return selection_then(arg, "compare", "an expression", "loss")
+        """`<selection> <expression>` → (selection, expression); one quoted whole as a shell
+        needs it (`'loss'`) is refused, as `cast` refuses a quoted command."""
+        selection, expression = selection_then(arg, "compare", "an expression", "loss")
+        _refuse_shell_quotes("compare", arg, selection, expression, _expression)
+        return selection, expression
 
     @staticmethod
     def complete_compare(board: Board, arg: str) -> Iterable[str]:

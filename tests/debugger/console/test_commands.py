@@ -82,6 +82,31 @@ def test_cast_splits_selection_from_command() -> None:
     assert Commands.parse_cast("0,3-5 !import time") == ("0,3-5", "!import time")
 
 
+@pytest.mark.parametrize("arg, inner", [("all 'p loss'", "p loss"), ('0,2 "!x = 1"', "!x = 1"),
+                                        ("ranks(1) 'pp {\"a\": 1}'", 'pp {"a": 1}'), ("all 'n'", "n")])
+def test_cast_refuses_a_pdb_command_quoted_whole_as_a_shell_needs_it(arg: str, inner: str) -> None:
+    """Typed as for `meshdbg cast all 'p loss'`, pdb printed the string back on every rank."""
+    with pytest.raises(LineError) as caught:
+        Commands.parse_cast(arg)
+    selection = arg.split(" ", 1)[0]
+    assert caught.value.problem.endswith(f"(no shell takes them off here): cast {selection} {inner}")
+    assert caught.value.position == len(selection) + 1  # the opening quote
+
+
+@pytest.mark.parametrize("command", ["p 'loss'", "'loss'", "'p' + 'x'", "'p 1", "'' ", '"first" if x else "p"'])
+def test_cast_passes_a_quoted_string_that_is_not_a_whole_pdb_command(command: str) -> None:
+    assert Commands.parse_cast(f"all {command}") == ("all", command.strip())
+
+
+def test_compare_refuses_an_expression_quoted_whole_and_passes_a_string_in_one() -> None:
+    with pytest.raises(LineError) as caught:
+        Commands.parse_compare("0-3 'loss.item()'")
+    assert caught.value.problem.endswith("(no shell takes them off here): compare 0-3 loss.item()")
+    assert caught.value.position == 4
+    for expression in ("name == 'a'", "'a b'", "'x' in names"):
+        assert Commands.parse_compare(f"all {expression}") == ("all", expression)
+
+
 @pytest.mark.parametrize("arg, target", [
     ("2", AttachTarget(rank=2)),
     ("trainer 2", AttachTarget(rank=2, name="trainer")),
