@@ -46,7 +46,8 @@ def is_prompt(_session: RemoteSession, message: Any) -> bool:
 
 def main() -> None:
     marks_file, rounds, work_s = sys.argv[1:4]
-    RemoteSession.receive = marked(RemoteSession.receive, after="received")  # type: ignore[method-assign]
+    RemoteSession._server_message = marked(RemoteSession._server_message,  # type: ignore[method-assign]
+                                           after="received")  # (what `receive` and `send_then_receive` return)
     RemoteSession.send = marked(RemoteSession.send, before="replying", when=is_prompt)  # type: ignore[method-assign]
     PdbWrapper.precmd = marked(PdbWrapper.precmd, before="command")  # type: ignore[method-assign]
     PdbWrapper.postcmd = marked(PdbWrapper.postcmd, before="done")  # type: ignore[method-assign]

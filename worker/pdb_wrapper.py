@@ -349,10 +349,10 @@ class PdbWrapper(pdb.Pdb):
         remote = self.remote
         assert remote is not None  # _ensure_session made it
         frame, location = self._position()
-        remote.send(_prompt_message(fit_reply(output), wire_text(prompt), frame, location, prompt_kind(self)))
         self._prompted = True
+        message = remote.send_then_receive(
+            _prompt_message(fit_reply(output), wire_text(prompt), frame, location, prompt_kind(self)))
         while True:
-            message = remote.receive()
             kind = message.WhichOneof("kind") if message is not None else None
             if message is None or kind is None:
                 say(f"meshdbg: {remote.farewell}; continuing\n")
@@ -367,7 +367,9 @@ class PdbWrapper(pdb.Pdb):
                 self._set_activity(_Activity.COMMAND)
                 return self._line_for_resume()
             if kind == "query":  # completion, stacks, values: meshdbg.worker.queries
-                remote.send(pb.WorkerMessage(answer=answer(self, message.query)))
+                message = remote.send_then_receive(pb.WorkerMessage(answer=answer(self, message.query)))
+            else:
+                message = remote.receive()
 
     def _line_for_resume(self) -> str:
         """What the reader asking now gets for a Resume (`meshdbg continue`, the console's

@@ -164,7 +164,7 @@ class PolledCall:
         if threading.current_thread() is not threading.main_thread():
             self._wait(ready, lambda: False, deadline)
             return
-        with signal_hold.waking(self._wake):
+        with signal_hold.Waking(self._wake):
             while True:
                 self._wait(ready, signal_hold.pending, deadline)
                 if not signal_hold.pending():

@@ -426,13 +426,29 @@ class RemoteSession:
 
     def receive(self) -> pb.ServerMessage | None:
         """The next server message, or None once the stream is over for good (`farewell`)."""
+        return self._server_message(self._next_message(self._stream))
+
+    def send_then_receive(self, message: pb.WorkerMessage) -> pb.ServerMessage | None:
+        """`send(message)`, then `receive()` the answer: the send and the wait inside one hold
+        of the main thread's signals (meshdbg.worker.signal_hold), where each took one of its
+        own (issue 22). A signal that comes during the send is run by the wait, at once, as
+        one that comes during the wait; a reconnect is outside the hold, as it was."""
+        with Held():
+            self.send(message)
+            taken = self._next_message(self._stream)
+        return self._server_message(taken)
+
+    def _server_message(self, message: pb.ServerMessage | None) -> pb.ServerMessage | None:
+        """`message`, just taken off the stream, if the server sent it; else (the stream's end,
+        the server's goodbye) the first message of a stream reconnected, or None once the
+        stream is over for good (`farewell`)."""
         while True:
-            message = self._next_message(self._stream)
             if message is not None and not message.HasField("goodbye"):
                 return message
             if message is not None:
                 self.farewell = f"the debugger at {self.addr} shut down ({message.goodbye.reason})"
             elif not self.farewell and self._reconnect():
+                message = self._next_message(self._stream)
                 continue
             self._inbox.put(None)  # every later receive() sees the end too
             return None

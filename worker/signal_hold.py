@@ -6,7 +6,7 @@ middle of a send or of gRPC's poll leaves the session's stream half-updated: a s
 not started, a batch started but not counted, a queue gRPC destroyed (meshdbg.worker.polled),
 and the stop stops answering. While the main thread is inside that code (`Held`, which nests),
 each Python handler is replaced by one that notes the signal and wakes a waiting poll
-(`waking`); the handlers noted run where an exception is safe: when the outermost hold ends, or
+(`Waking`); the handlers noted run where an exception is safe: when the outermost hold ends, or
 when a poll ends (`run_caught`), and pdb's command loop then shows SIGINT's KeyboardInterrupt
 as `--KeyboardInterrupt--` while the stop goes on, as local pdb's does. Signals without a
 Python handler (SIG_DFL, SIG_IGN) are the kernel's, and never held. An exception another
@@ -20,13 +20,12 @@ member if they can: 3-4 us a call against 0.02-0.3 us, twice on every command of
 from __future__ import annotations
 
 import _signal  # type: ignore[import-not-found]  # (signal's C module: no stubs; the docstring says why)
-import contextlib
 import ctypes
 import os
 import signal
 import threading
 from types import FrameType
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from meshdbg.worker import signal_wakeup
 
@@ -189,15 +188,33 @@ def run_caught() -> None:
         raise deferred
 
 
-@contextlib.contextmanager
-def waking(wake: Callable[[], None]) -> Iterator[None]:
-    """Held, with `wake` called when a signal comes (a poll to end, for its handler to run)."""
-    with Held(), signal_wakeup.watching(wake):  # (at once: gRPC's poll looks for signals only every 200 ms)
-        previous, _Hold.wake = _Hold.wake, wake
+class Waking:
+    """`with Waking(wake):` held (`Held`), with `wake` called when a signal comes (a poll to
+    end, for its handler to run), at once (meshdbg.worker.signal_wakeup: gRPC's poll looks for
+    signals only every 200 ms). A class, not generators: pdb's thread enters it at every wait
+    (issue 22)."""
+
+    __slots__ = ("_held", "_watching", "_wake", "_previous")
+
+    def __init__(self, wake: Callable[[], None]) -> None:
+        self._held, self._watching, self._wake = Held(), signal_wakeup.Watching(wake), wake
+        self._previous: Callable[[], None] | None = None
+
+    def __enter__(self) -> None:
+        self._held.__enter__()
         try:
-            yield
+            self._watching.__enter__()
+        except BaseException:
+            self._held.__exit__()
+            raise
+        self._previous, _Hold.wake = _Hold.wake, self._wake
+
+    def __exit__(self, *_: object) -> None:
+        _Hold.wake = self._previous
+        try:
+            self._watching.__exit__()
         finally:
-            _Hold.wake = previous
+            self._held.__exit__()
 
 
 def _give_back(handlers: dict[int, Any]) -> None:

@@ -4,18 +4,17 @@ gRPC's poll looks for signals every 200 ms (a constant of its Cython), so a prog
 handler ran 0.2 s late while its main thread sat at pdb's prompt (measured: 201.6 ms, time after
 time), where local pdb's `input()` is interrupted at once. Python's C-level handler writes each
 signal's number to the wakeup fd (`signal.set_wakeup_fd`) the moment it comes, whatever the main
-thread is doing. While the main thread polls (`watching`), that fd is a pipe of this module's: a
+thread is doing. While the main thread polls (`Watching`), that fd is a pipe of this module's: a
 thread reads it, ends the poll (the `wake` it was given) and hands each byte on to the program's
 own wakeup fd, if it has one (an asyncio loop learns there which of its signals came).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import threading
-from typing import Callable, Iterator
+from typing import Callable
 
 from meshdbg.worker.process_id import this_pid
 from meshdbg.worker.stdio_numbers import pipe_above_standard
@@ -104,18 +103,24 @@ def _stand_in() -> int | None:
         return None
 
 
-@contextlib.contextmanager
-def watching(wake: Callable[[], None]) -> Iterator[None]:
-    """In the main thread: inside, a signal with a Python handler calls `wake` (from another
-    thread) the moment it comes. The program's wakeup fd is given back after, with
-    warn_on_full_buffer at its default (it cannot be read back)."""
-    previous = _stand_in()
-    if previous is None:  # (the poll's own look, every 200 ms)
-        yield
-        return
-    _State.forward, _State.wake = previous, wake
-    try:
-        yield
-    finally:
-        _State.wake = None
-        signal.set_wakeup_fd(previous)
+class Watching:
+    """`with Watching(wake):` in the main thread: inside, a signal with a Python handler calls
+    `wake` (from another thread) the moment it comes. The program's wakeup fd is given back
+    after, with warn_on_full_buffer at its default (it cannot be read back). A class, not a
+    generator: pdb's thread enters it at every wait (issue 22)."""
+
+    __slots__ = ("_wake", "_previous")
+
+    def __init__(self, wake: Callable[[], None]) -> None:
+        self._wake = wake
+        self._previous: int | None = None
+
+    def __enter__(self) -> None:
+        previous = self._previous = _stand_in()
+        if previous is not None:  # (else the poll's own look, every 200 ms)
+            _State.forward, _State.wake = previous, self._wake
+
+    def __exit__(self, *_: object) -> None:
+        if self._previous is not None:
+            _State.wake = None
+            signal.set_wakeup_fd(self._previous)

@@ -184,7 +184,7 @@ def test_another_threads_interrupt_lands_at_once_when_not_held() -> None:
 def test_a_held_poll_is_woken_and_raises_another_threads_interrupt() -> None:
     woken = threading.Event()
     with pytest.raises(RuntimeError):
-        with signal_hold.waking(woken.set):
+        with signal_hold.Waking(woken.set):
             _interrupt_from_another_thread(RuntimeError)
             assert woken.wait(10) and signal_hold.pending()
             signal_hold.run_caught()

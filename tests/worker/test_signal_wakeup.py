@@ -18,7 +18,7 @@ def test_a_signal_wakes_the_watcher_at_once_and_reaches_the_programs_wakeup_fd()
     before = signal.set_wakeup_fd(write)  # the program's own, as an asyncio loop's
     woken = threading.Event()
     try:
-        with signal_wakeup.watching(woken.set):
+        with signal_wakeup.Watching(woken.set):
             signal.pthread_kill(threading.get_ident(), signal.SIGUSR2)
             assert woken.wait(5), "the watcher was not woken"
         os.set_blocking(read, True)
