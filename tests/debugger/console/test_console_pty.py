@@ -78,6 +78,23 @@ def test_bad_selection_points_at_the_problem(three_ranks: Mesh) -> None:
     run(child, "cast ranks(7) p x", r"\*\*\* no session matches ranks\(7\)", TOP)
 
 
+def test_a_cast_quoted_as_for_a_shell_is_refused_and_runs_nowhere(three_ranks: Mesh) -> None:
+    """`cast all 'p loss_scale'`, as the CLI needs it, printed the string back on every rank."""
+    child = three_ranks.console()
+    child.expect(TOP)
+    child.sendline("cast all 'p loss_scale'")
+    child.expect(re.escape("pdb would get the quotes too (no shell takes them off here): cast all p loss_scale "
+                           "(at column 10)"))
+    child.sendcontrol("c")
+    child.sendline("compare ranks(hosts=0) \"loss_scale\"")
+    child.expect(re.escape("loss_scale (at column 24)"))  # (the screen redraws only what differs from the line above)
+    child.sendcontrol("c")
+    run(child, "cast ranks(hosts=0) p loss_scale", r"rank 0:\s+0\.5\s+rank 1:\s+1\.0", TOP)
+    run(child, "quit", "bye")
+    child.expect(pexpect.EOF)
+    assert "'p loss_scale'\r\n" not in child.logfile_read.getvalue()  # no rank printed the string back
+
+
 def test_an_error_wider_than_the_terminal_is_shown_whole(three_ranks: Mesh) -> None:
     """A refused line's error wraps onto more rows (prompt_toolkit gives it one, which cut it)."""
     child = three_ranks.console()
