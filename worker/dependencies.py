@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import sysconfig
 
 from meshdbg.wire.grpc_loading import set_while_loading, verbosity_unless_set
 
@@ -31,7 +32,10 @@ NAMES = ("grpc", "google.protobuf")  # what the worker side imports that a job f
 
 def job_folders() -> set[str]:
     """The folders Python may have put first on sys.path for the job: the current one, and the
-    folder of the `__main__` script."""
+    folder of the `__main__` script; never one Python's own library or installed packages are
+    in. (`python -m cProfile train.py` runs with cProfile's module as `__main__`, in the
+    standard library's folder: left out of sys.path, gRPC's `import logging` failed, and no
+    `breakpoint()` of a profiled job could stop.)"""
     folders = set()
     try:
         folders.add(os.getcwd())
@@ -40,7 +44,13 @@ def job_folders() -> set[str]:
     script = getattr(sys.modules.get("__main__"), "__file__", None)
     if script:
         folders.add(os.path.dirname(os.path.abspath(script)))
-    return folders
+    return folders - _installation_folders()
+
+
+def _installation_folders() -> set[str]:
+    """Where Python's own library and installed packages are (sysconfig's scheme)."""
+    paths = sysconfig.get_paths()
+    return {os.path.abspath(paths[key]) for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
 
 
 def found_in(name: str, folders: set[str]) -> str | None:

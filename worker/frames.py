@@ -29,14 +29,22 @@ _THREAD_START: set[CodeType] = {threading.Thread.run.__code__,
 
 
 def is_internal(frame: FrameType) -> bool:
-    """A frame of meshdbg's machinery or of runpy (which only meshdbg's bootstrap uses here)."""
+    """A frame of meshdbg's machinery or of runpy (what meshdbg's bootstrap runs a script with)."""
     return is_internal_file(frame.f_code.co_filename)
 
 
 def is_internal_file(filename: str) -> bool:
     """is_internal for a frame known by its file only (a py-spy sample, `meshdbg stacks`)."""
-    if filename in _RUNPY:
-        return True
+    return filename in _RUNPY or _is_own_file(filename)
+
+
+def is_own(frame: FrameType) -> bool:
+    """A frame of meshdbg's machinery itself; not runpy's, which a launcher of the user's own
+    (a profiler's, a wrapper's) runs the user's script with too."""
+    return _is_own_file(frame.f_code.co_filename)
+
+
+def _is_own_file(filename: str) -> bool:
     return filename.startswith(_OWN) and not filename.startswith(_LIBRARY)
 
 
@@ -50,15 +58,20 @@ def is_outermost_user_frame(frame: FrameType) -> bool:
 def is_meshdbg_call(frame: FrameType) -> bool:
     """`frame` is meshdbg's, or runs inside a call the user's code made into meshdbg (the
     breakpoint hook and what it calls: importlib, pdb's own `__init__`, gRPC): stepping
-    (`s` on a `breakpoint()` line) goes over those as over a C function."""
+    (`s` on a `breakpoint()` line) goes over those as over a C function.
+
+    runpy between a user's frames is no call into meshdbg: a launcher of the user's own that
+    runs the script with `runpy.run_path` (a profiler's, a wrapper's) had every frame of the
+    script taken for meshdbg's, and its `breakpoint()` never stopped."""
     if is_internal(frame):
         return True
     inside = False
     caller: FrameType | None = frame
     while caller is not None:
-        if is_internal(caller):
+        filename = caller.f_code.co_filename
+        if _is_own_file(filename):
             inside = True
-        elif inside:
+        elif inside and filename not in _RUNPY:
             return True  # a user frame called meshdbg, which (in the end) called `frame`
         caller = caller.f_back
     return False

@@ -32,7 +32,7 @@ from typing import Any, Callable, Mapping, MutableMapping
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.text import wire_text
 from meshdbg.wire.vocabulary import PromptKind
-from meshdbg.worker.frames import is_internal
+from meshdbg.worker.frames import is_own
 from meshdbg.worker.stacks import answer_sample
 from meshdbg.worker.values import evaluate
 
@@ -165,7 +165,7 @@ def prompt_kind(debugger: pdb.Pdb) -> PromptKind:
 def user_stack(debugger: pdb.Pdb) -> list[tuple[FrameType, int]]:
     """pdb's stack up to the first of meshdbg's own frames (worker/frames.py), as `where` shows it."""
     stack = debugger.stack
-    end = next((i for i in range(1, len(stack)) if is_internal(stack[i][0])), len(stack))
+    end = next((i for i in range(1, len(stack)) if is_own(stack[i][0])), len(stack))
     return stack[:end]
 
 
