@@ -7,6 +7,7 @@ shared by all sessions of the process.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import queue
 import random
@@ -128,7 +129,18 @@ def channel_for(connection: ConnectionInfo) -> grpc.Channel:
             credentials = channel_credentials(addr, connection.fingerprint)
             channel = _channels[addr] = (grpc.secure_channel(addr, credentials, options=CHANNEL_OPTIONS) if credentials
                                          else grpc.insecure_channel(addr, options=CHANNEL_OPTIONS))
+            _never_freed(channel)
         return channel
+
+
+def _never_freed(channel: grpc.Channel) -> None:
+    """Keep `channel` alive past the interpreter's own end. Freed, gRPC closes a channel, and
+    its close waits for every call and connectivity watch of it to finish, which only gRPC's
+    daemon threads finish: during the interpreter's finalization they are frozen, so a channel
+    freed there (the order modules are cleared in depends on the program: a wrapper that ran
+    the script with runpy, a stop that had just failed to connect) hung the process at its
+    exit for good. The process's end closes its connections anyway, as a SIGKILL's does."""
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(channel))
 
 
 def connected_now(channel: grpc.Channel) -> bool:

@@ -5,6 +5,7 @@ server died is not taken for connected."""
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
@@ -149,3 +150,37 @@ def test_a_listener_that_is_no_meshdbg_server_is_not_waited_for() -> None:
     finally:
         served.set()
         listener.close()
+
+
+HOLDING_WRAPPER = """\
+import runpy, sys
+from meshdbg.worker import remote
+
+plain = remote.RemoteSession.send_then_receive
+
+
+def counted(session, message):  # as a profiler of the user's might wrap it
+    return plain(session, message)
+
+
+remote.RemoteSession.send_then_receive = counted
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def test_a_process_whose_stop_found_no_server_exits_whatever_its_modules_hold(tmp_path) -> None:
+    """The channel of a stop that just failed to connect is never freed by the interpreter's
+    end: freed there, gRPC's close waited for its connectivity watch, which only gRPC's
+    daemon threads (frozen by then) end, and the process hung at its exit for good (seen with
+    a wrapper whose `__main__` holds meshdbg's worker module, as a profiler's may)."""
+    (tmp_path / "wrapper.py").write_text(HOLDING_WRAPPER)
+    (tmp_path / "job.py").write_text("x = 1\nbreakpoint()\nprint('job done', flush=True)\n")
+    with socket.socket() as taken:  # a port that refuses: bound, never listening
+        taken.bind(("127.0.0.1", 0))
+        env = dict(os.environ, MESHDBG_ADDR=f"127.0.0.1:{taken.getsockname()[1]}", MESHDBG_TOKEN="token",
+                   MESHDBG_RECONNECT_S="1", PYTHONBREAKPOINT="meshdbg.worker.remote_breakpointhook")
+        done = subprocess.run([sys.executable, "wrapper.py", "job.py"], cwd=tmp_path, env=env, text=True,
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+    assert done.returncode == 0 and "job done" in done.stdout, done.stderr
+    assert "no meshdbg server reachable" in done.stderr, done.stderr
