@@ -20,7 +20,7 @@ from meshdbg.wire.vocabulary import StopReason
 from meshdbg.worker.context import current_context
 from meshdbg.worker.headroom import Headroom
 from meshdbg.worker.identity import detect_identity, session_identity
-from meshdbg.worker.pdb_wrapper import PdbWrapper, active_debugger
+from meshdbg.worker.pdb_wrapper import PdbWrapper, active_debugger, stop_with_header
 from meshdbg.worker.notices import say, say_once
 from meshdbg.worker.remote import RemoteSession
 from meshdbg.worker.stacks import in_post_mortem
@@ -37,16 +37,17 @@ def open_session(reason: StopReason, labels: Mapping[str, str] | None = None) ->
         return RemoteSession(resolve_connection, session_identity(detect_identity(), reason, labels))
 
 
-def _fall_back(frame: FrameType, problem: str) -> None:
+def _fall_back(frame: FrameType, problem: str, header: str | None) -> None:
     if sys.stdin is not None and sys.stdin.isatty():
         say(f"meshdbg: {problem}\nmeshdbg: using local pdb instead\n")
-        pdb.Pdb().set_trace(frame)
+        stop_with_header(pdb.Pdb(), frame, header)
     else:
         say_once(f"meshdbg: {problem}\nmeshdbg: no terminal for local pdb; continuing\n")
 
 
-def stop_at(frame: FrameType, reason: StopReason) -> None:
-    """Stop `frame` in a remote pdb session opened for `reason` (a breakpoint, an interrupt).
+def stop_at(frame: FrameType, reason: StopReason, header: str | None = None) -> None:
+    """Stop `frame` in a remote pdb session opened for `reason` (a breakpoint, an interrupt),
+    pdb printing `header` first (`breakpoint(header=...)`, as `pdb.set_trace`'s).
 
     When this thread's pdb is already running a command in a session (`n` onto a
     `breakpoint()` line, an interrupt during `n` over a long loop), the stop happens in that
@@ -60,7 +61,7 @@ def stop_at(frame: FrameType, reason: StopReason) -> None:
         if reason is StopReason.INTERRUPT:
             current.break_in(frame)
         else:
-            current.hand_over(frame, functools.partial(open_session, reason))
+            current.hand_over(frame, functools.partial(open_session, reason), header)
         return
     try:
         remote = open_session(reason)
@@ -71,9 +72,9 @@ def stop_at(frame: FrameType, reason: StopReason) -> None:
     except Exception as exc:  # breakpoint() must never raise into the user's program
         problem = f"cannot open a debug session ({type(exc).__name__}: {exc})"
     else:
-        PdbWrapper(functools.partial(open_session, reason), remote).set_trace(frame)
+        stop_with_header(PdbWrapper(functools.partial(open_session, reason), remote), frame, header)
         return
-    _fall_back(frame, problem)
+    _fall_back(frame, problem, header)
 
 
 def stop_in_next_call(code: CodeType, reason: StopReason) -> Callable[[], None]:
@@ -96,9 +97,10 @@ def stop_in_next_call(code: CodeType, reason: StopReason) -> Callable[[], None]:
     return forget
 
 
-def remote_breakpointhook(*args: object, **kwargs: object) -> None:
-    """Stop the calling frame in a remote pdb session (a drop-in `sys.breakpointhook`)."""
-    stop_at(sys._getframe(1), StopReason.BREAKPOINT)
+def remote_breakpointhook(*args: object, header: str | None = None, **kwargs: object) -> None:
+    """Stop the calling frame in a remote pdb session (a drop-in `sys.breakpointhook`);
+    `breakpoint(header="...")` has pdb print the header first, as `pdb.set_trace(header=...)`."""
+    stop_at(sys._getframe(1), StopReason.BREAKPOINT, header)
 
 
 def post_mortem(traceback: TracebackType, labels: Mapping[str, str] | None = None) -> None:

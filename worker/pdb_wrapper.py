@@ -47,6 +47,14 @@ COMMAND_START_S = 1.0  # the longest an interrupt waits for pdb's thread to star
 _thread_state = threading.local()
 
 
+def stop_with_header(debugger: pdb.Pdb, frame: FrameType, header: str | None) -> None:
+    """`debugger` stops at `frame`, printing `header` first, as `pdb.set_trace(header=...)`
+    (what `breakpoint(header=...)` calls locally)."""
+    if header is not None:
+        debugger.message(header)
+    debugger.set_trace(frame)
+
+
 def active_debugger() -> "PdbWrapper | None":
     """The calling thread's pdb whose session is open in this process, if any."""
     debugger = getattr(_thread_state, "debugger", None)
@@ -177,13 +185,13 @@ class PdbWrapper(pdb.Pdb):
         _thread_state.debugger = self
         _end_with_thread(remote)
 
-    def hand_over(self, frame: FrameType, open_session: SessionOpener) -> None:
+    def hand_over(self, frame: FrameType, open_session: SessionOpener, header: str | None = None) -> None:
         """`breakpoint()` reached while this pdb steps: a fresh pdb (as local `pdb.set_trace()`
         makes one) takes this session and stops at `frame`; the command that got here gets
         the new position as its reply."""
         successor = PdbWrapper(open_session)
         successor._take_session_of(self)
-        successor.set_trace(frame)
+        stop_with_header(successor, frame, header)
 
     def _take_session_of(self, stepping: "PdbWrapper") -> None:
         """Stop in the session that `stepping` (another pdb of this thread) runs a command in:

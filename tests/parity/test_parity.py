@@ -38,6 +38,8 @@ CASES: dict[str, list[str]] = {
     "commands_block.py": [f"b {line('commands_block.py', 'seen = n')}", "commands 1", "p 'visiting', n", "end", "c",
                           "p n", "c", "cl 1", "c"],
     "display.py": ["display counter", "n", "n", "n", "display", "undisplay counter", "n", "c"],
+    "header.py": ["p x", "n", "n", "p y", "c", "c"],  # (3.13 stops on the second breakpoint() line again at `c`)
+    "header.py#across_c": ["c", "p y", "c"],
     "where_up_down.py": ["where", "up", "p __name__", "up", "down", "down", "down", "bt", "c"],
     "list_cmds.py": ["l", "l", "ll", "l 2, 4", "longlist", "c"],
     "args_retval.py": ["args", "a", "n", "retval", "rv", "c"],
