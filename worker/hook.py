@@ -116,5 +116,8 @@ def post_mortem(traceback: TracebackType, labels: Mapping[str, str] | None = Non
 
 
 def install() -> None:
-    """Make plain `breakpoint()` in this process use meshdbg."""
+    """Make plain `breakpoint()` in this process use meshdbg, and `import pdb; pdb.set_trace()`
+    too: a rank of `meshdbg run` has no terminal for local pdb, which read the end of its
+    input, quit with BdbQuit and failed the rank, and with it the whole mesh."""
     sys.breakpointhook = remote_breakpointhook
+    pdb.set_trace = remote_breakpointhook  # (called as breakpoint() calls its hook: the caller's frame is 1 up)
