@@ -117,7 +117,21 @@ def post_mortem(traceback: TracebackType, labels: Mapping[str, str] | None = Non
 
 def install() -> None:
     """Make plain `breakpoint()` in this process use meshdbg, and `import pdb; pdb.set_trace()`
-    too: a rank of `meshdbg run` has no terminal for local pdb, which read the end of its
-    input, quit with BdbQuit and failed the rank, and with it the whole mesh."""
+    and `pdb.post_mortem()` too: a rank of `meshdbg run` has no terminal for local pdb, which
+    read the end of its input (set_trace's quit with BdbQuit and failed the rank, and with it
+    the whole mesh; post_mortem's went on as if nothing had been asked)."""
     sys.breakpointhook = remote_breakpointhook
     pdb.set_trace = remote_breakpointhook  # (called as breakpoint() calls its hook: the caller's frame is 1 up)
+    pdb.post_mortem = pdb_post_mortem
+
+
+def pdb_post_mortem(t: TracebackType | BaseException | None = None) -> None:
+    """`pdb.post_mortem()` where meshdbg is installed: a post-mortem session on `t` (a
+    traceback, or on 3.13 an exception), else on the exception being handled, as pdb's."""
+    if isinstance(t, BaseException):
+        t = t.__traceback__
+    if t is None:
+        t = sys.exc_info()[2]
+    if t is None:  # (pdb's own words)
+        raise ValueError("A valid traceback must be passed if no exception is being handled")
+    post_mortem(t)

@@ -1,8 +1,8 @@
-"""`import pdb; pdb.set_trace()` in a rank of `meshdbg run` stops in a meshdbg session, where local
-pdb stops on the same script (the oracle), as `breakpoint()` does.
+"""`import pdb; pdb.set_trace()` and `pdb.post_mortem()` in a rank of `meshdbg run` stop in a
+meshdbg session, where local pdb stops on the same script (the oracle), as `breakpoint()` does.
 
-A rank has no terminal for local pdb: it read the end of its input, quit with BdbQuit, and the
-failed rank stopped the whole mesh."""
+A rank has no terminal for local pdb: it read the end of its input; set_trace's quit with
+BdbQuit, and the failed rank stopped the whole mesh; post_mortem's went on at once."""
 
 from __future__ import annotations
 
@@ -14,34 +14,39 @@ import sys
 from pathlib import Path
 
 from e2e import wait_for
-from mesh_helpers import SCRIPTS, start_run
+from mesh_helpers import SCRIPTS, Cli, start_run
 
 SCRIPT = "pdb_set_trace.py"
-LOCATION = re.compile(r"^> .+\((?P<lineno>\d+)\)<module>\(\)$", re.MULTILINE)
+POST_MORTEM = "pdb_post_mortem.py"
+LOCATION = re.compile(r"^> .+\((?P<lineno>\d+)\)(?P<function>.+)\(\)$", re.MULTILINE)
 
 
-def _local_pdb_lines() -> list[int]:
-    """The lines local pdb stops at in SCRIPT, continued at each stop."""
+def _local_pdb_stops(script: str) -> list[tuple[int, str]]:
+    """The (line, function) local pdb stops at in `script`, continued at each stop."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MESHDBG_", "PYTHONBREAKPOINT"))}
-    done = subprocess.run([sys.executable, SCRIPT], cwd=SCRIPTS, input="c\nc\n", capture_output=True, text=True,
+    done = subprocess.run([sys.executable, script], cwd=SCRIPTS, input="c\nc\n", capture_output=True, text=True,
                           timeout=30, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
-    return [int(found["lineno"]) for found in LOCATION.finditer(done.stdout)]
+    return [(int(found["lineno"]), found["function"]) for found in LOCATION.finditer(done.stdout)]
+
+
+def _wait_both_stopped_at(cli: Cli, lineno: int, function: str) -> None:
+    def stopped_here() -> list[dict] | None:
+        done = cli("list", "--json")
+        sessions = json.loads(done.stdout) if done.returncode == 0 else []
+        return sessions if (len(sessions) == 2 and all(
+            s["state"] == "stopped" and (s["lineno"], s["function"]) == (lineno, function) for s in sessions)) else None
+
+    wait_for(stopped_here, 30, f"both ranks stopped at line {lineno} ({function})")
 
 
 def test_pdb_set_trace_in_ranks_stops_in_sessions_where_local_pdb_stops(tmp_path: Path) -> None:
-    expected = _local_pdb_lines()
+    expected = _local_pdb_stops(SCRIPT)
     assert len(expected) == 2
     run = start_run(tmp_path, "--mesh", "procs=2", SCRIPT)
     try:
-        for stop, lineno in enumerate(expected):
-            def stopped_here() -> list[dict] | None:
-                done = run.cli("list", "--json")
-                sessions = json.loads(done.stdout) if done.returncode == 0 else []
-                return sessions if (len(sessions) == 2 and all(s["state"] == "stopped" and s["lineno"] == lineno
-                                                                 for s in sessions)) else None
-
-            wait_for(stopped_here, 30, f"both ranks stopped at line {lineno}")
+        for stop, (lineno, function) in enumerate(expected):
+            _wait_both_stopped_at(run.cli, lineno, function)
             cast = run.cli("cast", "all", "p x" if stop == 0 else "p y")
             assert cast.returncode == 0 and all(f"  {value}\n" in cast.stdout for value in
                                                 ((0, 10) if stop == 0 else (1, 11))), cast.stdout + cast.stderr
@@ -53,3 +58,18 @@ def test_pdb_set_trace_in_ranks_stops_in_sessions_where_local_pdb_stops(tmp_path
         run.kill()
     assert code == 0, err
     assert "rank 0 done 1" in out and "rank 1 done 11" in out and "BdbQuit" not in out + err
+
+
+def test_pdb_post_mortem_in_ranks_opens_a_post_mortem_session_and_the_rank_goes_on(tmp_path: Path) -> None:
+    [(lineno, function)] = _local_pdb_stops(POST_MORTEM)
+    run = start_run(tmp_path, "--mesh", "procs=2", POST_MORTEM)
+    try:
+        _wait_both_stopped_at(run.cli, lineno, function)
+        cast = run.cli("cast", "all", "p scale")
+        assert cast.returncode == 0 and "  2\n" in cast.stdout and "  3\n" in cast.stdout, cast.stdout + cast.stderr
+        assert run.cli("continue", "all").returncode == 0
+        code, out, err = run.finish()
+    finally:
+        run.kill()
+    assert code == 0, err
+    assert "rank 0 went on" in out and "rank 1 went on" in out
