@@ -10,10 +10,17 @@ start-up in every process whose PYTHONBREAKPOINT names meshdbg. `arm()` imports 
 waits for torch.distributed to be imported, then wraps its init_process_group so that once the
 process has its default group it opens an agent stream (unless it has one). A process that
 cannot reach a server is left alone, silently: its breakpoint() will say why when it matters.
+
+The same processes' `import pdb; pdb.set_trace()` and `pdb.post_mortem()` open meshdbg sessions
+as `breakpoint()` does: a rank that torchrun, srun or a `multiprocessing` pool starts has no
+terminal of its own for local pdb, which read the end of its input (set_trace's quit with
+BdbQuit and failed the rank). `arm()` waits for pdb to be imported too; the first call loads
+meshdbg's hook, which then takes both over (meshdbg.worker.hook.route_pdb).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 import threading
@@ -21,38 +28,74 @@ from types import ModuleType
 from typing import Any, Callable
 
 DISTRIBUTED = "torch.distributed"
+PDB = "pdb"
 MARK = "_meshdbg_registers"  # on our wrapper: never wrapped twice
 _lock = threading.Lock()
 
 
 def arm() -> None:
-    """Wrap torch.distributed.init_process_group as soon as torch.distributed is imported."""
-    if DISTRIBUTED in sys.modules:
-        _wrap(sys.modules[DISTRIBUTED])
-    elif not any(isinstance(finder, _OnImport) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _OnImport())
+    """Wrap torch.distributed.init_process_group, and route pdb's set_trace and post_mortem,
+    as soon as each module is imported."""
+    for name, wrap in ((DISTRIBUTED, _wrap), (PDB, _route_pdb)):
+        if name in sys.modules:
+            wrap(sys.modules[name])
+        elif not any(isinstance(finder, _OnImport) and finder.name == name for finder in sys.meta_path):
+            sys.meta_path.insert(0, _OnImport(name, wrap))
 
 
 class _OnImport:
-    """A meta-path finder that finds nothing itself: it lets the real finder find
-    torch.distributed, and has the module wrapped once it has run."""
+    """A meta-path finder that finds nothing itself: it lets the real finder find module
+    `name`, and has the module wrapped once it has run."""
+
+    def __init__(self, name: str, wrap: Callable[[ModuleType], None]) -> None:
+        self.name = name
+        self._wrap = wrap
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if name != DISTRIBUTED:
+        if name != self.name:
             return None
         sys.meta_path.remove(self)
         import importlib.util
 
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
-            run = spec.loader.exec_module
+            run, wrap = spec.loader.exec_module, self._wrap
 
             def exec_module(module: ModuleType) -> None:
                 run(module)
-                _wrap(module)
+                wrap(module)
 
             spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
+
+
+def _route_pdb(pdb: ModuleType) -> None:
+    """pdb's set_trace and post_mortem load meshdbg's hook at their first call, which routes
+    both to meshdbg from then on and stops there (nothing is imported before)."""
+    def set_trace(*args: Any, header: str | None = None, **kwargs: Any) -> None:
+        from meshdbg.wire.vocabulary import StopReason
+
+        with contextlib.suppress(ImportError):
+            _routed(pdb).stop_at(sys._getframe(1), StopReason.BREAKPOINT, header)
+
+    def post_mortem(t: Any = None) -> None:
+        with contextlib.suppress(ImportError):
+            _routed(pdb).pdb_post_mortem(t)
+
+    setattr(pdb, "set_trace", set_trace)
+    setattr(pdb, "post_mortem", post_mortem)
+
+
+def _routed(pdb: ModuleType) -> ModuleType:
+    """meshdbg's hook, having routed `pdb` to itself; ImportError (said on stderr) when it
+    cannot load, as `breakpoint()` warns and runs on then."""
+    try:
+        from meshdbg.worker import hook
+    except ImportError as exc:
+        sys.stderr.write(f"meshdbg: pdb cannot stop here ({exc}); continuing\n")
+        raise
+    hook.route_pdb(pdb)
+    return hook
 
 
 def _wrap(distributed: ModuleType) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import pdb
 import sys
-from types import CodeType, FrameType, TracebackType
+from types import CodeType, FrameType, ModuleType, TracebackType
 from typing import Any, Callable, Mapping
 
 from meshdbg.worker import dependencies  # noqa: F401  (first: gRPC and protobuf as installed, not the job's)
@@ -121,8 +121,13 @@ def install() -> None:
     read the end of its input (set_trace's quit with BdbQuit and failed the rank, and with it
     the whole mesh; post_mortem's went on as if nothing had been asked)."""
     sys.breakpointhook = remote_breakpointhook
-    pdb.set_trace = remote_breakpointhook  # (called as breakpoint() calls its hook: the caller's frame is 1 up)
-    pdb.post_mortem = pdb_post_mortem
+    route_pdb(pdb)
+
+
+def route_pdb(pdb_module: ModuleType) -> None:
+    """`pdb_module.set_trace()` and `.post_mortem()` open meshdbg sessions from now on."""
+    setattr(pdb_module, "set_trace", remote_breakpointhook)  # (called as breakpoint() calls its hook)
+    setattr(pdb_module, "post_mortem", pdb_post_mortem)
 
 
 def pdb_post_mortem(t: TracebackType | BaseException | None = None) -> None:

@@ -13,12 +13,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from e2e import wait_for
+from e2e import serving, wait_for, with_meshdbg_pth
 from mesh_helpers import SCRIPTS, Cli, start_run
 
 SCRIPT = "pdb_set_trace.py"
 POST_MORTEM = "pdb_post_mortem.py"
-LOCATION = re.compile(r"^> .+\((?P<lineno>\d+)\)(?P<function>.+)\(\)$", re.MULTILINE)
+LOCATION = re.compile(r"^(?:\(Pdb\) )?> .+\((?P<lineno>\d+)\)(?P<function>.+)\(\)$", re.MULTILINE)  # (after a prompt)
 
 
 def _local_pdb_stops(script: str) -> list[tuple[int, str]]:
@@ -73,3 +73,27 @@ def test_pdb_post_mortem_in_ranks_opens_a_post_mortem_session_and_the_rank_goes_
         run.kill()
     assert code == 0, err
     assert "rank 0 went on" in out and "rank 1 went on" in out
+
+
+def test_pdb_calls_where_the_hook_names_meshdbg_open_sessions_without_meshdbg_run(tmp_path: Path) -> None:
+    """A process started by anything else (torchrun, srun, a pool) with PYTHONBREAKPOINT naming
+    meshdbg and no terminal: meshdbg.pth routes pdb's set_trace and post_mortem too."""
+    stops = _local_pdb_stops("pdb_calls.py")
+    assert len(stops) == 2
+    with serving(tmp_path) as server:
+        worker = subprocess.Popen([sys.executable, "pdb_calls.py"], cwd=SCRIPTS, text=True, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  env=dict(server.env, PYTHONBREAKPOINT="meshdbg.set_trace",
+                                           PYTHONPATH=with_meshdbg_pth(tmp_path)))
+        server.workers.append(worker)
+        seen: set[int] = set()
+        for (lineno, function), reason in zip(stops, ("breakpoint", "post-mortem")):
+            session = wait_for(lambda: next((s for s in server.sessions() if s["state"] == "stopped"
+                                             and s["id"] not in seen), None), 30, f"a stop at line {lineno}")
+            seen.add(session["id"])
+            assert (session["lineno"], session["function"], session["reason"]) == (lineno, function, reason)
+            cast = server.cli("cast", "all", "p x")
+            assert cast.returncode == 0 and "  7\n" in cast.stdout, cast.stdout + cast.stderr
+            assert server.cli("continue").returncode == 0
+        out, err = worker.communicate(timeout=30)
+    assert worker.returncode == 0 and "done 7" in out and "BdbQuit" not in err, err
