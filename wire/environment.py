@@ -152,6 +152,18 @@ HISTORY = Variable("MESHDBG_HISTORY", "path", None, "`~/.meshdbg/history`",
 LOG = Variable("MESHDBG_LOG", " / ".join(LOG_LEVELS), "info", "`info`",
                "how much `serve`, `run` and `host` write to their log files (`--log-level` wins)", _level)
 
+# ---- Python's own ---------------------------------------------------------------------------
+
+PYTHONBREAKPOINT = "PYTHONBREAKPOINT"  # what breakpoint() calls: `meshdbg run` sets it for its ranks
+BREAKPOINTS_OFF = "0"  # PYTHONBREAKPOINT=0: breakpoint() does nothing
+
+
+def breakpoints_off(env: Mapping[str, str]) -> bool:
+    """Whether `env` turns breakpoint() off, Python's way (PYTHONBREAKPOINT=0): a run started so
+    passes it to its ranks, whose breakpoint() then does nothing, as without meshdbg."""
+    return env.get(PYTHONBREAKPOINT) == BREAKPOINTS_OFF
+
+
 VARIABLES: tuple[Variable[Any], ...] = (ADDR, TOKEN, CONNECTION_FILE, RUNTIME_DIR, TLS_FINGERPRINT, RANK, COORDS,
                                            NAME, RECONNECT_S, PAUSE_TIMEOUT, POST_MORTEM, READRC, SHOWN_MARKS,
                                            HISTORY, LOG)

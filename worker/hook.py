@@ -8,6 +8,7 @@ local pdb if it has a terminal, else continues.
 from __future__ import annotations
 
 import functools
+import os
 import pdb
 import sys
 from types import CodeType, FrameType, ModuleType, TracebackType
@@ -15,6 +16,7 @@ from typing import Any, Callable, Mapping
 
 from meshdbg.worker import dependencies  # noqa: F401  (first: gRPC and protobuf as installed, not the job's)
 from meshdbg.wire.connection import resolve_connection
+from meshdbg.wire.environment import breakpoints_off
 from meshdbg.wire.errors import MeshdbgError
 from meshdbg.wire.vocabulary import StopReason
 from meshdbg.worker.context import current_context
@@ -120,7 +122,8 @@ def install() -> None:
     and `pdb.post_mortem()` too: a rank of `meshdbg run` has no terminal for local pdb, which
     read the end of its input (set_trace's quit with BdbQuit and failed the rank, and with it
     the whole mesh; post_mortem's went on as if nothing had been asked)."""
-    sys.breakpointhook = remote_breakpointhook
+    if not breakpoints_off(os.environ):  # (PYTHONBREAKPOINT=0: breakpoint() does nothing, as Python's)
+        sys.breakpointhook = remote_breakpointhook
     route_pdb(pdb)
 
 

@@ -37,6 +37,7 @@ from meshdbg.debugger.format import failure_text
 from meshdbg.debugger.service import DebugClient
 from meshdbg.debugger.workers import Worker
 from meshdbg.wire.coords import pb_coords
+from meshdbg.wire.environment import breakpoints_off
 from meshdbg.debugger.mesh.hosts import Host, LocalHost
 from meshdbg.debugger.mesh.placement import Target, plan_host
 from meshdbg.debugger.mesh.shape import MeshShape
@@ -103,6 +104,8 @@ class MeshLauncher:
         self.argv = list(argv)
         self.name = name
         self.post_mortem = post_mortem
+        # PYTHONBREAKPOINT=0 where the run starts turns breakpoint() off in its ranks, as Python's own
+        self.breakpoints = not breakpoints_off(os.environ if env is None else env)
         self.stop_on_failure = stop_on_failure
         self.cwd = cwd or os.getcwd()
         self.sys_path = sys_path  # the workers' sys.path (None: the bootstrap sets it as python does)
@@ -146,7 +149,7 @@ class MeshLauncher:
         self.placed = True
         master = self.hosts[0]
         target = Target(self.argv, self.cwd, self.name, addr, connection.token, connection.fingerprint,
-                        self.post_mortem, self.sys_path)
+                        self.post_mortem, self.sys_path, breakpoints=self.breakpoints)
         plans = [plan_host(self.shape, len(self.hosts), host.index, target, master.master_addr, master.master_port)
                  for host in self.hosts]
         log.info("mesh %s: %d ranks on %d host(s) (%s), running %s in %s", self.shape, self.size, len(self.hosts),

@@ -28,6 +28,7 @@ class Target:
     fingerprint: str
     post_mortem: bool
     sys_path: list[str] | None = None
+    breakpoints: bool = True  # False: the run's PYTHONBREAKPOINT=0 (breakpoint() does nothing in its ranks)
 
 
 def host_ranks(shape: MeshShape, hosts: int, index: int) -> range:
@@ -46,7 +47,7 @@ def plan_host(shape: MeshShape, hosts: int, index: int, target: Target, master_a
     """The plan of host `index`: its ranks, each with its environment."""
     ranks = tuple(RankPlan(rank, f"r{rank} {format_coords(shape.coords(rank))}", dict(
         rank_env(shape, rank, name=target.name, addr=target.addr, token=target.token, master_addr=master_addr,
-                 master_port=master_port, fingerprint=target.fingerprint),
+                 master_port=master_port, fingerprint=target.fingerprint, breakpoints=target.breakpoints),
         **{POST_MORTEM.name: "1" if target.post_mortem else "0"})) for rank in host_ranks(shape, hosts, index))
     return HostPlan(index, target.argv, target.cwd, ranks, target.sys_path)
 

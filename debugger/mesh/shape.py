@@ -11,7 +11,8 @@ from typing import Iterable, Mapping
 
 from meshdbg.wire.errors import UsageError
 from meshdbg.wire.coords import format_coords, parse_coords
-from meshdbg.wire.environment import ADDR, COORDS, NAME, RANK, TLS_FINGERPRINT, TOKEN
+from meshdbg.wire.environment import (ADDR, BREAKPOINTS_OFF, COORDS, NAME, PYTHONBREAKPOINT, RANK, TLS_FINGERPRINT,
+                                      TOKEN)
 
 DEFAULT_SHAPE = {"procs": 1}
 CoordSpec = int | slice | range | Iterable[int]
@@ -81,10 +82,12 @@ def _indices(spec: CoordSpec, extent: int) -> set[int]:
     return set(spec)
 
 
+
 def rank_env(shape: MeshShape, rank: int, *, name: str, addr: str, token: str, master_addr: str,
-             master_port: int, fingerprint: str = "") -> dict[str, str]:
+             master_port: int, fingerprint: str = "", breakpoints: bool = True) -> dict[str, str]:
     """The variables a rank gets: MESHDBG_* for meshdbg (with the server's TLS fingerprint when
-    it has one), and torch.distributed's own."""
+    it has one), and torch.distributed's own; without `breakpoints` (the run's own
+    PYTHONBREAKPOINT=0), PYTHONBREAKPOINT=0 too, so that breakpoint() does nothing, as Python's."""
     coords = shape.coords(rank)
     local_size = shape.dims[-1][1]
     return {
@@ -92,6 +95,6 @@ def rank_env(shape: MeshShape, rank: int, *, name: str, addr: str, token: str, m
         "RANK": str(rank), "WORLD_SIZE": str(shape.size), "LOCAL_RANK": str(rank % local_size),
         "LOCAL_WORLD_SIZE": str(local_size), "GROUP_RANK": str(rank // local_size),
         "MASTER_ADDR": master_addr, "MASTER_PORT": str(master_port),
-        "PYTHONBREAKPOINT": "meshdbg.worker.remote_breakpointhook",
+        PYTHONBREAKPOINT: "meshdbg.worker.remote_breakpointhook" if breakpoints else BREAKPOINTS_OFF,
         **({TLS_FINGERPRINT.name: fingerprint} if fingerprint else {}),
     }

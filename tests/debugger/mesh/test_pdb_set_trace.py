@@ -2,7 +2,8 @@
 meshdbg session, where local pdb stops on the same script (the oracle), as `breakpoint()` does.
 
 A rank has no terminal for local pdb: it read the end of its input; set_trace's quit with
-BdbQuit, and the failed rank stopped the whole mesh; post_mortem's went on at once."""
+BdbQuit, and the failed rank stopped the whole mesh; post_mortem's went on at once. And
+`PYTHONBREAKPOINT=0`, Python's own switch, turns breakpoint() off in a run's ranks."""
 
 from __future__ import annotations
 
@@ -97,3 +98,15 @@ def test_pdb_calls_where_the_hook_names_meshdbg_open_sessions_without_meshdbg_ru
             assert server.cli("continue").returncode == 0
         out, err = worker.communicate(timeout=30)
     assert worker.returncode == 0 and "done 7" in out and "BdbQuit" not in err, err
+
+
+def test_pythonbreakpoint_0_turns_breakpoint_off_in_every_rank_as_pythons_own(tmp_path: Path) -> None:
+    """`PYTHONBREAKPOINT=0 meshdbg run ...`: the ranks' breakpoint() does nothing, as Python's
+    (the launcher set the ranks' PYTHONBREAKPOINT to meshdbg's hook whatever the run had, and an
+    unattended run waited at every leftover breakpoint()); pdb.set_trace() still stops, as locally."""
+    run = start_run(tmp_path, "--mesh", "procs=2", "values.py", env_extra={"PYTHONBREAKPOINT": "0"})
+    try:
+        code, out, err = run.finish()
+    finally:
+        run.kill()
+    assert code == 0 and "stopped at" not in err, err

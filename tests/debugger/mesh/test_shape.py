@@ -41,6 +41,9 @@ def test_rank_env_has_meshdbg_and_torch_variables() -> None:
     assert env["MESHDBG_COORDS"] == "hosts=1,gpus=1" and env["MESHDBG_RANK"] == env["RANK"] == "4"
     assert (env["WORLD_SIZE"], env["LOCAL_RANK"], env["MASTER_PORT"]) == ("6", "1", "29500")
     assert env["MESHDBG_NAME"] == "trainer" and env["PYTHONBREAKPOINT"] == "meshdbg.worker.remote_breakpointhook"
+    off = rank_env(MeshShape.parse("hosts=2,gpus=3"), 4, name="trainer", addr="127.0.0.1:5", token="t",
+                   master_addr="127.0.0.1", master_port=29500, breakpoints=False)
+    assert off["PYTHONBREAKPOINT"] == "0"  # the run's PYTHONBREAKPOINT=0, passed on: breakpoint() does nothing
 
 
 
