@@ -35,31 +35,35 @@ _lock = threading.Lock()
 
 def arm() -> None:
     """Wrap torch.distributed.init_process_group, and route pdb's set_trace and post_mortem,
-    as soon as each module is imported."""
+    as soon as each module is imported (one finder waits for both)."""
+    waiting: dict[str, Callable[[ModuleType], None]] = {}
     for name, wrap in ((DISTRIBUTED, _wrap), (PDB, _route_pdb)):
         if name in sys.modules:
             wrap(sys.modules[name])
-        elif not any(isinstance(finder, _OnImport) and finder.name == name for finder in sys.meta_path):
-            sys.meta_path.insert(0, _OnImport(name, wrap))
+        else:
+            waiting[name] = wrap
+    if waiting and not any(isinstance(finder, _OnImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _OnImport(waiting))
 
 
 class _OnImport:
-    """A meta-path finder that finds nothing itself: it lets the real finder find module
-    `name`, and has the module wrapped once it has run."""
+    """A meta-path finder that finds nothing itself: it lets the real finder find each module
+    it waits for, and has the module wrapped once it has run; it leaves once none is left."""
 
-    def __init__(self, name: str, wrap: Callable[[ModuleType], None]) -> None:
-        self.name = name
-        self._wrap = wrap
+    def __init__(self, waiting: dict[str, Callable[[ModuleType], None]]) -> None:
+        self._waiting = waiting
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if name != self.name:
+        wrap = self._waiting.pop(name, None)
+        if wrap is None:
             return None
-        sys.meta_path.remove(self)
+        if not self._waiting:
+            sys.meta_path.remove(self)
         import importlib.util
 
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
-            run, wrap = spec.loader.exec_module, self._wrap
+            run = spec.loader.exec_module
 
             def exec_module(module: ModuleType) -> None:
                 run(module)

@@ -82,7 +82,6 @@ def _indices(spec: CoordSpec, extent: int) -> set[int]:
     return set(spec)
 
 
-
 def rank_env(shape: MeshShape, rank: int, *, name: str, addr: str, token: str, master_addr: str,
              master_port: int, fingerprint: str = "", breakpoints: bool = True) -> dict[str, str]:
     """The variables a rank gets: MESHDBG_* for meshdbg (with the server's TLS fingerprint when
