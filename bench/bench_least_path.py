@@ -25,7 +25,20 @@ serve` runs on uvloop's event loop (meshdbg.debugger.cli.loop_factory), the leas
 the echo's relay on asyncio's: two_hop_echo_uvloop shows what that loop alone is worth to the
 floor, and two_hop_echo_polled what the echo worker gains by polling its own call (its thread
 takes each message off the stream itself, not from gRPC's channel thread), as meshdbg's worker
-does on its main thread (meshdbg.worker.polled). About 10 s.
+does on its main thread (meshdbg.worker.polled).
+
+A second phase does the same for `p x` inside `meshdbg run` (bench_floor.py's run_p): one hop,
+from a server in the bench's own process and loop (the loop `meshdbg run` runs on), against
+run_p's floor, that process writing to the sync echo worker:
+
+| path | server, in this process | worker |
+|---|---|---|
+| one_hop_echo | the echo's relay | the echo's (run_p's floor) |
+| one_hop_least | least server | least worker |
+| one_hop_meshdbg_worker | least server | meshdbg's |
+| one_hop_meshdbg | `DebugClient` and `ControlClient.beside`, as `meshdbg run`'s console | meshdbg's |
+
+Each line of output names its `floor` (two_hop_echo or one_hop_echo). About 15 s.
 """
 
 from __future__ import annotations
@@ -48,11 +61,14 @@ from typing import AsyncIterator, Awaitable, Callable
 import grpc
 
 from bench_core import BenchError, Processes, ran, wait_stopped
-from bench_core_echo import RELAY_METHOD, round_trip
+from bench_core_echo import RELAY_METHOD, Relay, relay_handler, round_trip
 from bench_floor import PAYLOAD
 from bench_floor_measure import STOP_TIMEOUT_S, blocks, interleaved
+from bench_floor_process import STOP_GRACE_S
 
+from meshdbg.debugger.cli import loop_factory
 from meshdbg.debugger.control import ControlClient
+from meshdbg.debugger.service import DebugClient
 from meshdbg.wire.connection import ConnectionInfo
 from meshdbg.wire.proto import debugger_pb2 as pb
 
@@ -81,19 +97,21 @@ class LeastRelay:
 
     async def from_client(self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> None:
         await self.ready.wait()
-        assert self.worker is not None
         async for request in requests:
-            line = pb.AttachRequest.FromString(request).input.line
-            await self.worker.write(pb.ServerMessage(input=pb.Input(line=line)).SerializeToString())
-            prompt = await self.prompts.get()
+            prompt = await self.ask(pb.AttachRequest.FromString(request).input.line)
             await context.write(pb.AttachEvent(reply=pb.Reply(output=prompt.output, prompt=prompt.prompt))
                                 .SerializeToString())
 
+    async def ask(self, line: str) -> pb.Prompt:
+        """`line` to the worker, and the prompt it answers with."""
+        assert self.worker is not None
+        await self.worker.write(pb.ServerMessage(input=pb.Input(line=line)).SerializeToString())
+        return await self.prompts.get()
 
-async def serve_least() -> None:
-    """The least server, for a least worker (`/least.Relay/*`) and for a meshdbg worker (its
-    `Session` stream), until terminated; prints its port first."""
-    least, for_meshdbg_worker = LeastRelay(), LeastRelay()
+
+def least_server(least: LeastRelay, for_meshdbg_worker: LeastRelay) -> grpc.aio.Server:
+    """The least server, for a least worker (`/least.Relay/*`, `least`) and for a meshdbg
+    worker (its `Session` stream, `for_meshdbg_worker`); not started."""
     stream = grpc.stream_stream_rpc_method_handler
     server = grpc.aio.server()
     server.add_generic_rpc_handlers([
@@ -101,6 +119,12 @@ async def serve_least() -> None:
             "Client": stream(least.from_client), "Worker": stream(least.from_worker),
             "MeshdbgWorkerClient": stream(for_meshdbg_worker.from_client)}),
         grpc.method_handlers_generic_handler("meshdbg.v1.Debugger", {"Session": stream(for_meshdbg_worker.from_worker)})])
+    return server
+
+
+async def serve_least() -> None:
+    """The least server, until terminated; prints its port first."""
+    server = least_server(LeastRelay(), LeastRelay())
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     print(port, flush=True)
@@ -150,24 +174,51 @@ def least_worker(addr: str) -> None:
 def measure(reps: int) -> int:
     """Run the paths, print their lines; 1 (and why, on stderr) if the system under test misbehaved."""
     with tempfile.TemporaryDirectory(prefix="meshdbg-least-") as tmp, open(Path(tmp) / "log", "wb") as log:
-        return 0 if ran("bench_least_path", lambda procs: _measure(procs, Path(tmp), reps), log, Path(tmp) / "log") else 1
+        for phase, on in ((_measure, None), (_measure_one_hop, loop_factory("run"))):
+            if not ran("bench_least_path", lambda procs, phase=phase: phase(Bench(procs, Path(tmp)), reps), log,
+                       Path(tmp) / "log", on):
+                return 1
+    return 0
 
 
-async def _measure(procs: Processes, tmp: Path, reps: int) -> None:
-    token = secrets.token_urlsafe(32)
-    env = {**os.environ, "MESHDBG_TOKEN": token, "MESHDBG_CONNECTION_FILE": str(tmp / "connection.json")}
-    env.pop("MESHDBG_ADDR", None)
-    me, echo = str(Path(__file__).resolve()), str(HERE / "bench_core_echo.py")
+class Bench:
+    """What both phases spawn their processes with."""
 
-    async def address_of(argv: list[str], what: str) -> str:
+    def __init__(self, procs: Processes, tmp: Path) -> None:
+        self.procs = procs
+        self.token = secrets.token_urlsafe(32)
+        self.env = {**os.environ, "MESHDBG_TOKEN": self.token, "MESHDBG_CONNECTION_FILE": str(tmp / "connection.json")}
+        self.env.pop("MESHDBG_ADDR", None)
+
+    async def address_of(self, argv: list[str], what: str) -> str:
         """The address a server printed first (a port alone is on loopback)."""
-        line = await procs.first_line(procs.spawn(argv, env, stdout=subprocess.PIPE, serves=True), what)
+        line = await self.procs.first_line(self.procs.spawn(argv, self.env, stdout=subprocess.PIPE, serves=True), what)
         return line if ":" in line else f"127.0.0.1:{line}"
 
-    def meshdbg_worker(addr: str, rank: int) -> None:
-        procs.spawn([sys.executable, str(HERE / "bench_core_worker.py"), "1", "0"],
-                    {**env, "MESHDBG_ADDR": addr, "MESHDBG_RANK": str(rank),
-                     "PYTHONBREAKPOINT": "meshdbg.worker.remote_breakpointhook"})
+    def meshdbg_worker(self, addr: str, rank: int) -> None:
+        self.procs.spawn([sys.executable, str(HERE / "bench_core_worker.py"), "1", "0"],
+                         {**self.env, "MESHDBG_ADDR": addr, "MESHDBG_RANK": str(rank),
+                          "PYTHONBREAKPOINT": "meshdbg.worker.remote_breakpointhook"})
+
+
+def report(samples: dict[str, list[float]], floor_path: str) -> None:
+    """A line per path: its median, and its ratio to `floor_path`'s."""
+    floor = statistics.median(samples[floor_path])
+    for path, seconds in samples.items():
+        median = statistics.median(seconds)
+        print(json.dumps({"path": path, "ms": float(f"{median * 1e3:.4g}"), "ratio": round(median / floor, 2),
+                          "floor": floor_path}), flush=True)
+
+
+def checked(prompt_output: str, how: str) -> None:
+    """BenchError unless `prompt_output` is `p x`'s."""
+    if "'rank'" not in prompt_output:
+        raise BenchError(f"unexpected reply to {LINE!r} {how}: {prompt_output!r}")
+
+
+async def _measure(bench: Bench, reps: int) -> None:
+    procs, env, token, address_of, meshdbg_worker = bench.procs, bench.env, bench.token, bench.address_of, bench.meshdbg_worker
+    me, echo = str(Path(__file__).resolve()), str(HERE / "bench_core_echo.py")
 
     relay = await address_of([sys.executable, echo, "--relay"], "the relay")
     procs.spawn([sys.executable, echo, "--worker", relay], env, serves=True)
@@ -199,15 +250,12 @@ async def _measure(procs: Processes, tmp: Path, reps: int) -> None:
             async def p_x() -> None:
                 await call.write(request.SerializeToString() if serialized else request)
                 event = await call.read()
-                reply = (pb.AttachEvent.FromString(event) if serialized else event).reply
-                if "'rank'" not in reply.output:
-                    raise BenchError(f"unexpected reply to {LINE!r}: {reply.output!r}")
+                checked((pb.AttachEvent.FromString(event) if serialized else event).reply.output, "on a stream")
             return p_x
 
         async with client.attach(rank=0) as attached:
             async def api_p() -> None:
-                if "'rank': 0" not in (await attached.send(LINE)).output:
-                    raise BenchError(f"unexpected reply to {LINE!r} through the API")
+                checked((await attached.send(LINE)).output, "through the API")
 
             measures = {
                 "two_hop_echo": blocks(lambda: round_trip(hop, PAYLOAD), 20),
@@ -220,13 +268,61 @@ async def _measure(procs: Processes, tmp: Path, reps: int) -> None:
             for each in measures.values():  # warm-up
                 await each()
             samples = await interleaved(measures, reps)
-        floor = statistics.median(samples["two_hop_echo"])
-        for path, seconds in samples.items():
-            median = statistics.median(seconds)
-            print(json.dumps({"path": path, "ms": float(f"{median * 1e3:.4g}"), "ratio": round(median / floor, 2)}),
-                  flush=True)
+        report(samples, "two_hop_echo")
         raw_attach.cancel()
         await client.resume("all")
+
+
+async def _measure_one_hop(bench: Bench, reps: int) -> None:
+    """The one-hop paths: every server in this process, on this loop (the one `meshdbg run` runs on)."""
+    echo_relay, least, for_meshdbg_worker = Relay(), LeastRelay(), LeastRelay()
+    servers = least_server(least, for_meshdbg_worker)
+    servers.add_generic_rpc_handlers([relay_handler(echo_relay)])
+    addr = f"127.0.0.1:{servers.add_insecure_port('127.0.0.1:0')}"
+    await servers.start()
+    debugger = DebugClient(token=bench.token, publish=False, what="bench_least_path")
+    await debugger.start()
+    # The echoing workers are ended first, at the end, so that their handlers here end by
+    # themselves (a handler cancelled by the server's stop has gRPC print its CancelledError).
+    echoing_workers = [bench.procs.spawn([sys.executable, script, "--worker", addr], bench.env)
+                       for script in (str(HERE / "bench_core_echo.py"), str(Path(__file__).resolve()))]
+    try:
+        async with ControlClient.beside(debugger) as client:
+            bench.meshdbg_worker(addr, 0)
+            bench.meshdbg_worker(client.connection.addr, 0)
+            await wait_stopped(client, 1, STOP_TIMEOUT_S)
+            for ready in (echo_relay.worker_ready, least.ready, for_meshdbg_worker.ready):
+                await asyncio.wait_for(ready.wait(), STOP_TIMEOUT_S)
+            echoing = echo_relay.workers[-1]
+
+            async def one_hop_echo() -> None:
+                await echoing.write(PAYLOAD)
+                await echo_relay.answers.get()
+
+            def one_hop_p(relay: LeastRelay) -> Callable[[], Awaitable[None]]:
+                async def p_x() -> None:
+                    checked((await relay.ask(LINE)).output, "over one hop")
+                return p_x
+
+            async with client.attach(rank=0) as attached:
+                async def run_p() -> None:
+                    checked((await attached.send(LINE)).output, "inside the server's process")
+
+                measures = {"one_hop_echo": blocks(one_hop_echo, 20), "one_hop_least": blocks(one_hop_p(least), 20),
+                            "one_hop_meshdbg_worker": blocks(one_hop_p(for_meshdbg_worker), 20),
+                            "one_hop_meshdbg": blocks(run_p, 20)}
+                for each in measures.values():  # warm-up
+                    await each()
+                report(await interleaved(measures, reps), "one_hop_echo")
+            await client.resume("all")
+            assert for_meshdbg_worker.worker is not None
+            await for_meshdbg_worker.worker.write(pb.ServerMessage(resume=pb.Resume()).SerializeToString())
+    finally:
+        for worker in echoing_workers:
+            worker.terminate()
+            await asyncio.to_thread(worker.wait)
+        await debugger.stop(0)
+        await servers.stop(STOP_GRACE_S)
 
 
 def _positive(text: str) -> int:
