@@ -38,7 +38,7 @@ run_p's floor, that process writing to the sync echo worker:
 | one_hop_meshdbg_worker | least server | meshdbg's |
 | one_hop_meshdbg | `DebugClient` and `ControlClient.beside`, as `meshdbg run`'s console | meshdbg's |
 
-Each line of output names its `floor` (two_hop_echo or one_hop_echo). About 15 s.
+Each line of output names its `floor` (two_hop_echo or one_hop_echo). Both phases: about 10 s.
 """
 
 from __future__ import annotations
