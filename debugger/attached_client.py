@@ -38,7 +38,7 @@ class AttachedClient:
         self._answered = asyncio.Event()
         self._answered.set()
         self._end_told = False
-        self._replay = self.session.replay(target.following)
+        self._replay = self.session.replay(target.following, target.program_shown)
         self.session.subscribe(self._feed)  # from the replay on, nothing others do here goes unseen
 
     def opening(self) -> tuple[pb.AttachEvent, pb.AttachEvent]:

@@ -265,14 +265,18 @@ class ControlClient:
                       ((left.session.identity.rank, printable(left.why)) for left in reply.not_resumed))
 
     def attach(self, rank: int | None = None, name: str = "", session_id: int | None = None,
-               on_shared: Callable[[Shared], None] | None = None, following: bool = False) -> AttachedSession:
+               on_shared: Callable[[Shared], None] | None = None, following: bool = False,
+               program_shown: bool = False) -> AttachedSession:
         """Attach to one session, by id or by rank (and name); `on_shared` gets what others do
         there. `following`: this client let the rank run and comes back to its next stop, so
-        the replay is that stop as pdb printed it (see pb.AttachTarget.following)."""
+        the replay is that stop as pdb printed it (see pb.AttachTarget.following).
+        `program_shown`: this client showed the rank's output as it came, so the replay leaves
+        out what the program printed since pdb's last output (pb.AttachTarget.program_shown)."""
         if session_id is not None:
-            target = pb.AttachTarget(session_id=session_id, following=following)
+            target = pb.AttachTarget(session_id=session_id, following=following, program_shown=program_shown)
         else:
-            target = pb.AttachTarget(rank=pb.RankTarget(rank=rank or 0, name=name), following=following)
+            target = pb.AttachTarget(rank=pb.RankTarget(rank=rank or 0, name=name), following=following,
+                                     program_shown=program_shown)
         from meshdbg.debugger.attached_session import AttachedSession  # (a listing loads no attach)
 
         if self._beside is not None:

@@ -138,12 +138,13 @@ class Session:
         """What `info()` is made of, as the session stands now: taken with no message built."""
         return self.id, self.state, self.prompt, self.prompt_kind, self._identity, self._frame
 
-    def _record(self, text: str) -> None:
-        """Add `text` to the transcript (made with its first text)."""
+    def _record(self, text: str, program: bool = False) -> None:
+        """Add `text` to the transcript (made with its first text); `program`: the program's
+        own output between pdb's commands, which a client that showed it leaves out of a replay."""
         if text:
             if self._transcript is None:
                 self._transcript = Tail()
-            self._transcript.add(text)
+            self._transcript.add(text, aside=program)
 
     def _forget_transcript(self) -> None:
         """The output so far is no longer the session's to replay: the same Tail starts over
@@ -164,15 +165,17 @@ class Session:
             self._info_bytes = length_delimited(LISTED_FIELD, self.info().SerializeToString())
         return self._info_bytes
 
-    def replay(self, following: bool = False) -> pb.Reply:
+    def replay(self, following: bool = False, program_shown: bool = False) -> pb.Reply:
         """What an attaching client sees first: where pdb stands, then the output since the
         last command (just that output when it already shows the position, as a stop's does,
         maybe followed by what the program printed since, and by what pdb printed as the stop
         began: display changes). `following`: the client let the rank run and comes back to
         this stop as local pdb's terminal would, so it sees only what pdb printed (nothing of
-        the position after a `silent` commands block)."""
+        the position after a `silent` commands block). `program_shown`: the client showed the
+        program's output as it came (`meshdbg run`'s console), so what the program printed
+        since pdb's last output is left out (the whole of it came again at each attach)."""
         self._unseen = ""
-        output = self._transcript.text() if self._transcript is not None else ""
+        output = self._transcript.text(aside=not program_shown) if self._transcript is not None else ""
         if (not following and self.location and self.state is State.STOPPED
                 and self.location + "\n" not in output):
             output = self.location + "\n" + output
@@ -333,7 +336,7 @@ class Session:
         """A chunk of the running command's output (or, between commands, of the program's):
         to its listener (waiting while the listener's client is behind, which holds the worker
         back too), else collected; and to the other attached clients."""
-        self._record(text)
+        self._record(text, program=self._pending is None)
         self._share(peers.output, text)
         if self._listener is not None:
             try:

@@ -30,19 +30,24 @@ def tail_start(text: str, size: int = OUTPUT_CHUNK_CHARS) -> int:
 
 
 class Tail:
-    """The last `limit` characters of a growing text, with a note of how much was dropped."""
+    """The last `limit` characters of a growing text, with a note of how much was dropped.
+
+    It knows how much of its end is text added `aside` (a session's: the program's own output
+    between pdb's commands), which a reader that showed that text already leaves out."""
 
     def __init__(self, limit: int = TAIL_CHARS) -> None:
         self._limit = limit
         self._parts: list[str] = []
         self._length = 0
         self.dropped = 0
+        self._aside = 0  # characters at the end added `aside`, since the last text that was not
 
-    def add(self, text: str) -> None:
+    def add(self, text: str, aside: bool = False) -> None:
         if not text:
             return
         self._parts.append(text)
         self._length += len(text)
+        self._aside = self._aside + len(text) if aside else 0
         if self._length > 2 * self._limit:
             self._compact()
 
@@ -53,13 +58,18 @@ class Tail:
         self._parts, self._length = [keep], len(keep)
 
     def clear(self) -> None:
-        self._parts, self._length, self.dropped = [], 0, 0
+        self._parts, self._length, self.dropped, self._aside = [], 0, 0, 0
 
-    def text(self) -> str:
-        """The kept text, led by a note when earlier output was dropped."""
+    def text(self, aside: bool = True) -> str:
+        """The kept text, led by a note when earlier output was dropped; without `aside`, with
+        no text added aside at its end (and no note when nothing else is left)."""
         if self._length > self._limit:
             self._compact()
         body = "".join(self._parts)
+        if not aside and self._aside:
+            body = body[:max(0, len(body) - self._aside)]
+            if not body:
+                return ""
         if self.dropped:
             return f"[meshdbg: {self.dropped} earlier characters of output not kept]\n{body}"
         return body

@@ -170,10 +170,11 @@ class Console:
         if target.thread:  # one of the rank's threads: its session, by id
             target = AttachTarget(session_id=thread_session(await client.list(), target).id)
         await self.detach()
-        attachment = await Attachment.open(client, target, self.show_shared)
+        shown = self.job is not None  # under `meshdbg run`, which prints every rank's output as it comes
+        attachment = await Attachment.open(client, target, self.show_shared, shown)
         if not_stopped_yet(attachment.session):
             await self._wait_for_the_stop(client, attachment)
-            attachment = await Attachment.open(client, target, self.show_shared)
+            attachment = await Attachment.open(client, target, self.show_shared, shown)
         self.attachment, self.following = attachment, None
         self.announce(f"attached to {attachment.label} at {where(attachment.session)}; "
                       f"detach or Ctrl-D leaves it paused")

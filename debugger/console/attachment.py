@@ -38,10 +38,12 @@ class Attachment:
 
     @classmethod
     async def open(cls, client: ControlClient, target: AttachTarget,
-                   show: Callable[[str], None] = lambda text: None) -> "Attachment":
-        """Attach; `show` prints what others do on the session (meshdbg.debugger.peers), line by line."""
+                   show: Callable[[str], None] = lambda text: None, program_shown: bool = False) -> "Attachment":
+        """Attach; `show` prints what others do on the session (meshdbg.debugger.peers), line by
+        line. `program_shown`: the console printed the rank's output as it came (under `meshdbg
+        run`), so the replay does not print it again."""
         attached = client.attach(rank=target.rank, name=target.name, session_id=target.session_id,
-                                 following=target.following)
+                                 following=target.following, program_shown=program_shown)
         await attached.__aenter__()
         return cls(attached, show)
 

@@ -77,6 +77,13 @@ def test_the_programs_output_between_commands_is_in_the_replay_of_a_later_attach
             await screen.until("between commands\n")
             async with client.attach(rank=0) as late:
                 assert late.replay.output == stop.output + "between commands\n"  # where it stands, once
+            # A client that showed the program's output as it came (`meshdbg run`'s console)
+            # gets pdb's last reply and no more: the program's lines came to it already.
+            async with client.attach(rank=0, program_shown=True) as shown:
+                assert shown.replay.output == stop.output
+                await shown.send("!print('during a command')")
+            async with client.attach(rank=0, program_shown=True) as shown:
+                assert shown.replay.output.endswith("during a command\n")  # pdb's reply: the command's own output
 
     server.run(body)
 

@@ -509,14 +509,16 @@ class ListReply(_message.Message):
     def __init__(self, sessions: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ..., workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ...) -> None: ...
 
 class AttachTarget(_message.Message):
-    __slots__ = ("session_id", "rank", "following")
+    __slots__ = ("session_id", "rank", "following", "program_shown")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     RANK_FIELD_NUMBER: _ClassVar[int]
     FOLLOWING_FIELD_NUMBER: _ClassVar[int]
+    PROGRAM_SHOWN_FIELD_NUMBER: _ClassVar[int]
     session_id: int
     rank: RankTarget
     following: bool
-    def __init__(self, session_id: _Optional[int] = ..., rank: _Optional[_Union[RankTarget, _Mapping]] = ..., following: _Optional[bool] = ...) -> None: ...
+    program_shown: bool
+    def __init__(self, session_id: _Optional[int] = ..., rank: _Optional[_Union[RankTarget, _Mapping]] = ..., following: _Optional[bool] = ..., program_shown: _Optional[bool] = ...) -> None: ...
 
 class RankTarget(_message.Message):
     __slots__ = ("rank", "name")
