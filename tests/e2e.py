@@ -66,11 +66,13 @@ class Server:
         return subprocess.run([sys.executable, "-m", "meshdbg", *args], env=env or self.env, input=input,
                               capture_output=True, text=True, timeout=timeout)
 
-    def worker(self, script: str, rank: int = 0, coords: str = "", *args: str,
+    def worker(self, script: str, rank: int | None = 0, coords: str = "", *args: str,
                env: dict[str, str] | None = None, **popen: object) -> subprocess.Popen:
-        """Start tests/scripts/SCRIPT as a worker with the given rank and coordinates."""
-        worker_env = dict(env or self.env, MESHDBG_RANK=str(rank), MESHDBG_COORDS=coords,
-                          PYTHONBREAKPOINT="meshdbg.worker.remote_breakpointhook", PYTHONUNBUFFERED="1")
+        """Start tests/scripts/SCRIPT as a worker with the given rank and coordinates (rank
+        None: neither, as under another launcher, whose variables `env` holds)."""
+        worker_env = dict(env or self.env, PYTHONBREAKPOINT="meshdbg.worker.remote_breakpointhook", PYTHONUNBUFFERED="1")
+        if rank is not None:
+            worker_env.update(MESHDBG_RANK=str(rank), MESHDBG_COORDS=coords)
         popen.setdefault("stdin", subprocess.DEVNULL)
         popen.setdefault("stdout", subprocess.PIPE)
         popen.setdefault("stderr", subprocess.PIPE)

@@ -1,8 +1,13 @@
 """Who this worker is: rank, mesh coordinates and name, from meshdbg or another launcher.
 
-Detection order (DESIGN §3): MESHDBG_* → torchrun → Open MPI → MPICH/PMI → SLURM. Under
-`srun torchrun`, torchrun's variables win because they come first. Other launchers give
+Detection order (DESIGN §3): MESHDBG_* → torchrun → Open MPI → MPICH/PMI → `RANK` → SLURM.
+Under `srun torchrun`, torchrun's variables win because they come first. Other launchers give
 coordinates `{"hosts": node, "gpus": local_rank}`.
+
+`RANK` alone is torch.distributed's `env://` convention, which launchers other than torchrun
+set (DeepSpeed's, a job's own spawner that sets `os.environ["RANK"]` in each child): without
+it every such process was rank 0. It comes before SLURM, whose task may hold several ranks
+(`srun` one task a node, each spawning a process per GPU).
 """
 
 from __future__ import annotations
@@ -67,10 +72,27 @@ def detect_identity(env: Mapping[str, str] | None = None) -> WorkerIdentity:
         rank = _int(env, "PMI_RANK")
         per_node = max(1, _int(env, "MPI_LOCALNRANKS", "1"))
         return WorkerIdentity(name, *_mesh(rank, rank // per_node, _int(env, "MPI_LOCALRANKID")), "mpich")
+    if "RANK" in env:
+        rank = _int(env, "RANK")
+        return WorkerIdentity(name, rank, _env_coords(env, rank), "env")
     if "SLURM_PROCID" in env:
         rank, coords = _mesh(_int(env, "SLURM_PROCID"), _int(env, "SLURM_NODEID"), _int(env, "SLURM_LOCALID"))
         return WorkerIdentity(name, rank, coords, "slurm")
     return WorkerIdentity(name, 0)
+
+
+def _env_coords(env: Mapping[str, str], rank: int) -> dict[str, int]:
+    """The coordinates the `env://` variables give, as far as they go: `gpus` from LOCAL_RANK,
+    `hosts` from GROUP_RANK or NODE_RANK, else from LOCAL_WORLD_SIZE (none without LOCAL_RANK)."""
+    if "LOCAL_RANK" not in env:
+        return {}
+    local = _int(env, "LOCAL_RANK")
+    for node in ("GROUP_RANK", "NODE_RANK"):
+        if node in env:
+            return {"hosts": _int(env, node), "gpus": local}
+    if "LOCAL_WORLD_SIZE" in env:
+        return {"hosts": rank // max(1, _int(env, "LOCAL_WORLD_SIZE")), "gpus": local}
+    return {"gpus": local}
 
 
 def session_identity(worker: WorkerIdentity, reason: StopReason | None, context: Mapping[str, str] | None = None) -> pb.Identity:

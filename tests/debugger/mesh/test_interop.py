@@ -63,6 +63,29 @@ def test_open_mpi_variables() -> None:
     assert detect_identity(env).coords == {"hosts": 3, "gpus": 2}
 
 
+def test_the_env_convention_alone_gives_the_rank_and_what_it_can_of_the_coordinates() -> None:
+    # torch.distributed's env:// variables, as DeepSpeed's launcher or a job's own spawner sets them
+    assert (detect_identity({"RANK": "5", "WORLD_SIZE": "8"}).rank, detect_identity({"RANK": "5"}).coords,
+            detect_identity({"RANK": "5"}).launcher) == (5, {}, "env")
+    assert detect_identity({"RANK": "5", "LOCAL_RANK": "1"}).coords == {"gpus": 1}
+    assert detect_identity({"RANK": "5", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "4"}).coords == {"hosts": 1, "gpus": 1}
+    assert detect_identity({"RANK": "5", "LOCAL_RANK": "1", "NODE_RANK": "3"}).coords == {"hosts": 3, "gpus": 1}
+    # under srun one task may spawn a process per GPU, each with its own RANK
+    env = {"RANK": "9", "LOCAL_RANK": "1", "GROUP_RANK": "2", "SLURM_PROCID": "2", "SLURM_NODEID": "2",
+           "SLURM_LOCALID": "0"}
+    assert (detect_identity(env).rank, detect_identity(env).coords, detect_identity(env).launcher) == (
+        9, {"hosts": 2, "gpus": 1}, "env")
+
+
+def test_processes_with_only_the_env_convention_stop_as_their_ranks(server: Server) -> None:
+    for rank in (0, 1):
+        server.worker("stop_forever.py", None, env={**server.env, "RANK": str(rank), "LOCAL_RANK": str(rank),
+                                                     "WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "2"})
+    sessions = {s["rank"]: s for s in server.wait_sessions(2)}
+    assert sorted(sessions) == [0, 1]  # before: both rank 0
+    assert [sessions[rank]["coords"] for rank in (0, 1)] == [{"hosts": 0, "gpus": 0}, {"hosts": 0, "gpus": 1}]
+
+
 def test_torchrun_variables_win_under_srun() -> None:
     env = {"TORCHELASTIC_RUN_ID": "job", "RANK": "3", "LOCAL_RANK": "1", "GROUP_RANK": "1",
            "SLURM_PROCID": "0", "SLURM_LOCALID": "0", "SLURM_NODEID": "0", "OMPI_COMM_WORLD_RANK": "0"}
