@@ -30,6 +30,7 @@ from typing import Any, Callable
 DISTRIBUTED = "torch.distributed"
 PDB = "pdb"
 MARK = "_meshdbg_registers"  # on our wrapper: never wrapped twice
+LOCAL = "_meshdbg_local"  # on our stand-in for pdb.Pdb.set_trace: the one it stands in for
 _lock = threading.Lock()
 
 
@@ -74,8 +75,8 @@ class _OnImport:
 
 
 def _route_pdb(pdb: ModuleType) -> None:
-    """pdb's set_trace and post_mortem load meshdbg's hook at their first call, which routes
-    both to meshdbg from then on and stops there (nothing is imported before)."""
+    """pdb's set_trace and post_mortem, and pdb.Pdb's set_trace, load meshdbg's hook at their
+    first call, which routes them to meshdbg from then on (nothing is imported before)."""
     def set_trace(*args: Any, header: str | None = None, **kwargs: Any) -> None:
         from meshdbg.wire.vocabulary import StopReason
 
@@ -86,8 +87,19 @@ def _route_pdb(pdb: ModuleType) -> None:
         with contextlib.suppress(ImportError):
             _routed(pdb).pdb_post_mortem(t)
 
+    local_set_trace = pdb.Pdb.set_trace
+
+    def instance_set_trace(self: Any, frame: Any = None, **kwargs: Any) -> None:
+        try:
+            _routed(pdb)  # (the hook's own set_trace of pdb.Pdb decides from now on)
+        except ImportError:
+            return local_set_trace(self, frame, **kwargs)
+        return pdb.Pdb.set_trace(self, frame or sys._getframe(1), **kwargs)
+
+    setattr(instance_set_trace, LOCAL, local_set_trace)
     setattr(pdb, "set_trace", set_trace)
     setattr(pdb, "post_mortem", post_mortem)
+    setattr(pdb.Pdb, "set_trace", instance_set_trace)
 
 
 def _routed(pdb: ModuleType) -> ModuleType:

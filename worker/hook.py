@@ -15,6 +15,7 @@ from types import CodeType, FrameType, ModuleType, TracebackType
 from typing import Any, Callable, Mapping
 
 from meshdbg.worker import dependencies  # noqa: F401  (first: gRPC and protobuf as installed, not the job's)
+from meshdbg.worker import autostart
 from meshdbg.wire.connection import resolve_connection
 from meshdbg.wire.environment import breakpoints_off
 from meshdbg.wire.errors import MeshdbgError
@@ -118,19 +119,58 @@ def post_mortem(traceback: TracebackType, labels: Mapping[str, str] | None = Non
 
 
 def install() -> None:
-    """Make plain `breakpoint()` in this process use meshdbg, and `import pdb; pdb.set_trace()`
-    and `pdb.post_mortem()` too: a rank of `meshdbg run` has no terminal for local pdb, which
-    read the end of its input (set_trace's quit with BdbQuit and failed the rank, and with it
-    the whole mesh; post_mortem's went on as if nothing had been asked)."""
+    """Make plain `breakpoint()` in this process use meshdbg, and `import pdb; pdb.set_trace()`,
+    `pdb.post_mortem()` and `pdb.Pdb().set_trace()` too: a rank of `meshdbg run` has no
+    terminal for local pdb, which read the end of its input (set_trace's quit with BdbQuit and
+    failed the rank, and with it the whole mesh; post_mortem's went on as if nothing had been asked)."""
     if not breakpoints_off(os.environ):  # (PYTHONBREAKPOINT=0: breakpoint() does nothing, as Python's)
         sys.breakpointhook = remote_breakpointhook
     route_pdb(pdb)
 
 
 def route_pdb(pdb_module: ModuleType) -> None:
-    """`pdb_module.set_trace()` and `.post_mortem()` open meshdbg sessions from now on."""
+    """`pdb_module.set_trace()` and `.post_mortem()` open meshdbg sessions from now on, and so
+    does the `set_trace` of a `pdb.Pdb` the program makes itself where it would read a stdin
+    with no terminal behind it (`_route_instances`)."""
     setattr(pdb_module, "set_trace", remote_breakpointhook)  # (called as breakpoint() calls its hook)
     setattr(pdb_module, "post_mortem", pdb_post_mortem)
+    _route_instances(pdb_module.Pdb)
+
+
+_ROUTED = "_meshdbg_routed"  # on our set_trace of pdb.Pdb: never wrapped twice
+
+
+def _route_instances(pdb_class: type[pdb.Pdb]) -> None:
+    """`pdb.Pdb(skip=[...]).set_trace()`, or a subclass's (ipdb's debugger is one), stops in a
+    meshdbg session when that pdb would read this process's stdin and no terminal is behind
+    it: local pdb read the end of its input at once and quit, raising BdbQuit into the program.
+    One with a stdin of its own (a socket's, a script of lines) or a terminal is left to itself,
+    as are meshdbg's own."""
+    original = pdb_class.set_trace  # bdb.Bdb's before 3.13
+    if getattr(original, _ROUTED, False):
+        return
+    original = getattr(original, autostart.LOCAL, original)  # (meshdbg.pth's stand-in: what it stood in for)
+
+    @functools.wraps(original)
+    def set_trace(self: pdb.Pdb, frame: FrameType | None = None, **kwargs: Any) -> None:
+        if isinstance(self, PdbWrapper) or not _reads_no_terminal(self):
+            original(self, frame, **kwargs)
+        else:
+            stop_at(frame or sys._getframe(1), StopReason.BREAKPOINT)
+
+    setattr(set_trace, _ROUTED, True)
+    setattr(pdb_class, "set_trace", set_trace)
+
+
+def _reads_no_terminal(debugger: pdb.Pdb) -> bool:
+    """`debugger` reads its lines from this process's stdin, which has no terminal behind it."""
+    stdin = sys.stdin
+    if debugger.stdin is not stdin:
+        return False
+    try:
+        return stdin is None or not stdin.isatty()
+    except (ValueError, OSError):  # closed
+        return True
 
 
 def pdb_post_mortem(t: TracebackType | BaseException | None = None) -> None:

@@ -19,13 +19,14 @@ from mesh_helpers import SCRIPTS, Cli, start_run
 
 SCRIPT = "pdb_set_trace.py"
 POST_MORTEM = "pdb_post_mortem.py"
+INSTANCE = "pdb_instance.py"
 LOCATION = re.compile(r"^(?:\(Pdb\) )?> .+\((?P<lineno>\d+)\)(?P<function>.+)\(\)$", re.MULTILINE)  # (after a prompt)
 
 
 def _local_pdb_stops(script: str) -> list[tuple[int, str]]:
     """The (line, function) local pdb stops at in `script`, continued at each stop."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MESHDBG_", "PYTHONBREAKPOINT"))}
-    done = subprocess.run([sys.executable, script], cwd=SCRIPTS, input="c\nc\n", capture_output=True, text=True,
+    done = subprocess.run([sys.executable, script], cwd=SCRIPTS, input="c\n" * 5, capture_output=True, text=True,
                           timeout=30, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     return [(int(found["lineno"]), found["function"]) for found in LOCATION.finditer(done.stdout)]
@@ -61,6 +62,26 @@ def test_pdb_set_trace_in_ranks_stops_in_sessions_where_local_pdb_stops(tmp_path
     assert "rank 0 done 1" in out and "rank 1 done 11" in out and "BdbQuit" not in out + err
 
 
+def test_a_pdb_the_program_makes_stops_in_sessions_where_local_pdb_stops(tmp_path: Path) -> None:
+    """`pdb.Pdb(...).set_trace()` and a subclass's (ipdb's debugger is one) read the rank's
+    stdin, which has no terminal: local pdb quit at once and BdbQuit failed the rank. One with
+    lines of its own runs where it is, as locally."""
+    expected = _local_pdb_stops(INSTANCE)[:2]  # (the scripted one's stop is its own, in its own output)
+    run = start_run(tmp_path, "--mesh", "procs=2", INSTANCE)
+    try:
+        for stop, (lineno, function) in enumerate(expected):
+            _wait_both_stopped_at(run.cli, lineno, function)
+            cast = run.cli("cast", "all", "p x" if stop == 0 else "p y")
+            assert cast.returncode == 0 and all(f"  {value}\n" in cast.stdout for value in
+                                                ((0, 10) if stop == 0 else (1, 11))), cast.stdout + cast.stderr
+            assert run.cli("continue", "all").returncode == 0
+        code, out, err = run.finish()
+    finally:
+        run.kill()
+    assert code == 0, err
+    assert "rank 0 done 1 scripted 1" in out and "rank 1 done 11 scripted 1" in out and "BdbQuit" not in out + err
+
+
 def test_pdb_post_mortem_in_ranks_opens_a_post_mortem_session_and_the_rank_goes_on(tmp_path: Path) -> None:
     [(lineno, function)] = _local_pdb_stops(POST_MORTEM)
     run = start_run(tmp_path, "--mesh", "procs=2", POST_MORTEM)
@@ -78,9 +99,10 @@ def test_pdb_post_mortem_in_ranks_opens_a_post_mortem_session_and_the_rank_goes_
 
 def test_pdb_calls_where_the_hook_names_meshdbg_open_sessions_without_meshdbg_run(tmp_path: Path) -> None:
     """A process started by anything else (torchrun, srun, a pool) with PYTHONBREAKPOINT naming
-    meshdbg and no terminal: meshdbg.pth routes pdb's set_trace and post_mortem too."""
+    meshdbg and no terminal: meshdbg.pth routes pdb's set_trace and post_mortem too, and a
+    `pdb.Pdb().set_trace()` of the program's own."""
     stops = _local_pdb_stops("pdb_calls.py")
-    assert len(stops) == 2
+    assert len(stops) == 3
     with serving(tmp_path) as server:
         worker = subprocess.Popen([sys.executable, "pdb_calls.py"], cwd=SCRIPTS, text=True, stdin=subprocess.DEVNULL,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -88,7 +110,7 @@ def test_pdb_calls_where_the_hook_names_meshdbg_open_sessions_without_meshdbg_ru
                                            PYTHONPATH=with_meshdbg_pth(tmp_path)))
         server.workers.append(worker)
         seen: set[int] = set()
-        for (lineno, function), reason in zip(stops, ("breakpoint", "post-mortem")):
+        for (lineno, function), reason in zip(stops, ("breakpoint", "post-mortem", "breakpoint")):
             session = wait_for(lambda: next((s for s in server.sessions() if s["state"] == "stopped"
                                              and s["id"] not in seen), None), 30, f"a stop at line {lineno}")
             seen.add(session["id"])

@@ -1,4 +1,5 @@
-"""pdb's own calls in a process that torchrun, srun or a pool starts: set_trace, then post_mortem."""
+"""pdb's own calls in a process that torchrun, srun or a pool starts: set_trace, post_mortem,
+then a `pdb.Pdb` of the program's own."""
 import pdb
 
 x = 7
@@ -7,4 +8,5 @@ try:
     x / 0
 except ZeroDivisionError:
     pdb.post_mortem()
+pdb.Pdb().set_trace()
 print("done", x, flush=True)
