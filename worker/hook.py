@@ -80,13 +80,14 @@ def stop_at(frame: FrameType, reason: StopReason, header: str | None = None) -> 
     _fall_back(frame, problem, header)
 
 
-def stop_in_next_call(code: CodeType, reason: StopReason) -> Callable[[], None]:
-    """Stop at the first line of the next call of `code` in this thread (a pipeline stage's
-    `forward`, whose frame does not exist yet), through a call-only trace function until then.
-    Returns a function that forgets the stop if the call never came. Only when this thread has
-    no trace function of its own (pdb, coverage): it replaces it."""
+def stop_in_next_call(matches: Callable[[FrameType], bool], reason: StopReason) -> Callable[[], None]:
+    """Stop at the first line of the next call in this thread whose frame `matches` (a pipeline
+    stage's `forward`, a script's module code, whose frame does not exist yet), through a
+    call-only trace function until then. Returns a function that forgets the stop if the call
+    never came. Only when this thread has no trace function of its own (pdb, coverage): it
+    replaces it."""
     def on_call(frame: FrameType, event: str, arg: object) -> Callable[..., Any] | None:
-        if event != "call" or frame.f_code is not code:
+        if event != "call" or not matches(frame):
             return None  # nothing traced inside other calls
         sys.settrace(None)
         stop_at(frame, reason)

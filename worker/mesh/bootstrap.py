@@ -2,6 +2,8 @@
 
     python -m meshdbg.worker.mesh.bootstrap SCRIPT [ARGS...]        like `python SCRIPT ARGS...`
     python -m meshdbg.worker.mesh.bootstrap -m MODULE [ARGS...]     like `python -m MODULE ARGS...`
+    python -m meshdbg.worker.mesh.bootstrap -m pdb [-c continue] (SCRIPT | -m MODULE) [ARGS...]
+                                                                    like `python -m pdb ...` (`under_pdb`)
     python -m meshdbg.worker.mesh.bootstrap --actors                serve actor calls until told to stop
 
 (The launcher's fork server calls `main` directly.) The worker opens its agent stream first,
@@ -28,9 +30,10 @@ from typing import Callable
 from meshdbg.worker import dependencies  # noqa: F401  (first: gRPC and protobuf as installed, not the job's)
 from meshdbg.wire.connection import resolve_connection
 from meshdbg.wire.environment import POST_MORTEM
-from meshdbg.wire.errors import MeshdbgError
+from meshdbg.wire.errors import MeshdbgError, UsageError
+from meshdbg.wire.vocabulary import StopReason
 from meshdbg.worker.context import context_of
-from meshdbg.worker.hook import install, post_mortem
+from meshdbg.worker.hook import install, post_mortem, stop_in_next_call
 from meshdbg.worker.identity import detect_identity
 from meshdbg.worker.mesh.actor import ActorHost, without_leading_frames
 from meshdbg.worker.mesh.agent import Agent, install_interrupt_handler
@@ -89,6 +92,38 @@ def run_as_python_does(argv: list[str]) -> None:
     exec(code, main.__dict__)
 
 
+CONTINUING = frozenset({"c", "cont", "continue"})  # pdb's -c commands that only let the program run
+
+
+def under_pdb(argv: list[str]) -> tuple[list[str], bool]:
+    """`[-c CMD]... (SCRIPT | -m MODULE) ARGS...` (what follows `-m pdb`) as the target that
+    `python -m pdb` runs, and whether it stops at its first line, as there: local pdb would read
+    the rank's stdin, which has no terminal (it quit at once and the program never ran). An
+    uncaught error opens a post-mortem session, as pdb's does; the program is not restarted
+    when it ends. Of pdb's commands only `-c continue` (no first-line stop); UsageError else."""
+    commands: list[str] = []
+    while argv and (argv[0] in ("-c", "--command") or argv[0].startswith("--command=")
+                    or (argv[0].startswith("-c") and len(argv[0]) > 2)):
+        option = argv.pop(0)
+        if option in ("-c", "--command"):
+            if not argv:
+                raise UsageError("pdb's -c needs a command")
+            commands.append(argv.pop(0))
+        else:
+            commands.append(option.removeprefix("--command=") if option.startswith("--") else option[2:])
+    unknown = [command for command in commands if command.strip() not in CONTINUING]
+    if unknown:
+        raise UsageError(f"pdb's -c {unknown[0]!r}: only `-c continue` here (type pdb's commands at its prompt)")
+    if not argv or argv == ["-m"] or (argv[0].startswith("-") and argv[0] != "-m"):
+        raise UsageError("usage: -m pdb [-c continue] (SCRIPT | -m MODULE) [ARGS...]")
+    return argv, not commands
+
+
+def stops_first(frame: types.FrameType) -> bool:
+    """`frame` runs the code of the program's __main__ module (a script's, `-m MODULE`'s)."""
+    return frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__main__"
+
+
 def run_target(argv: list[str], with_post_mortem: bool) -> int:
     """Run a script or `-m module` as __main__; its exit status."""
     try:
@@ -102,6 +137,19 @@ def run_target(argv: list[str], with_post_mortem: bool) -> int:
             post_mortem(tb, context_of(exc))
         return 1
     return 0
+
+
+def run_target_under_pdb(argv: list[str], with_post_mortem: bool) -> int:
+    """`python -m pdb ARGV...` in a rank: the target `under_pdb` says, stopped at its first line
+    in a meshdbg session unless told to continue; status 2 (and why) for what it cannot do."""
+    try:
+        target, first_line = under_pdb(list(argv))
+    except UsageError as exc:
+        print(f"meshdbg: {exc}", file=sys.stderr)
+        return 2
+    if first_line:
+        stop_in_next_call(stops_first, StopReason.BREAKPOINT)
+    return run_target(target, with_post_mortem)
 
 
 def wait_for_threads() -> None:
@@ -147,7 +195,8 @@ def main(argv: list[str]) -> int:
     if argv[0] == ACTORS:
         status = serve_actors(agent, with_post_mortem)
     else:
-        status = run_target(argv, with_post_mortem)
+        status = run_target_under_pdb(argv[2:], with_post_mortem) if argv[:2] == ["-m", "pdb"] \
+            else run_target(argv, with_post_mortem)
         wait_for_threads()
     if agent is not None:
         agent.close(status)

@@ -173,7 +173,7 @@ class PipelineRuntime:
         forward = getattr(type(self.modules.get(action.stage)), "forward", None)
         code = getattr(forward, "__code__", None)
         if action.type is T.F and isinstance(code, CodeType) and sys.gettrace() is None:
-            forget = stop_in_next_call(code, StopReason.BREAKPOINT)
+            forget = stop_in_next_call(lambda frame: frame.f_code is code, StopReason.BREAKPOINT)
             try:
                 self._run(action, state, chunks_in, chunks_target)
             finally:

@@ -20,6 +20,7 @@ from mesh_helpers import SCRIPTS, Cli, start_run
 SCRIPT = "pdb_set_trace.py"
 POST_MORTEM = "pdb_post_mortem.py"
 INSTANCE = "pdb_instance.py"
+FIRST_LINE = "first_line.py"
 LOCATION = re.compile(r"^(?:\(Pdb\) )?> .+\((?P<lineno>\d+)\)(?P<function>.+)\(\)$", re.MULTILINE)  # (after a prompt)
 
 
@@ -80,6 +81,35 @@ def test_a_pdb_the_program_makes_stops_in_sessions_where_local_pdb_stops(tmp_pat
         run.kill()
     assert code == 0, err
     assert "rank 0 done 1 scripted 1" in out and "rank 1 done 11 scripted 1" in out and "BdbQuit" not in out + err
+
+
+def test_run_minus_m_pdb_stops_every_rank_at_its_script_s_first_line_as_python_m_pdb(tmp_path: Path) -> None:
+    """`meshdbg run ... -m pdb SCRIPT ARGS`: each rank stops where `python -m pdb SCRIPT` stops
+    (its pdb read the rank's stdin, which has no terminal, and quit: the script never ran).
+    `-c continue` runs it, and pdb's other commands are refused with one line."""
+    local = subprocess.run([sys.executable, "-m", "pdb", FIRST_LINE, "a"], cwd=SCRIPTS, input="q\n", text=True,
+                           capture_output=True, timeout=30,
+                           env={k: v for k, v in os.environ.items() if not k.startswith(("MESHDBG_", "PYTHONBREAKPOINT"))})
+    [(lineno, function)] = [(int(found["lineno"]), found["function"]) for found in LOCATION.finditer(local.stdout)][:1]
+    run = start_run(tmp_path, "--mesh", "procs=2", "-m", "pdb", FIRST_LINE, "a")
+    try:
+        _wait_both_stopped_at(run.cli, lineno, function)
+        cast = run.cli("cast", "all", "p __name__")
+        assert cast.returncode == 0 and "'__main__'" in cast.stdout, cast.stdout + cast.stderr
+        assert run.cli("continue", "all").returncode == 0
+        code, out, err = run.finish()
+    finally:
+        run.kill()
+    assert code == 0, err
+    assert "rank 0 ran with ['a']" in out and "rank 1 ran with ['a']" in out
+    for commands, status, said in ((["-c", "continue"], 0, "rank 1 ran with ['a']"),
+                                   (["-c", "b 3"], 2, "pdb's -c 'b 3': only `-c continue` here")):
+        run = start_run(tmp_path, "--mesh", "procs=2", "-m", "pdb", *commands, FIRST_LINE, "a")
+        try:
+            code, out, err = run.finish()
+        finally:
+            run.kill()
+        assert code == status and said in out + err, out + err
 
 
 def test_pdb_post_mortem_in_ranks_opens_a_post_mortem_session_and_the_rank_goes_on(tmp_path: Path) -> None:
