@@ -59,3 +59,15 @@ def test_values_group_largest_first_errors_apart_outliers_marked() -> None:
     assert value_text(groups).splitlines() == ["ranks 0,2 (2): 0.5", "rank 1: nan  <- outlier",
                                                "rank 3: error: NameError: x"]
     assert not any(g["outlier"] for g in value_groups([_value(0, "1"), _value(1, "1")]))
+
+
+def test_only_groups_at_most_half_the_largest_are_outliers() -> None:
+    """32 ranks whose value is rank % 3 split 11, 11 and 10 ways: no group stands out (the 10 were
+    marked); of 20, 10 and 2 only the smallest is."""
+    def groups(*sizes: int) -> list[tuple[int, bool]]:
+        values = [_value(rank, str(value)) for value, size in enumerate(sizes) for rank in range(size)]
+        return [(len(g["sessions"]), g["outlier"]) for g in value_groups(values)]
+
+    assert groups(11, 11, 10) == [(11, False), (11, False), (10, False)]
+    assert groups(20, 10, 2) == [(20, False), (10, False), (2, True)]
+    assert groups(2, 1) == [(2, False), (1, True)]
