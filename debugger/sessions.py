@@ -69,7 +69,7 @@ class Session:
     client or output needs (their futures, lists, the transcript) made when one comes."""
 
     __slots__ = ("id", "_identity", "rank", "name", "thread_id", "hostname", "pid", "state", "stops", "_frame", "prompt",
-                 "prompt_kind", "location", "_transcript", "_unseen", "end_reason", "gone", "_ended", "_registry",
+                 "prompt_kind", "location", "_transcript", "_echo", "_unseen", "end_reason", "gone", "_ended", "_registry",
                  "_write", "_busy", "_pending", "_listener", "_collected", "_peers", "_issuer", "_queries", "_interrupts",
                  "_info_bytes", "_prompted")
 
@@ -85,6 +85,7 @@ class Session:
         self.prompt_kind = PromptKind.PDB
         self.location = ""  # pdb's `> file(line)func()` / `-> source` for where it stands
         self._transcript: Tail | None = None  # (the end of) the output since the last command, replayed on attach
+        self._echo = ""  # that command's line after pdb's prompt, as a terminal shows it, replayed before it
         self._unseen = ""  # a stop's beginning with more than its position (display changes, a commands
         # block's output, --Return--) that no attach has replayed yet: the next command's output starts with it
         self.end_reason: EndReason | None = None
@@ -146,9 +147,11 @@ class Session:
                 self._transcript = Tail()
             self._transcript.add(text, aside=program)
 
-    def _forget_transcript(self) -> None:
+    def _forget_transcript(self, echo: str = "") -> None:
         """The output so far is no longer the session's to replay: the same Tail starts over
-        (one made per command cost a `p x` a microsecond, issue 22)."""
+        (one made per command cost a `p x` a microsecond, issue 22), after `echo`, the line of
+        the command that begins (a replay showed its output alone: `42` after `p x`)."""
+        self._echo = echo
         if self._transcript is not None:
             self._transcript.clear()
 
@@ -166,16 +169,16 @@ class Session:
         return self._info_bytes
 
     def replay(self, following: bool = False, program_shown: bool = False) -> pb.Reply:
-        """What an attaching client sees first: where pdb stands, then the output since the
-        last command (just that output when it already shows the position, as a stop's does,
-        maybe followed by what the program printed since, and by what pdb printed as the stop
-        began: display changes). `following`: the client let the rank run and comes back to
+        """What an attaching client sees first: where pdb stands, then the last command's line
+        after pdb's prompt and the output since (just that when it already shows the position,
+        as a stop's does, maybe followed by what the program printed since, and by what pdb
+        printed as the stop began: display changes), as a terminal shows them. `following`: the client let the rank run and comes back to
         this stop as local pdb's terminal would, so it sees only what pdb printed (nothing of
         the position after a `silent` commands block). `program_shown`: the client showed the
         program's output as it came (`meshdbg run`'s console), so what the program printed
         since pdb's last output is left out (the whole of it came again at each attach)."""
         self._unseen = ""
-        output = self._transcript.text(aside=not program_shown) if self._transcript is not None else ""
+        output = self._echo + (self._transcript.text(aside=not program_shown) if self._transcript is not None else "")
         if (not following and self.location and self.state is State.STOPPED
                 and self.location + "\n" not in output):
             output = self.location + "\n" + output
@@ -310,7 +313,7 @@ class Session:
                 raise SessionError(f"rank {self.rank} is running, not stopped in pdb")
             self._pending = asyncio.get_running_loop().create_future()
             self._set_state(State.RUNNING)
-            self._forget_transcript()
+            self._forget_transcript(f"{self.prompt}{line}\n")
             self._listener, self._collected = on_output, None
             self._issuer = by
             self._share(peers.echo, self.prompt, line)

@@ -309,8 +309,14 @@ def test_a_forked_child_opens_its_own_session(server: Server, fork_support: str)
     worker = server.worker("forks.py", 4, env=env)
     (parent,) = server.wait_sessions(1)
     assert server.cli("continue").returncode == 0
-    (child,) = wait_for(lambda: [s for s in server.sessions() if s["pid"] != parent["pid"] and s["state"] == "stopped"],
-                        what="the child's session")
+    # (0.1-2 s alone; twice past 10 s in a full run of the suite on 2 cores: the worker's own
+    # words are shown if it ever takes longer than this)
+    try:
+        (child,) = wait_for(lambda: [s for s in server.sessions() if s["pid"] != parent["pid"]
+                                     and s["state"] == "stopped"], 30, what="the child's session")
+    except AssertionError:
+        stop_process(worker)
+        raise AssertionError(f"no session of the child; the worker said: {worker.communicate(timeout=10)}") from None
     assert child["rank"] == 4
     assert "'child'" in server.cli("cast", "all", "p role").stdout
     assert server.cli("continue").returncode == 0

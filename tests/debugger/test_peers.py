@@ -76,14 +76,15 @@ def test_the_programs_output_between_commands_is_in_the_replay_of_a_later_attach
                 stop = await first.send("n")  # back before the thread prints
             await screen.until("between commands\n")
             async with client.attach(rank=0) as late:
-                assert late.replay.output == stop.output + "between commands\n"  # where it stands, once
+                # the last line, where it stands (once), then what the program printed since
+                assert late.replay.output == "(Pdb) n\n" + stop.output + "between commands\n"
             # A client that showed the program's output as it came (`meshdbg run`'s console)
             # gets pdb's last reply and no more: the program's lines came to it already.
             async with client.attach(rank=0, program_shown=True) as shown:
-                assert shown.replay.output == stop.output
+                assert shown.replay.output == "(Pdb) n\n" + stop.output
                 await shown.send("!print('during a command')")
             async with client.attach(rank=0, program_shown=True) as shown:
-                assert shown.replay.output.endswith("during a command\n")  # pdb's reply: the command's own output
+                assert shown.replay.output.endswith("(Pdb) !print('during a command')\nduring a command\n")
 
     server.run(body)
 
