@@ -43,24 +43,34 @@ def _wait_both_stopped_at(cli: Cli, lineno: int, function: str) -> None:
     wait_for(stopped_here, 30, f"both ranks stopped at line {lineno} ({function})")
 
 
-def test_pdb_set_trace_in_ranks_stops_in_sessions_where_local_pdb_stops(tmp_path: Path) -> None:
-    expected = _local_pdb_stops(SCRIPT)
-    assert len(expected) == 2
-    run = start_run(tmp_path, "--mesh", "procs=2", SCRIPT)
+def _x_then_y_in_both_ranks(tmp_path: Path, script: str, expected: list[tuple[int, str]]) -> tuple[list[str], str]:
+    """`meshdbg run` of `script` on two ranks (`x = rank * 10`, then `y = x + 1`): both stop
+    where local pdb stopped (`expected`), answer `p x` at the first stop and `p y` at the
+    second, and are continued to the run's success; what each cast printed, and the run's output."""
+    run = start_run(tmp_path, "--mesh", "procs=2", script)
+    casts = []
     try:
         for stop, (lineno, function) in enumerate(expected):
             _wait_both_stopped_at(run.cli, lineno, function)
             cast = run.cli("cast", "all", "p x" if stop == 0 else "p y")
             assert cast.returncode == 0 and all(f"  {value}\n" in cast.stdout for value in
                                                 ((0, 10) if stop == 0 else (1, 11))), cast.stdout + cast.stderr
-            if stop == 1:  # the header printed as the stop began comes with the first command's output
-                assert "rank 0 checks y" in cast.stdout and "rank 1 checks y" in cast.stdout, cast.stdout
+            casts.append(cast.stdout)
             assert run.cli("continue", "all").returncode == 0
         code, out, err = run.finish()
     finally:
         run.kill()
-    assert code == 0, err
-    assert "rank 0 done 1" in out and "rank 1 done 11" in out and "BdbQuit" not in out + err
+    assert code == 0 and "BdbQuit" not in out + err, err
+    return casts, out
+
+
+def test_pdb_set_trace_in_ranks_stops_in_sessions_where_local_pdb_stops(tmp_path: Path) -> None:
+    expected = _local_pdb_stops(SCRIPT)
+    assert len(expected) == 2
+    casts, out = _x_then_y_in_both_ranks(tmp_path, SCRIPT, expected)
+    # the header printed as the second stop began comes with its first command's output
+    assert "rank 0 checks y" in casts[1] and "rank 1 checks y" in casts[1], casts[1]
+    assert "rank 0 done 1" in out and "rank 1 done 11" in out
 
 
 def test_a_pdb_the_program_makes_stops_in_sessions_where_local_pdb_stops(tmp_path: Path) -> None:
@@ -68,19 +78,8 @@ def test_a_pdb_the_program_makes_stops_in_sessions_where_local_pdb_stops(tmp_pat
     stdin, which has no terminal: local pdb quit at once and BdbQuit failed the rank. One with
     lines of its own runs where it is, as locally."""
     expected = _local_pdb_stops(INSTANCE)[:2]  # (the scripted one's stop is its own, in its own output)
-    run = start_run(tmp_path, "--mesh", "procs=2", INSTANCE)
-    try:
-        for stop, (lineno, function) in enumerate(expected):
-            _wait_both_stopped_at(run.cli, lineno, function)
-            cast = run.cli("cast", "all", "p x" if stop == 0 else "p y")
-            assert cast.returncode == 0 and all(f"  {value}\n" in cast.stdout for value in
-                                                ((0, 10) if stop == 0 else (1, 11))), cast.stdout + cast.stderr
-            assert run.cli("continue", "all").returncode == 0
-        code, out, err = run.finish()
-    finally:
-        run.kill()
-    assert code == 0, err
-    assert "rank 0 done 1 scripted 1" in out and "rank 1 done 11 scripted 1" in out and "BdbQuit" not in out + err
+    _, out = _x_then_y_in_both_ranks(tmp_path, INSTANCE, expected)
+    assert "rank 0 done 1 scripted 1" in out and "rank 1 done 11 scripted 1" in out
 
 
 def test_run_minus_m_pdb_stops_every_rank_at_its_script_s_first_line_as_python_m_pdb(tmp_path: Path) -> None:
