@@ -147,9 +147,9 @@ class Session:
                 self._transcript = Tail()
             self._transcript.add(text, aside=program)
 
-    def _forget_transcript(self, echo: str = "") -> None:
+    def _new_transcript(self, echo: str = "") -> None:
         """The output so far is no longer the session's to replay: the same Tail starts over
-        (one made per command cost a `p x` a microsecond, issue 22), after `echo`, the line of
+        (one made per command cost a `p x` a microsecond, issue 22), led by `echo`, the line of
         the command that begins (a replay showed its output alone: `42` after `p x`)."""
         self._echo = echo
         if self._transcript is not None:
@@ -178,7 +178,7 @@ class Session:
         program's output as it came (`meshdbg run`'s console), so what the program printed
         since pdb's last output is left out (the whole of it came again at each attach)."""
         self._unseen = ""
-        output = self._echo + (self._transcript.text(aside=not program_shown) if self._transcript is not None else "")
+        output = self._echo + (self._transcript.text(with_aside=not program_shown) if self._transcript is not None else "")
         if (not following and self.location and self.state is State.STOPPED
                 and self.location + "\n" not in output):
             output = self.location + "\n" + output
@@ -313,7 +313,7 @@ class Session:
                 raise SessionError(f"rank {self.rank} is running, not stopped in pdb")
             self._pending = asyncio.get_running_loop().create_future()
             self._set_state(State.RUNNING)
-            self._forget_transcript(f"{self.prompt}{line}\n")
+            self._new_transcript(f"{self.prompt}{line}\n")
             self._listener, self._collected = on_output, None
             self._issuer = by
             self._share(peers.echo, self.prompt, line)
@@ -418,7 +418,7 @@ class Session:
         self._write = write
         self.gone = ""
         self._set_state(State.NOT_ANSWERING)
-        self._forget_transcript()
+        self._new_transcript()
 
     def _fail_waiting(self) -> None:
         """Settle what waits on the stream that broke (the command, the questions, a resume

@@ -60,13 +60,13 @@ class Tail:
     def clear(self) -> None:
         self._parts, self._length, self.dropped, self._aside = [], 0, 0, 0
 
-    def text(self, aside: bool = True) -> str:
-        """The kept text, led by a note when earlier output was dropped; without `aside`, with
+    def text(self, with_aside: bool = True) -> str:
+        """The kept text, led by a note when earlier output was dropped; not `with_aside`, with
         no text added aside at its end (and no note when nothing else is left)."""
         if self._length > self._limit:
             self._compact()
         body = "".join(self._parts)
-        if not aside and self._aside:
+        if not with_aside and self._aside:
             body = body[:max(0, len(body) - self._aside)]
             if not body:
                 return ""

@@ -16,6 +16,7 @@ MESHDBG_POST_MORTEM=0. Works under torchrun, SLURM or mpirun too, e.g.
 
 from __future__ import annotations
 
+import getopt
 import io
 import os
 import runpy
@@ -96,30 +97,27 @@ CONTINUING = frozenset({"c", "cont", "continue"})  # pdb's -c commands that only
 
 
 def under_pdb(argv: list[str]) -> tuple[list[str], bool]:
-    """`[-c CMD]... (SCRIPT | -m MODULE) ARGS...` (what follows `-m pdb`) as the target that
-    `python -m pdb` runs, and whether it stops at its first line, as there: local pdb would read
-    the rank's stdin, which has no terminal (it quit at once and the program never ran). An
-    uncaught error opens a post-mortem session, as pdb's does; the program is not restarted
-    when it ends. Of pdb's commands only `-c continue` (no first-line stop); UsageError else."""
-    commands: list[str] = []
-    while argv and (argv[0] in ("-c", "--command") or argv[0].startswith("--command=")
-                    or (argv[0].startswith("-c") and len(argv[0]) > 2)):
-        option = argv.pop(0)
-        if option in ("-c", "--command"):
-            if not argv:
-                raise UsageError("pdb's -c needs a command")
-            commands.append(argv.pop(0))
-        else:
-            commands.append(option.removeprefix("--command=") if option.startswith("--") else option[2:])
+    """`[-c CMD]... [-m] TARGET ARGS...` (what follows `-m pdb`, parsed as pdb parses it) as the
+    target that `python -m pdb` runs, and whether it stops at its first line, as there: local
+    pdb would read the rank's stdin, which has no terminal (it quit at once and the program
+    never ran). An uncaught error opens a post-mortem session, as pdb's does; the program is
+    not restarted when it ends. Of pdb's commands only `-c continue` (no first-line stop);
+    UsageError else."""
+    try:
+        options, target = getopt.getopt(argv, "mhc:", ["help", "command="])
+    except getopt.GetoptError as exc:
+        raise UsageError(f"pdb: {exc}") from None
+    commands = [value for option, value in options if option in ("-c", "--command")]
     unknown = [command for command in commands if command.strip() not in CONTINUING]
     if unknown:
         raise UsageError(f"pdb's -c {unknown[0]!r}: only `-c continue` here (type pdb's commands at its prompt)")
-    if not argv or argv == ["-m"] or (argv[0].startswith("-") and argv[0] != "-m"):
+    if not target or any(option in ("-h", "--help") for option, _ in options):
         raise UsageError("usage: -m pdb [-c continue] (SCRIPT | -m MODULE) [ARGS...]")
-    return argv, not commands
+    module = any(option == "-m" for option, _ in options)
+    return (["-m", *target] if module else target), not commands
 
 
-def stops_first(frame: types.FrameType) -> bool:
+def runs_main_module(frame: types.FrameType) -> bool:
     """`frame` runs the code of the program's __main__ module (a script's, `-m MODULE`'s)."""
     return frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__main__"
 
@@ -143,12 +141,12 @@ def run_target_under_pdb(argv: list[str], with_post_mortem: bool) -> int:
     """`python -m pdb ARGV...` in a rank: the target `under_pdb` says, stopped at its first line
     in a meshdbg session unless told to continue; status 2 (and why) for what it cannot do."""
     try:
-        target, first_line = under_pdb(list(argv))
+        target, first_line = under_pdb(argv)
     except UsageError as exc:
         print(f"meshdbg: {exc}", file=sys.stderr)
         return 2
     if first_line:
-        stop_in_next_call(stops_first, StopReason.BREAKPOINT)
+        stop_in_next_call(runs_main_module, StopReason.BREAKPOINT)
     return run_target(target, with_post_mortem)
 
 
@@ -195,8 +193,10 @@ def main(argv: list[str]) -> int:
     if argv[0] == ACTORS:
         status = serve_actors(agent, with_post_mortem)
     else:
-        status = run_target_under_pdb(argv[2:], with_post_mortem) if argv[:2] == ["-m", "pdb"] \
-            else run_target(argv, with_post_mortem)
+        if argv[:2] == ["-m", "pdb"]:
+            status = run_target_under_pdb(argv[2:], with_post_mortem)
+        else:
+            status = run_target(argv, with_post_mortem)
         wait_for_threads()
     if agent is not None:
         agent.close(status)

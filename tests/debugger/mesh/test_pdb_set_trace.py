@@ -14,8 +14,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from e2e import serving, wait_for, with_meshdbg_pth
 from mesh_helpers import SCRIPTS, Cli, start_run
+from meshdbg.wire.errors import UsageError
+from meshdbg.worker.mesh.bootstrap import under_pdb
 
 SCRIPT = "pdb_set_trace.py"
 POST_MORTEM = "pdb_post_mortem.py"
@@ -24,10 +28,11 @@ FIRST_LINE = "first_line.py"
 LOCATION = re.compile(r"^(?:\(Pdb\) )?> .+\((?P<lineno>\d+)\)(?P<function>.+)\(\)$", re.MULTILINE)  # (after a prompt)
 
 
-def _local_pdb_stops(script: str) -> list[tuple[int, str]]:
-    """The (line, function) local pdb stops at in `script`, continued at each stop."""
+def _local_pdb_stops(*argv: str, typed: str = "c\n" * 5) -> list[tuple[int, str]]:
+    """The (line, function) local pdb stops at in `python ARGV` (a script: continued at each
+    stop; `-m pdb SCRIPT`: quit at the first, `typed="q\\n"`)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MESHDBG_", "PYTHONBREAKPOINT"))}
-    done = subprocess.run([sys.executable, script], cwd=SCRIPTS, input="c\n" * 5, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, *argv], cwd=SCRIPTS, input=typed, capture_output=True, text=True,
                           timeout=30, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     return [(int(found["lineno"]), found["function"]) for found in LOCATION.finditer(done.stdout)]
@@ -43,24 +48,32 @@ def _wait_both_stopped_at(cli: Cli, lineno: int, function: str) -> None:
     wait_for(stopped_here, 30, f"both ranks stopped at line {lineno} ({function})")
 
 
-def _x_then_y_in_both_ranks(tmp_path: Path, script: str, expected: list[tuple[int, str]]) -> tuple[list[str], str]:
-    """`meshdbg run` of `script` on two ranks (`x = rank * 10`, then `y = x + 1`): both stop
-    where local pdb stopped (`expected`), answer `p x` at the first stop and `p y` at the
-    second, and are continued to the run's success; what each cast printed, and the run's output."""
-    run = start_run(tmp_path, "--mesh", "procs=2", script)
+def _through_stops(tmp_path: Path, args: list[str], stops: list[tuple[tuple[int, str], str]]) -> tuple[list[str], str]:
+    """`meshdbg run --mesh procs=2 ARGS`: at each (where, command) of `stops` both ranks stop
+    where local pdb stopped, `command` is cast to both and they are continued; the run ends in
+    success; what each cast printed, and the run's output."""
+    run = start_run(tmp_path, "--mesh", "procs=2", *args)
     casts = []
     try:
-        for stop, (lineno, function) in enumerate(expected):
+        for (lineno, function), command in stops:
             _wait_both_stopped_at(run.cli, lineno, function)
-            cast = run.cli("cast", "all", "p x" if stop == 0 else "p y")
-            assert cast.returncode == 0 and all(f"  {value}\n" in cast.stdout for value in
-                                                ((0, 10) if stop == 0 else (1, 11))), cast.stdout + cast.stderr
+            cast = run.cli("cast", "all", command)
+            assert cast.returncode == 0, cast.stdout + cast.stderr
             casts.append(cast.stdout)
             assert run.cli("continue", "all").returncode == 0
         code, out, err = run.finish()
     finally:
         run.kill()
     assert code == 0 and "BdbQuit" not in out + err, err
+    return casts, out
+
+
+def _x_then_y_in_both_ranks(tmp_path: Path, script: str, expected: list[tuple[int, str]]) -> tuple[list[str], str]:
+    """`_through_stops` of `script` on two ranks (`x = rank * 10`, then `y = x + 1`): `p x` at the
+    first stop, `p y` at the second, each rank's value checked."""
+    casts, out = _through_stops(tmp_path, [script], list(zip(expected, ("p x", "p y"))))
+    for cast, values in zip(casts, ((0, 10), (1, 11))):
+        assert all(f"  {value}\n" in cast for value in values), cast
     return casts, out
 
 
@@ -86,20 +99,9 @@ def test_run_minus_m_pdb_stops_every_rank_at_its_script_s_first_line_as_python_m
     """`meshdbg run ... -m pdb SCRIPT ARGS`: each rank stops where `python -m pdb SCRIPT` stops
     (its pdb read the rank's stdin, which has no terminal, and quit: the script never ran).
     `-c continue` runs it, and pdb's other commands are refused with one line."""
-    local = subprocess.run([sys.executable, "-m", "pdb", FIRST_LINE, "a"], cwd=SCRIPTS, input="q\n", text=True,
-                           capture_output=True, timeout=30,
-                           env={k: v for k, v in os.environ.items() if not k.startswith(("MESHDBG_", "PYTHONBREAKPOINT"))})
-    [(lineno, function)] = [(int(found["lineno"]), found["function"]) for found in LOCATION.finditer(local.stdout)][:1]
-    run = start_run(tmp_path, "--mesh", "procs=2", "-m", "pdb", FIRST_LINE, "a")
-    try:
-        _wait_both_stopped_at(run.cli, lineno, function)
-        cast = run.cli("cast", "all", "p __name__")
-        assert cast.returncode == 0 and "'__main__'" in cast.stdout, cast.stdout + cast.stderr
-        assert run.cli("continue", "all").returncode == 0
-        code, out, err = run.finish()
-    finally:
-        run.kill()
-    assert code == 0, err
+    [first] = _local_pdb_stops("-m", "pdb", FIRST_LINE, "a", typed="q\n")[:1]
+    [cast], out = _through_stops(tmp_path, ["-m", "pdb", FIRST_LINE, "a"], [(first, "p __name__")])
+    assert "'__main__'" in cast, cast
     assert "rank 0 ran with ['a']" in out and "rank 1 ran with ['a']" in out
     for commands, status, said in ((["-c", "continue"], 0, "rank 1 ran with ['a']"),
                                    (["-c", "b 3"], 2, "pdb's -c 'b 3': only `-c continue` here")):
@@ -112,17 +114,9 @@ def test_run_minus_m_pdb_stops_every_rank_at_its_script_s_first_line_as_python_m
 
 
 def test_pdb_post_mortem_in_ranks_opens_a_post_mortem_session_and_the_rank_goes_on(tmp_path: Path) -> None:
-    [(lineno, function)] = _local_pdb_stops(POST_MORTEM)
-    run = start_run(tmp_path, "--mesh", "procs=2", POST_MORTEM)
-    try:
-        _wait_both_stopped_at(run.cli, lineno, function)
-        cast = run.cli("cast", "all", "p scale")
-        assert cast.returncode == 0 and "  2\n" in cast.stdout and "  3\n" in cast.stdout, cast.stdout + cast.stderr
-        assert run.cli("continue", "all").returncode == 0
-        code, out, err = run.finish()
-    finally:
-        run.kill()
-    assert code == 0, err
+    [stop] = _local_pdb_stops(POST_MORTEM)
+    [cast], out = _through_stops(tmp_path, [POST_MORTEM], [(stop, "p scale")])
+    assert "  2\n" in cast and "  3\n" in cast, cast
     assert "rank 0 went on" in out and "rank 1 went on" in out
 
 
@@ -161,3 +155,13 @@ def test_pythonbreakpoint_0_turns_breakpoint_off_in_every_rank_as_pythons_own(tm
     finally:
         run.kill()
     assert code == 0 and "stopped at" not in err, err
+
+
+def test_what_follows_minus_m_pdb_is_read_as_pdb_reads_it() -> None:
+    assert under_pdb(["job.py", "-c", "b 3"]) == (["job.py", "-c", "b 3"], True)  # the program's own options
+    assert under_pdb(["-m", "pkg", "x"]) == (["-m", "pkg", "x"], True)
+    for continuing in (["-c", "continue"], ["-cc"], ["--command=cont"], ["--command", "c"]):
+        assert under_pdb([*continuing, "job.py"]) == (["job.py"], False), continuing
+    for wrong in ([], ["-m"], ["-h", "job.py"], ["-x", "job.py"], ["-c"], ["-c", "b 3", "job.py"]):
+        with pytest.raises(UsageError):
+            under_pdb(wrong)
