@@ -48,9 +48,10 @@ def _fall_back(frame: FrameType, problem: str, header: str | None) -> None:
         say_once(f"meshdbg: {problem}\nmeshdbg: no terminal for local pdb; continuing\n")
 
 
-def stop_at(frame: FrameType, reason: StopReason, header: str | None = None) -> None:
+def stop_at(frame: FrameType, reason: StopReason, header: str | None = None, like: pdb.Pdb | None = None) -> None:
     """Stop `frame` in a remote pdb session opened for `reason` (a breakpoint, an interrupt),
-    pdb printing `header` first (`breakpoint(header=...)`, as `pdb.set_trace`'s).
+    pdb printing `header` first (`breakpoint(header=...)`, as `pdb.set_trace`'s); `like`: the
+    pdb the program made, whose choices (`skip=`, its `.pdbrc`) the session's pdb keeps.
 
     When this thread's pdb is already running a command in a session (`n` onto a
     `breakpoint()` line, an interrupt during `n` over a long loop), the stop happens in that
@@ -64,7 +65,7 @@ def stop_at(frame: FrameType, reason: StopReason, header: str | None = None) -> 
         if reason is StopReason.INTERRUPT:
             current.break_in(frame)
         else:
-            current.hand_over(frame, functools.partial(open_session, reason), header)
+            current.hand_over(frame, functools.partial(open_session, reason), header, like)
         return
     try:
         remote = open_session(reason)
@@ -75,7 +76,7 @@ def stop_at(frame: FrameType, reason: StopReason, header: str | None = None) -> 
     except Exception as exc:  # breakpoint() must never raise into the user's program
         problem = f"cannot open a debug session ({type(exc).__name__}: {exc})"
     else:
-        stop_with_header(PdbWrapper(functools.partial(open_session, reason), remote), frame, header)
+        stop_with_header(PdbWrapper(functools.partial(open_session, reason), remote, like), frame, header)
         return
     _fall_back(frame, problem, header)
 
@@ -157,7 +158,7 @@ def _route_instances(pdb_class: type[pdb.Pdb]) -> None:
         if isinstance(self, PdbWrapper) or not _reads_no_terminal(self):
             original(self, frame, **kwargs)
         else:
-            stop_at(frame or sys._getframe(1), StopReason.BREAKPOINT)
+            stop_at(frame or sys._getframe(1), StopReason.BREAKPOINT, like=self)
 
     setattr(set_trace, _ROUTED, True)
     setattr(pdb_class, "set_trace", set_trace)

@@ -145,11 +145,18 @@ class _RemoteStdin:
 class PdbWrapper(pdb.Pdb):
     """A pdb.Pdb whose console is a remote client of the DebugClient."""
 
-    def __init__(self, open_session: SessionOpener, remote: RemoteSession | None = None) -> None:
+    def __init__(self, open_session: SessionOpener, remote: RemoteSession | None = None,
+                 like: pdb.Pdb | None = None) -> None:
+        """`like`: the pdb the program made itself (`pdb.Pdb(skip=[...]).set_trace()`), whose
+        choices this one keeps: the modules it skips, and the `.pdbrc` lines it read (none with
+        `readrc=False`)."""
         self._output = StreamedOutput(lambda: getattr(self, "remote", None))
+        readrc = setting(READRC)  # ~/.pdbrc and ./.pdbrc, as local pdb
         # pdb reads and writes through these two file-likes (readline, write, flush) only.
         super().__init__(stdin=cast(IO[str], _RemoteStdin(self)), stdout=cast(IO[str], self._output), nosigint=True,
-                         readrc=setting(READRC))  # ~/.pdbrc and ./.pdbrc, as local pdb
+                         skip=like.skip if like is not None else None, readrc=readrc and like is None)
+        if like is not None and readrc:
+            self.rcLines = list(like.rcLines)
         self.use_rawinput = False
         self._open_session = open_session
         self._leaving: EndReason | None = None  # set when pdb is about to let the worker run
@@ -185,11 +192,12 @@ class PdbWrapper(pdb.Pdb):
         _thread_state.debugger = self
         _end_with_thread(remote)
 
-    def hand_over(self, frame: FrameType, open_session: SessionOpener, header: str | None = None) -> None:
+    def hand_over(self, frame: FrameType, open_session: SessionOpener, header: str | None = None,
+                  like: pdb.Pdb | None = None) -> None:
         """`breakpoint()` reached while this pdb steps: a fresh pdb (as local `pdb.set_trace()`
-        makes one) takes this session and stops at `frame`; the command that got here gets
-        the new position as its reply."""
-        successor = PdbWrapper(open_session)
+        makes one; `like` the program's own pdb) takes this session and stops at `frame`; the
+        command that got here gets the new position as its reply."""
+        successor = PdbWrapper(open_session, like=like)
         successor._take_session_of(self)
         stop_with_header(successor, frame, header)
 

@@ -10,8 +10,12 @@ pdb and meshdbg then run the same script with the same lines (parity.py), so the
 own expected output (which names CPython's test module) is not needed: the two transcripts
 are compared with each other.
 
-Left out: doctests that stop otherwise (`pdb.run`, `Pdb(skip=...)`, which `breakpoint()` cannot
-pass on), or have no `PdbTestInput` block.
+A doctest whose stop is a pdb of its own with `skip=` keeps it (`own_pdb`): `meshdbg run`'s
+bootstrap routes such a pdb's `set_trace()` to a session whose pdb skips the same modules (the
+hook alone routes only `breakpoint()`), so those run only under the bootstrap.
+
+Left out: doctests that stop otherwise (`pdb.run`, `pdb.post_mortem`), or have no
+`PdbTestInput` block.
 """
 
 from __future__ import annotations
@@ -25,11 +29,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 STOP = re.compile(r"pdb\.Pdb\((?:nosigint=True, )?(?:readrc=False)?\)\.set_trace\(\)")
+OWN_STOP = re.compile(r"pdb\.Pdb\(skip=\[[^\]]*\](?:, nosigint=True)?(?:, readrc=False)?\)\.set_trace\(\)")
 RUNNER = '''import bdb
 import builtins
 import linecache
 import pdb
 import sys
+import types
+
+# test_pdb's own module for its doctest of skipping a module that calls back
+mod = types.ModuleType('module_to_skip')
+exec('def foo_pony(callback): x = 1; callback(); return None', mod.__dict__)
 
 
 def print(*args, **kwargs):
@@ -65,6 +75,7 @@ class DoctestCase:
     name: str  # the doctest's function in test_pdb
     script: str  # the script's source
     lines: list[str]  # what is typed at pdb's prompts
+    own_pdb: bool = False  # it stops in a `pdb.Pdb(skip=...)` of its own, not at a breakpoint()
 
     def __str__(self) -> str:
         return self.name
@@ -98,12 +109,14 @@ def _case(name: str, docstring: str) -> DoctestCase | None:
         if block is not None:  # its body, maybe several statements, as the `with` ran them
             (typed, code), mode = block, "exec"
             lines.extend(typed)
-        if re.search(r"\bpdb\.(?!Pdb\(\)\.set_trace)\w+\(|PdbTestInput", code):
+        if re.search(r"\bpdb\.(?!Pdb\(\)\.set_trace)\w+\(|PdbTestInput", OWN_STOP.sub("", code)):
             return None  # another way into pdb than a plain stop
         script.append(f"run_example({f'<doctest test.test_pdb.{name}[{index}]>'!r}, {code!r}, {mode!r})\n")
-    if not lines or "breakpoint()" not in "".join(script):
+    source = "".join(script)
+    own_pdb = OWN_STOP.search(source) is not None
+    if not lines or ("breakpoint()" not in source and not own_pdb):
         return None
-    return DoctestCase(name, "".join(script), lines)
+    return DoctestCase(name, source, lines, own_pdb)
 
 
 def _input_block(code: str) -> tuple[list[str], str] | None:

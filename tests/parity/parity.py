@@ -149,13 +149,14 @@ def terminal_transcript(script: str, lines: list[str], *args: str) -> str:
     return normalise(text.replace("\r\n", "\n"))
 
 
-def bootstrap_worker(server: Server, script: str, *args: str) -> subprocess.Popen:
+def bootstrap_worker(server: Server, script: str, *args: str, cwd: Path | None = None,
+                     env: dict[str, str] | None = None) -> subprocess.Popen:
     """SCRIPT as `meshdbg run` runs a rank: under the worker bootstrap, which installs the hook
     itself (no PYTHONBREAKPOINT import at each `breakpoint()`) and runs the script with runpy."""
-    env = dict(server.env, MESHDBG_RANK="0", MESHDBG_COORDS="", PYTHONUNBUFFERED="1")
+    env = dict(server.env, MESHDBG_RANK="0", MESHDBG_COORDS="", PYTHONUNBUFFERED="1", **(env or {}))
     worker = subprocess.Popen([sys.executable, "-m", "meshdbg.worker.mesh.bootstrap", str(SCRIPTS / script), *args],
                               env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, start_new_session=True)
+                              text=True, start_new_session=True, cwd=cwd)
     server.workers.append(worker)
     return worker
 
@@ -164,7 +165,7 @@ def remote_transcript(server: Server, script: str, lines: list[str], *args: str,
                       env: dict[str, str] | None = None, bootstrap: bool = False) -> tuple[str, list[int]]:
     """The same through meshdbg: the first stop, then each line's prompt and reply; and the
     session ids that answered, line by line (`bootstrap`: the worker runs as under `meshdbg run`)."""
-    worker = (bootstrap_worker(server, script, *args) if bootstrap else
+    worker = (bootstrap_worker(server, script, *args, cwd=cwd, env=env) if bootstrap else
               server.worker(str(SCRIPTS / script), 0, "", *args, env=dict(server.env, **(env or {})), cwd=cwd))
     try:
         server.wait_sessions(1)
