@@ -62,22 +62,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_log_argument(parser)
     parser.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE [ARGS]",
                         help="run a module, like python -m")
+    parser.add_argument("-c", dest="code", nargs=argparse.REMAINDER, metavar="CODE [ARGS]",
+                        help="run CODE, like python -c")
     parser.add_argument("script", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS]",
                         help="the script every rank runs (or a directory or zip file with __main__.py)")
 
 
 def target_argv(args: argparse.Namespace) -> list[str]:
-    """The bootstrap argv for the target: `SCRIPT ARGS...` or `-m MODULE ARGS...`.
+    """The bootstrap argv for the target: `SCRIPT ARGS...`, `-m MODULE ARGS...` or `-c CODE ARGS...`.
 
     A target that cannot run is a usage error here, before any rank starts.
     """
+    if args.code is not None:
+        if not args.code:
+            raise UsageError("-c needs code, e.g. meshdbg run --mesh gpus=2 -c 'import train; train.main()'")
+        try:
+            compile(args.code[0], "<string>", "exec")
+        except (SyntaxError, ValueError) as exc:  # (ValueError: a NUL byte)
+            raise UsageError(f"-c: {exc}") from None
+        return ["-c", *args.code]
     if args.module is not None:
         if not args.module:
             raise UsageError("-m needs a module name, e.g. meshdbg run -m mypkg.train")
         check_module(args.module[0])
         return ["-m", *args.module]
     if not args.script:
-        raise UsageError("run needs a script or -m MODULE, e.g. meshdbg run --mesh hosts=2,gpus=4 train.py")
+        raise UsageError("run needs a script, -m MODULE or -c CODE, e.g. meshdbg run --mesh hosts=2,gpus=4 train.py")
     script = args.script[0]
     if not os.path.exists(script):  # runpy also runs a directory or zip file with a __main__.py
         raise UsageError(f"no such script: {script}")

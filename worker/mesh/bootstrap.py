@@ -42,7 +42,7 @@ from meshdbg.worker.notices import say, setting
 from meshdbg.worker.stdio_numbers import StandardNumbersHeld
 
 ACTORS = "--actors"
-USAGE = "usage: python -m meshdbg.worker.mesh.bootstrap (SCRIPT | -m MODULE | --actors) [ARGS...]"
+USAGE = "usage: python -m meshdbg.worker.mesh.bootstrap (SCRIPT | -m MODULE | -c CODE | --actors) [ARGS...]"
 # What `python -m MODULE` and `python FOLDER_OR_ZIP` call: not in runpy's documented API (nor in its stubs)
 RUN_MODULE_AS_MAIN: Callable[..., object] = getattr(runpy, "_run_module_as_main")
 OWN_FILES = (__file__, runpy.run_path.__code__.co_filename)  # the frames before the user's (runpy may be frozen)
@@ -59,17 +59,23 @@ def exit_status(code: object) -> int:
 
 
 def run_as_python_does(argv: list[str]) -> None:
-    """Run `SCRIPT ARGS...` or `-m MODULE ARGS...` as `python` runs it, in a module of its own
-    that stays __main__ once its code returns, for its threads (pickle finds their classes
-    there; runpy.run_path and run_module put the launcher's module back, which broke that):
+    """Run `SCRIPT ARGS...`, `-m MODULE ARGS...` or `-c CODE ARGS...` as `python` runs it, in a
+    module of its own that stays __main__ once its code returns, for its threads (pickle finds
+    their classes there; runpy.run_path and run_module put the launcher's module back, which
+    broke that):
     - a script file: compiled with its absolute path as Python 3.9+ does (its __file__, its
       tracebacks, pdb's positions), sys.argv[0] as given, sys.path[0] its folder;
     - `-m MODULE`, a directory or a zip file: through RUN_MODULE_AS_MAIN, the function `python`
       itself calls for them (the same sys.argv, sys.path and error lines, such as
-      "No module named x" or "can't find '__main__' module in 'dir'").
+      "No module named x" or "can't find '__main__' module in 'dir'");
+    - `-c CODE`: compiled as `<string>`, sys.argv[0] `-c`, sys.path[0] '' (the current folder).
     A script that cannot be read exits with status 2 and Python's one line, not a traceback."""
-    sys.argv = argv[1:] if argv[0] == "-m" else list(argv)
+    sys.argv = argv[1:] if argv[0] == "-m" else ["-c", *argv[2:]] if argv[0] == "-c" else list(argv)
     sys.modules["__main__"] = main = types.ModuleType("__main__")
+    if argv[0] == "-c":
+        sys.path[0] = ""
+        exec(compile(argv[1], "<string>", "exec"), main.__dict__)
+        return
     if argv[0] == "-m":
         sys.path[0] = os.getcwd()
         RUN_MODULE_AS_MAIN(argv[1])  # sets sys.argv[0] to the module's file, as `python -m`
@@ -182,7 +188,7 @@ def serve_actors(agent: Agent | None, with_post_mortem: bool) -> int:
 
 def main(argv: list[str]) -> int:
     """Run one worker; its exit status."""
-    if not argv or (argv[0] == "-m" and len(argv) < 2):
+    if not argv or (argv[0] in ("-m", "-c") and len(argv) < 2):
         print(USAGE, file=sys.stderr)
         return 2
     with StandardNumbersHeld():  # (the agent's descriptors above 2: meshdbg.worker.stdio_numbers)

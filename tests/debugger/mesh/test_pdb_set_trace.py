@@ -113,6 +113,17 @@ def test_run_minus_m_pdb_stops_every_rank_at_its_script_s_first_line_as_python_m
         assert code == status and said in out + err, out + err
 
 
+def test_run_minus_c_stops_every_rank_where_python_minus_c_stops(tmp_path: Path) -> None:
+    """`meshdbg run ... -c CODE ARGS`, as `python -c CODE ARGS` (it was refused: "unrecognized
+    arguments: -c"): each rank stops where local pdb stops in the same code, at `<string>`."""
+    code = "import os, sys\nx = int(os.environ.get('RANK', '0')) * 10\nbreakpoint()\nprint('done', x, sys.argv)\n"
+    [stop] = _local_pdb_stops("-c", code, "a")
+    assert stop[1] == "<module>"  # (line 4 before 3.13, the breakpoint() line 3 from 3.13 on)
+    casts, out = _through_stops(tmp_path, ["-c", code, "a"], [(stop, "p x")])
+    assert "  0\n" in casts[0] and "  10\n" in casts[0], casts[0]
+    assert "done 10 ['-c', 'a']" in out, out
+
+
 def test_pdb_post_mortem_in_ranks_opens_a_post_mortem_session_and_the_rank_goes_on(tmp_path: Path) -> None:
     [stop] = _local_pdb_stops(POST_MORTEM)
     [cast], out = _through_stops(tmp_path, [POST_MORTEM], [(stop, "p scale")])
