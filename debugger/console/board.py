@@ -76,7 +76,7 @@ class Board:
         self.live[view.id] = view
         self.gone.pop(key, None)
         if told:
-            return f"{rank_label(view)} stopped at {where(view)} ({view.reason})"
+            return f"{self._who(view)} stopped at {where(view)} ({view.reason})"
         if view.state is State.NOT_ANSWERING:
             return f"{rank_label(view)} is not answering (it stays paused; it is listed again once it answers)"
         return None
@@ -125,6 +125,13 @@ class Board:
             return ""
         shared = sum(1 for s in same_rank if s.thread == session.thread) > 1
         return f"{session.thread} pid {session.pid}" if shared else session.thread
+
+    def _who(self, session: SessionView) -> str:
+        """`rank 0 (gpus=0)`, and which of its sessions when it has several: another thread's
+        stop, or another process's (the children of `mp.spawn` or a pool, each a rank 0 too),
+        read as the one already on screen."""
+        shown = self.thread_shown(session)
+        return f"{rank_label(session)}, thread {shown}," if shown else rank_label(session)
 
     def threads(self, rank: int) -> list[str]:
         """What names the rank's live sessions' threads on a command line: the name, or the

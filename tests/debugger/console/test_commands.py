@@ -166,6 +166,18 @@ def test_board_announces_new_stops_and_exits_and_counts() -> None:
     assert board.idle
 
 
+def test_a_stop_says_which_of_its_rank_s_sessions_stopped_when_the_rank_has_several() -> None:
+    """The children of `mp.spawn` or a pool stop as their parent's rank, in threads of one name."""
+    board = Board()
+    board.reset([session(1)])
+    child = dataclasses.replace(session(1, session_id=7), pid=4242)
+    assert board.apply(WatchKind.UPDATED, child, None) == \
+        "rank 1 (hosts=0,gpus=1), thread MainThread pid 4242, stopped at train.py:12 step (breakpoint)"
+    thread = dataclasses.replace(session(1, session_id=8), thread="loader", thread_id=2)
+    assert board.apply(WatchKind.UPDATED, thread, None) == \
+        "rank 1 (hosts=0,gpus=1), thread loader, stopped at train.py:12 step (breakpoint)"
+
+
 def test_highlight_keeps_the_text_and_colours_only_code() -> None:
     listing = "> /x/train.py(2)step()\n-> y = 1\n  1  \tdef step():\n  2  ->\t    y = 1\n"
     plain = pdb_fragments(listing, color=False)
