@@ -31,6 +31,7 @@ from prompt_toolkit.output import ColorDepth, Output
 
 from meshdbg.debugger.console.above import output_above_prompt
 from meshdbg.debugger.console.attachment import Attachment
+from meshdbg.debugger.console.bindings import PastedLines
 from meshdbg.debugger.console.board import Board, RankKey, stop_key
 from meshdbg.debugger.console.commands import Commands
 from meshdbg.debugger.console.completion import ConsoleCompleter
@@ -80,9 +81,10 @@ class Console:
         self._tasks: set[asyncio.Task[Any]] = set()
         output = get_app_session().output
         self.color = (ColorDepth.from_env() or output.get_default_color_depth()) != ColorDepth.DEPTH_1_BIT
+        self.pasted = PastedLines()  # what a paste of several lines has left to type
         self.console_prompt, self.pdb_prompt = make_prompts(
             self._message, self._toolbar, ConsoleCompleter(self.board, lambda: self.attachment),
-            CommandValidator(lambda: self.attachment is None), job is not None)
+            CommandValidator(lambda: self.attachment is None), job is not None, self.pasted)
         self._active: PromptSession[str] = self.console_prompt  # the prompt shown (or last shown)
 
     # ---- ConsoleActions: what commands use ------------------------------------------
@@ -267,7 +269,7 @@ class Console:
             while not self._should_leave():
                 self._active = self.pdb_prompt if self.attachment is not None else self.console_prompt
                 try:
-                    line = await read_line(self._active)
+                    line = await read_line(self._active, self.pasted)
                 except KeyboardInterrupt:
                     if await self._run(self._on_ctrl_c()):
                         break
@@ -376,7 +378,9 @@ class Console:
         closing under `meshdbg run` (quit, Ctrl-D), the job's, as it would be a moment later;
         else it cuts the output being drawn (reaching its command too while that runs on), or
         reaches the running command. With no command (one just ended, the prompt is coming
-        back) it is that command's, too late to matter, and does nothing: never the job's."""
+        back) it is that command's, too late to matter, and does nothing: never the job's.
+        The rest of a paste is not typed, as a terminal's Ctrl-C drops the input not yet read."""
+        self.pasted.clear()
         if self.job is not None and self.job.closed_by_user:
             self.job.stop("interrupted")
         elif self._drawing is not None and self._drawing.drawing:

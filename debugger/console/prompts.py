@@ -10,6 +10,7 @@ Read lines with `read_line`: it puts the history in place before any key is read
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
 from collections.abc import AsyncGenerator
 from pathlib import Path
@@ -23,7 +24,7 @@ from prompt_toolkit.history import FileHistory
 from prompt_toolkit.layout import ConditionalContainer, Window, walk
 from prompt_toolkit.validation import Validator
 
-from meshdbg.debugger.console.bindings import leave_search, load_console_bindings
+from meshdbg.debugger.console.bindings import PastedLines, leave_search, load_console_bindings
 from meshdbg.debugger.console.highlight import STYLE
 from meshdbg.wire.connection import private_dir, private_file
 from meshdbg.wire.environment import HISTORY
@@ -79,28 +80,38 @@ class PromptHistory(FileHistory):
         self._filled = True
 
 
-async def read_line(session: PromptSession[str]) -> str:
+async def read_line(session: PromptSession[str], pasted: PastedLines) -> str:
     """The next line typed at `session`, its history in place and no search left open from the
-    last line (`leave_search`) before any key is read. Ctrl-C
-    raises KeyboardInterrupt and Ctrl-D EOFError, for the caller to decide what they mean."""
+    last line (`leave_search`) before any key is read; the next line of a paste (`pasted`),
+    shown at the prompt and entered as if typed there. Ctrl-C raises KeyboardInterrupt and
+    Ctrl-D EOFError, for the caller to decide what they mean."""
     history = session.history
     assert isinstance(history, PromptHistory)
+    typed, entered = pasted.next()
 
     def before_any_key() -> None:
         leave_search(session.app)
         history.fill(session.default_buffer)
+        if entered:
+            asyncio.get_running_loop().call_soon(enter)
 
-    return await session.prompt_async(handle_sigint=False, pre_run=before_any_key)
+    def enter() -> None:  # as Enter does (prompt_toolkit's accept_default drew no refusal: no redraw followed)
+        session.default_buffer.validate_and_handle()
+        session.app.invalidate()
+
+    return await session.prompt_async(handle_sigint=False, pre_run=before_any_key, default=typed)
 
 
 def make_prompts(message: Callable[[], str], toolbar: Callable[[], str], completer: Completer,
-                 validator: Validator, job_server: bool) -> tuple[PromptSession[str], PromptSession[str]]:
-    """(the `meshdbg>` prompt, the pdb prompt); `job_server`: this process serves a `meshdbg run` job."""
+                 validator: Validator, job_server: bool, pasted: PastedLines
+                 ) -> tuple[PromptSession[str], PromptSession[str]]:
+    """(the `meshdbg>` prompt, the pdb prompt); `job_server`: this process serves a `meshdbg run`
+    job; `pasted`: what a paste left to type, at either prompt (a paste may `detach` midway)."""
     def prompt(history: Path, pdb: bool) -> PromptSession[str]:
         return PromptSession(
             message=message, bottom_toolbar=toolbar, style=STYLE, completer=completer, complete_while_typing=False,
             validator=None if pdb else validator, validate_while_typing=False,
-            history=PromptHistory(history), key_bindings=load_console_bindings(pdb, job_server))
+            history=PromptHistory(history), key_bindings=load_console_bindings(pasted, pdb, job_server))
 
     console = prompt(history_path(), False)
     wrap_validation_errors(console)

@@ -639,3 +639,40 @@ def test_stacks_and_compare_in_the_console(three_ranks: Mesh) -> None:
     run(child, "compare all missing_name", re.escape("ranks 0-2 (3): error: NameError: name 'missing_name' is not defined"), TOP)
     run(child, "quit", "bye; 3 sessions left as they are")
     child.expect(pexpect.EOF)
+
+
+PASTE, PASTED = "\x1b[200~", "\x1b[201~"  # a terminal's bracketed paste, as prompt_toolkit asks for it
+
+
+def test_a_paste_of_several_lines_runs_them_one_at_a_time_as_local_pdb_s_terminal_does(three_ranks: Mesh) -> None:
+    """Local pdb in a terminal runs a pasted block line by line; the console took it as one
+    line of several, which pdb refused (`*** SyntaxError`). Each line now runs at its own
+    prompt, a console command among them at `meshdbg>`; what follows the last newline stays
+    typed; a refused console line waits for its fix with the rest of the paste behind it; and
+    Ctrl-C drops what the paste has left, as a terminal's drops unread input."""
+    child = three_ranks.console()
+    child.expect(TOP)
+    run(child, "attach 1", re.escape("(Pdb r1"))
+    child.send(f"{PASTE}p loss_scale\rp loss_scale * 4\rdetach\rlsit\rcast 0 p loss_sc{PASTED}")
+    child.expect(r"p loss_scale\S*\s+\S*1\.0")
+    child.expect(r"p loss_scale \* 4\S*\s+\S*4\.0")
+    child.expect("detached from rank 1")
+    child.expect("unknown command 'lsit'")  # kept for editing; the rest of the paste waits behind it
+    child.sendcontrol("u")
+    child.sendline("list")
+    child.expect(r"1\s+worker\s+hosts=0,gpus=1\s+stopped")
+    child.expect(re.escape("cast 0 p loss_sc"))  # the last, partial line: typed, not run
+    child.send("ale\r")
+    child.expect(r"rank 0:\s+0\.5")
+    run(child, "attach 2", re.escape("(Pdb r2"))
+    child.send(f"{PASTE}!print('slow', flush=True); import time; time.sleep(30)\rp loss_scale * 8\r{PASTED}")
+    child.expect(r"slow\r+\n")
+    three_ranks.wait_sessions(stopped={0, 1}, running={2})  # still running it
+    child.sendintr()
+    child.expect("KeyboardInterrupt")
+    run(child, "p 'next'", "'next'")
+    assert "12.0" not in child.logfile_read.getvalue()  # the paste's second line never ran
+    run(child, "detach", TOP)
+    run(child, "quit", "bye")
+    child.expect(pexpect.EOF)
+    assert "Traceback" not in child.logfile_read.getvalue()
