@@ -23,7 +23,7 @@ from meshdbg.wire.vocabulary import StopReason
 from meshdbg.worker.context import current_context
 from meshdbg.worker.headroom import Headroom
 from meshdbg.worker.identity import detect_identity, session_identity
-from meshdbg.worker.pdb_wrapper import PdbWrapper, active_debugger, stop_with_header
+from meshdbg.worker.pdb_wrapper import PdbWrapper, active_debugger, ending_debugger, stop_with_header
 from meshdbg.worker.notices import say, say_once
 from meshdbg.worker.remote import RemoteSession
 from meshdbg.worker.stacks import in_post_mortem
@@ -57,13 +57,19 @@ def stop_at(frame: FrameType, reason: StopReason, header: str | None = None, lik
     `breakpoint()` line, an interrupt during `n` over a long loop), the stop happens in that
     same session, as local pdb stops in the same terminal. A `breakpoint()` inside a pdb
     command (`p f()`) is not a new stop: local pdb would not stop there either.
+
+    An interrupt that comes while this thread's pdb still ends its session (its `c` has gone
+    out and the console said so; the program's stdout is slow to flush, the machine is
+    loaded) stops at the program's next line through that pdb: a session opened here, inside
+    its trace function, never stopped (the function's return put the ended pdb back on the
+    frame), and the console waited for good.
     """
-    current = active_debugger()
+    current = active_debugger() or (ending_debugger() if reason is StopReason.INTERRUPT else None)
     if current is not None:
         if current.stopped:
             return
         if reason is StopReason.INTERRUPT:
-            current.break_in(frame)
+            current.break_in(frame, functools.partial(open_session, reason))
         else:
             current.hand_over(frame, functools.partial(open_session, reason), header, like)
         return

@@ -63,6 +63,16 @@ def active_debugger() -> "PdbWrapper | None":
     return debugger
 
 
+def ending_debugger() -> "PdbWrapper | None":
+    """The calling thread's pdb whose session is ending: its end has gone out (the server and
+    its clients see the rank run on), and its trace function, which the stop runs in, has not
+    returned yet to the program."""
+    debugger = getattr(_thread_state, "debugger", None)
+    if debugger is None or debugger.remote is None or not debugger.remote.ended:
+        return None
+    return debugger
+
+
 class _EndWithThread:
     """Kept in thread-local storage: ends a session still open when its thread finishes.
 
@@ -159,6 +169,7 @@ class PdbWrapper(pdb.Pdb):
             self.rcLines = list(like.rcLines)
         self.use_rawinput = False
         self._open_session = open_session
+        self._opening_next: SessionOpener | None = None  # how the next stop opens its session, if not so (`break_in`)
         self._leaving: EndReason | None = None  # set when pdb is about to let the worker run
         self._thread_id = threading.get_ident()
         self._activity = _Activity.RUNNING
@@ -217,6 +228,7 @@ class PdbWrapper(pdb.Pdb):
     def _ensure_session(self) -> bool:
         """This pdb has a session of its own in this process, opened now if need be; False
         (said on stderr) when none can be opened, and the worker goes on."""
+        opening, self._opening_next = self._opening_next or self._open_session, None
         if self.remote is not None and not self.remote.owned:
             self.remote = None  # a forked child: the parent's session is not ours
         stepping = active_debugger()
@@ -226,7 +238,7 @@ class PdbWrapper(pdb.Pdb):
             self._take_session_of(stepping)
         if self.remote is None:
             try:
-                self._adopt(self._open_session())
+                self._adopt(opening())
             except Exception as exc:  # any failure to reach the server must not stop the worker
                 say_once(f"meshdbg: cannot open a debug session ({exc}); continuing\n")
                 return False
@@ -445,15 +457,22 @@ class PdbWrapper(pdb.Pdb):
         user = innermost_user_frame(frame)
         return wire_frame(user, user.f_lineno) if user is not None else pb.Frame()  # (see wire_frame)
 
-    def break_in(self, frame: FrameType | None) -> None:
+    def break_in(self, frame: FrameType | None, open_session: SessionOpener | None = None) -> None:
         """Stop at the next Python line of `frame` or of any of its callers, saying that the
-        program was interrupted (from the reader thread, or the agent's signal handler)."""
+        program was interrupted (from the reader thread, or the agent's signal handler).
+
+        From this pdb's own thread (the agent's signal, maybe come while this pdb still ends
+        its session after `c`: `ending_debugger`), tracing is turned on again, which `c` turned
+        off, and the stop opens its session with `open_session` (an interrupt's)."""
         self._interrupted = True
         self.set_step()
         while frame is not None:
             frame.f_trace = self.trace_dispatch
             frame.f_trace_lines = True
             frame = frame.f_back
+        if threading.get_ident() == self._thread_id:
+            self._opening_next = open_session
+            sys.settrace(self.trace_dispatch)
 
     # ---- meshdbg's frames are not the user's ------------------------------------------
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from e2e import SCRIPTS, Server
 from meshdbg.debugger.control import ControlClient
-from meshdbg.wire.vocabulary import State
+from meshdbg.wire.vocabulary import State, StopReason
 from watching import watch_until
 
 SOURCE = (SCRIPTS / "long_command.py").read_text().splitlines()
@@ -159,5 +162,31 @@ def test_a_command_flooding_output_is_interrupted_every_time(server: Server, flo
                 assert reply.output.endswith("*** KeyboardInterrupt\n") and not reply.ended
             assert (await pdb.send("p 6 * 7")).output == "42\n"
             assert (await pdb.send("c")).ended
+
+    server.run(body)
+
+
+def test_an_interrupt_right_after_continue_stops_the_rank_whose_session_still_ends(server: Server,
+                                                                                   tmp_path: Path) -> None:
+    """`c`, then at once an interrupt (Ctrl-C as soon as the console says "continued"), while
+    the worker still ends its session (its stdout is slow to flush, the machine is loaded):
+    the interrupt came through the rank's agent stream and opened a session inside pdb's
+    trace function, which never stopped: the rank ran on, and the console waited for good (a
+    full run of the suite caught the console test of it so)."""
+    flag = tmp_path / "slow"
+    worker = subprocess.Popen([sys.executable, "-m", "meshdbg.worker.mesh.bootstrap", str(SCRIPTS / "slow_stdout.py"),
+                               str(flag)], env=dict(server.env, MESHDBG_RANK="0", MESHDBG_COORDS=""),
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server.workers.append(worker)
+    server.wait_sessions(1)
+
+    async def body(client: ControlClient) -> None:
+        flag.touch()
+        assert await client.resume("0") and await client.interrupt("0") == [0]  # its session has ended: the agent's
+        flag.unlink()
+        [stop] = await asyncio.wait_for(watch_until(client, {"stopped": [0]}), 15)
+        assert stop.reason == StopReason.INTERRUPT and stop.filename.endswith("slow_stdout.py")
+        async with client.attach(rank=0) as pdb:
+            assert (await pdb.send("p flag == sys.argv[1]")).output == "True\n"
 
     server.run(body)
