@@ -68,9 +68,10 @@ class OutputDrawing:
         else:
             self._more.set()
             await self._drawer
-        if self._cut:
-            self._warn(f"\n--KeyboardInterrupt-- (output cut: {self._received - self._drawn:,} of "
-                       f"{self._received:,} characters not shown)")
+        if self._cut:  # (a Ctrl-C during the last piece cut nothing: no count then)
+            hidden = self._received - self._drawn
+            self._warn("\n--KeyboardInterrupt--" + (f" (output cut: {hidden:,} of {self._received:,} characters "
+                                                     f"not shown)" if hidden else ""))
 
     def _hold(self, text: str) -> None:
         self._received += len(text)

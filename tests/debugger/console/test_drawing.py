@@ -81,3 +81,19 @@ def test_a_cut_stops_the_drawing_and_counts_what_was_not_shown() -> None:
     assert text == "y" * (2 * DRAW_CHARS)
     assert warnings == [f"\n--KeyboardInterrupt-- (output cut: {total - 2 * DRAW_CHARS:,} of {total:,} characters "
                         f"not shown)"]
+
+
+def test_a_cut_during_the_last_piece_hides_nothing_and_says_only_keyboardinterrupt() -> None:
+    """Ctrl-C just as an attach's position was drawn: `(output cut: 0 of 86 characters not
+    shown)` said something was lost where nothing was."""
+    async def body() -> tuple[str, list[str]]:
+        screen = Screen()
+        drawing = screen.drawing()
+        drawing.add("> train.py(4)<module>()\n-> step()\n")
+        await asyncio.sleep(0)  # the one piece drawn, the drawer not yet back
+        assert drawing.drawing
+        drawing.cut()
+        await drawing.finish("")
+        return screen.text, screen.warnings
+
+    assert asyncio.run(body()) == ("> train.py(4)<module>()\n-> step()\n", ["\n--KeyboardInterrupt--"])
