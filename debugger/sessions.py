@@ -69,7 +69,7 @@ class Session:
     client or output needs (their futures, lists, the transcript) made when one comes."""
 
     __slots__ = ("id", "_identity", "rank", "name", "thread_id", "hostname", "pid", "state", "stops", "_frame", "prompt",
-                 "prompt_kind", "location", "_transcript", "_echo", "_unseen", "end_reason", "gone", "_ended", "_registry",
+                 "prompt_kind", "location", "_transcript", "_echo", "_unseen", "_late", "end_reason", "gone", "_ended", "_registry",
                  "_write", "_busy", "_pending", "_listener", "_collected", "_peers", "_issuer", "_queries", "_interrupts",
                  "_info_bytes", "_prompted")
 
@@ -88,6 +88,7 @@ class Session:
         self._echo = ""  # that command's line after pdb's prompt, as a terminal shows it, replayed before it
         self._unseen = ""  # a stop's beginning with more than its position (display changes, a commands
         # block's output, --Return--) that no attach has replayed yet: the next command's output starts with it
+        self._late = ""  # the line of a command left without a reply when its rank stopped answering
         self.end_reason: EndReason | None = None
         self.gone = ""  # why the worker went away (died, hung), once it has
         self._ended: asyncio.Event | None = None  # made when first awaited (`ended`): most sessions never are
@@ -353,10 +354,14 @@ class Session:
 
     def on_prompt(self, prompt: pb.Prompt) -> None:
         # More than the position, with no command waiting for it: a stop that began so (display
-        # changes), or the late reply to a command whose rank stopped answering, then woke.
+        # changes), or the late reply to a command whose rank stopped answering, then woke,
+        # shown under that command's line (it came as the next command's own output, unnamed).
         # Each field read once (each read of a message's field makes a new Python object).
         output, location, kind = prompt.output, prompt.location, prompt.kind
         unasked = self._pending is None and output.replace(location + "\n", "", 1).strip()
+        late, self._late = self._late, ""  # (a reply now to the command the rank stopped answering: under its line)
+        if unasked and late:
+            self._echo = late
         self._set_state(State.STOPPED)
         self.stops += 1
         self._settle_prompted()
@@ -373,7 +378,7 @@ class Session:
 
         shown = self._share(lambda: peers.reply(reply()))
         if unasked and not shown:
-            self._unseen = output  # for whoever comes next: the next attach, or the next command's output
+            self._unseen = late + output  # for whoever comes next: the next attach, or the next command's output
         if self._pending and not self._pending.done():
             self._pending.set_result(reply())
         # After the reply: the waiting command resumes before any watcher (issue 22: 9 us of a
@@ -426,6 +431,7 @@ class Session:
         error = self._silence()
         self._settle_prompted(error)
         if self._pending and not self._pending.done():
+            self._late = self._echo
             self._pending.set_exception(error)
         if self._queries is not None:
             self._queries.settle(error=error)

@@ -70,6 +70,38 @@ def test_a_stopped_rank_is_reported_not_answering_within_seconds(server: Server)
     assert result.stderr == f"meshdbg: rank 0 (pid {hung.pid}) is stopped (SIGSTOP) and not answering\n", result.stderr
 
 
+def test_the_late_reply_of_a_rank_that_stopped_answering_comes_under_its_command_s_line(server: Server) -> None:
+    """A `p word` cast to a rank SIGSTOPped a moment before: "not answering". Woken, the rank
+    runs the line and answers; that reply comes with the next command, under the line it
+    answers, as a terminal shows it (it came as the next command's own output: `'x'` twice,
+    for one `p word`), or in the replay of the next attach, once."""
+    hung = server.worker("hold.py", 0)
+    server.wait_sessions(1)
+
+    def not_answering_then_woken() -> None:
+        os.kill(hung.pid, signal.SIGSTOP)
+        try:
+            first, _ = timed_cli(server, "cast", "--json", "all", "p word")
+        finally:
+            os.kill(hung.pid, signal.SIGCONT)
+        assert "not answering" in json.loads(first.stdout)[0]["output"], first.stdout
+        wait_for(lambda: [s["state"] for s in server.sessions()] == ["stopped"], NOTICE_S + SLACK_S,
+                 "rank 0 stopped again")
+
+    def casts() -> list[str]:
+        return [json.loads(server.cli("cast", "--json", "all", "p word").stdout)[0]["output"] for _ in range(2)]
+
+    async def replay(client: ControlClient) -> str:
+        async with client.attach(rank=0) as pdb:
+            return pdb.replay.output
+
+    not_answering_then_woken()
+    assert casts() == ["(Pdb) p word\n'x'\n'x'\n", "'x'\n"]
+    not_answering_then_woken()
+    assert server.run(replay).endswith("\n(Pdb) p word\n'x'\n")
+    assert casts() == ["'x'\n", "'x'\n"]
+
+
 def test_a_rank_that_stops_answering_while_it_is_continued_is_named(server: Server) -> None:
     """`continue` while rank 0 is SIGSTOPped (still listed stopped): the resume is sent, and
     rank 0 is named as not answering. (It was named nowhere: "resumed 1 session (rank 1)",
