@@ -67,9 +67,10 @@ class Server:
                               capture_output=True, text=True, timeout=timeout)
 
     def worker(self, script: str, rank: int | None = 0, coords: str = "", *args: str,
-               env: dict[str, str] | None = None, **popen: object) -> subprocess.Popen:
+               env: dict[str, str] | None = None, bootstrap: bool = False, **popen: object) -> subprocess.Popen:
         """Start tests/scripts/SCRIPT as a worker with the given rank and coordinates (rank
-        None: neither, as under another launcher, whose variables `env` holds)."""
+        None: neither, as under another launcher, whose variables `env` holds); `bootstrap`:
+        as a rank of `meshdbg run` runs, under the bootstrap, with an agent stream."""
         worker_env = dict(env or self.env, PYTHONBREAKPOINT="meshdbg.worker.remote_breakpointhook", PYTHONUNBUFFERED="1")
         if rank is not None:
             worker_env.update(MESHDBG_RANK=str(rank), MESHDBG_COORDS=coords)
@@ -77,7 +78,8 @@ class Server:
         popen.setdefault("stdout", subprocess.PIPE)
         popen.setdefault("stderr", subprocess.PIPE)
         popen.setdefault("start_new_session", True)  # stop_process ends any child it forked too
-        process = subprocess.Popen([sys.executable, str(SCRIPTS / script), *args], env=worker_env, text=True, **popen)
+        launch = [sys.executable, "-m", "meshdbg.worker.mesh.bootstrap"] if bootstrap else [sys.executable]
+        process = subprocess.Popen([*launch, str(SCRIPTS / script), *args], env=worker_env, text=True, **popen)
         self.workers.append(process)
         return process
 

@@ -11,6 +11,7 @@ import functools
 import os
 import pdb
 import sys
+import threading
 from types import CodeType, FrameType, ModuleType, TracebackType
 from typing import Any, Callable, Mapping
 
@@ -30,14 +31,33 @@ from meshdbg.worker.stacks import in_post_mortem
 from meshdbg.worker.stdio_numbers import StandardNumbersHeld
 
 
+class _Opening(threading.local):
+    """Whether the calling thread is opening a stop now (`stop_at`, `open_session`): a stop
+    asked for in the middle of it (an agent's interrupt, whose signal runs its handler between
+    any two bytecodes; a program's own handler calling breakpoint()) is that stop, not one
+    more. Nested, it waited for good on a hold the first had taken (SharedHold's lock), or
+    opened a second session that never stopped, listed running for good; the rank was lost
+    either way. Set and reset in place, with no call around the stop's `set_trace` (a context
+    manager's exit was a call, where the local pdb of a worker with no server stopped)."""
+
+    now = False
+
+
+_OPENING = _Opening()
+
+
 def open_session(reason: StopReason, labels: Mapping[str, str] | None = None) -> RemoteSession:
     """A new session stream for the calling thread, labelled with `labels` (default: the
     thread's current context); raises MeshdbgError when unreachable."""
     labels = current_context() if labels is None else labels
     # (the stop may be deep in a recursion: meshdbg.worker.headroom; the program's stdout closed:
     # meshdbg.worker.stdio_numbers)
-    with Headroom(), StandardNumbersHeld():
-        return RemoteSession(resolve_connection, session_identity(detect_identity(), reason, labels))
+    before, _OPENING.now = _OPENING.now, True
+    try:
+        with Headroom(), StandardNumbersHeld():
+            return RemoteSession(resolve_connection, session_identity(detect_identity(), reason, labels))
+    finally:
+        _OPENING.now = before
 
 
 def _fall_back(frame: FrameType, problem: str, header: str | None) -> None:
@@ -62,8 +82,19 @@ def stop_at(frame: FrameType, reason: StopReason, header: str | None = None, lik
     out and the console said so; the program's stdout is slow to flush, the machine is
     loaded) stops at the program's next line through that pdb: a session opened here, inside
     its trace function, never stopped (the function's return put the ended pdb back on the
-    frame), and the console waited for good.
+    frame), and the console waited for good. One asked for while this thread opens a stop
+    is that stop (`_Opening`).
     """
+    if _OPENING.now:
+        return
+    _OPENING.now = True
+    try:
+        _stop_at(frame, reason, header, like)
+    finally:
+        _OPENING.now = False
+
+
+def _stop_at(frame: FrameType, reason: StopReason, header: str | None, like: pdb.Pdb | None) -> None:
     current = active_debugger() or (ending_debugger() if reason is StopReason.INTERRUPT else None)
     if current is not None:
         if current.stopped:

@@ -48,9 +48,16 @@ class _Hold:
 
 
 def _note(signum: int, frame: FrameType | None) -> None:
+    """A held signal: noted, for its handler to run at the next safe point. The poll it must
+    end is woken by the relay thread (meshdbg.worker.signal_wakeup), never from here while
+    that thread watches: this runs between any two bytecodes of the main thread, maybe while
+    it holds the gRPC call's lock, which waking takes, with the relay waiting for that lock
+    and holding the call's count: the rank hung for good (a stress of interrupts, about once
+    in 2,000). With no relay (no descriptor for its pipe), gRPC's own look for signals every
+    200 ms runs this, from inside its poll, and this wakes the poll."""
     _Hold.caught.append(signum)
     _Hold.frame = frame
-    if _Hold.wake is not None:
+    if _Hold.wake is not None and not signal_wakeup.relaying():
         _Hold.wake()
 
 

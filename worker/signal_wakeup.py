@@ -103,6 +103,11 @@ def _stand_in() -> int | None:
         return None
 
 
+def relaying() -> bool:
+    """A signal that comes now wakes the main thread's poll from the relay thread."""
+    return _State.wake is not None and _State.pid == this_pid()
+
+
 class Watching:
     """`with Watching(wake):` in the main thread: inside, a signal with a Python handler calls
     `wake` (from another thread) the moment it comes. The program's wakeup fd is given back

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -174,10 +172,7 @@ def test_an_interrupt_right_after_continue_stops_the_rank_whose_session_still_en
     trace function, which never stopped: the rank ran on, and the console waited for good (a
     full run of the suite caught the console test of it so)."""
     flag = tmp_path / "slow"
-    worker = subprocess.Popen([sys.executable, "-m", "meshdbg.worker.mesh.bootstrap", str(SCRIPTS / "slow_stdout.py"),
-                               str(flag)], env=dict(server.env, MESHDBG_RANK="0", MESHDBG_COORDS=""),
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    server.workers.append(worker)
+    server.worker("slow_stdout.py", 0, "", str(flag), bootstrap=True)
     server.wait_sessions(1)
 
     async def body(client: ControlClient) -> None:
