@@ -113,7 +113,10 @@ def _stop_at(frame: FrameType, reason: StopReason, header: str | None, like: pdb
     except Exception as exc:  # breakpoint() must never raise into the user's program
         problem = f"cannot open a debug session ({type(exc).__name__}: {exc})"
     else:
-        stop_with_header(PdbWrapper(functools.partial(open_session, reason), remote, like), frame, header)
+        debugger = PdbWrapper(functools.partial(open_session, reason), remote, like)
+        if reason is StopReason.INTERRUPT:  # (Ctrl-C after `c` in local pdb says so above the position)
+            debugger.note_interrupted()
+        stop_with_header(debugger, frame, header)
         return
     _fall_back(frame, problem, header)
 

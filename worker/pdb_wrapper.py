@@ -457,6 +457,10 @@ class PdbWrapper(pdb.Pdb):
         user = innermost_user_frame(frame)
         return wire_frame(user, user.f_lineno) if user is not None else pb.Frame()  # (see wire_frame)
 
+    def note_interrupted(self) -> None:
+        """The coming stop is an interrupt's: it begins with local pdb's SIGINT message."""
+        self._interrupted = True
+
     def break_in(self, frame: FrameType | None, open_session: SessionOpener | None = None) -> None:
         """Stop at the next Python line of `frame` or of any of its callers, saying that the
         program was interrupted (from the reader thread, or the agent's signal handler).
@@ -464,7 +468,7 @@ class PdbWrapper(pdb.Pdb):
         From this pdb's own thread (the agent's signal, maybe come while this pdb still ends
         its session after `c`: `ending_debugger`), tracing is turned on again, which `c` turned
         off, and the stop opens its session with `open_session` (an interrupt's)."""
-        self._interrupted = True
+        self.note_interrupted()
         self.set_step()
         while frame is not None:
             frame.f_trace = self.trace_dispatch

@@ -141,6 +141,13 @@ def test_list_all_states_and_interrupt(tmp_path: Path) -> None:
         assert asyncio.run(interrupt()) == [3]  # only running ranks are asked
         workers = run.wait_workers(lambda w: w[3]["state"] == "stopped", "rank 3 interrupted")
         assert workers[3]["reason"] == "interrupt" and workers[3]["filename"].endswith("states.py")
+
+        async def first_words() -> str:
+            async with ControlClient(run.connection()) as client, client.attach(rank=3) as pdb:
+                return pdb.replay.output
+
+        # local pdb's words on Ctrl-C after `c` (Pdb.sigint_handler), above the position
+        assert asyncio.run(first_words()).startswith("\nProgram interrupted. (Use 'cont' to resume).\n> ")
         assert run.cli("continue").returncode == 0
         flag.write_text("")
         code, out, err = run.finish()
