@@ -55,22 +55,24 @@ def stop_with_header(debugger: pdb.Pdb, frame: FrameType, header: str | None) ->
     debugger.set_trace(frame)
 
 
-def active_debugger() -> "PdbWrapper | None":
-    """The calling thread's pdb whose session is open in this process, if any."""
+def _thread_debugger(session_is: Callable[[RemoteSession], bool]) -> "PdbWrapper | None":
+    """The calling thread's pdb, if its session is as `session_is` says."""
     debugger = getattr(_thread_state, "debugger", None)
-    if debugger is None or debugger.remote is None or not debugger.remote.owned:
+    if debugger is None or debugger.remote is None or not session_is(debugger.remote):
         return None
     return debugger
+
+
+def active_debugger() -> "PdbWrapper | None":
+    """The calling thread's pdb whose session is open in this process, if any."""
+    return _thread_debugger(lambda remote: remote.owned)
 
 
 def ending_debugger() -> "PdbWrapper | None":
     """The calling thread's pdb whose session is ending: its end has gone out (the server and
     its clients see the rank run on), and its trace function, which the stop runs in, has not
     returned yet to the program."""
-    debugger = getattr(_thread_state, "debugger", None)
-    if debugger is None or debugger.remote is None or not debugger.remote.ended:
-        return None
-    return debugger
+    return _thread_debugger(lambda remote: remote.ended)
 
 
 class _EndWithThread:

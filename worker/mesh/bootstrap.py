@@ -70,16 +70,16 @@ def run_as_python_does(argv: list[str]) -> None:
       "No module named x" or "can't find '__main__' module in 'dir'");
     - `-c CODE`: compiled as `<string>`, sys.argv[0] `-c`, sys.path[0] '' (the current folder).
     A script that cannot be read exits with status 2 and Python's one line, not a traceback."""
-    sys.argv = argv[1:] if argv[0] == "-m" else ["-c", *argv[2:]] if argv[0] == "-c" else list(argv)
     sys.modules["__main__"] = main = types.ModuleType("__main__")
     if argv[0] == "-c":
-        sys.path[0] = ""
+        sys.argv, sys.path[0] = ["-c", *argv[2:]], ""
         exec(compile(argv[1], "<string>", "exec"), main.__dict__)
         return
     if argv[0] == "-m":
-        sys.path[0] = os.getcwd()
+        sys.argv, sys.path[0] = argv[1:], os.getcwd()
         RUN_MODULE_AS_MAIN(argv[1])  # sets sys.argv[0] to the module's file, as `python -m`
         return
+    sys.argv = list(argv)
     path = os.path.abspath(argv[0])
     if get_importer(path) is not None:  # a directory or a zip file: its __main__ module
         sys.path[0] = path
