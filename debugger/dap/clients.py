@@ -20,6 +20,7 @@ from meshdbg.debugger.dap.driving import Driving
 from meshdbg.debugger.dap.inspecting import Inspecting
 from meshdbg.debugger.dap.mesh import Group, Mesh, Rank
 from meshdbg.debugger.dap.output import OutputGate
+from meshdbg.debugger.selection import describe_ranks
 from meshdbg.debugger.dap.vocabulary import THREAD_EXITED, Category, Event, Stopped, stopped_reason
 from meshdbg.debugger.dap.protocol import Channel, RequestFailed
 from meshdbg.wire.errors import MeshdbgError
@@ -32,6 +33,8 @@ CAPABILITIES = {
     "completionTriggerCharacters": ["."],
     "supportsExceptionInfoRequest": True,
     "supportsConditionalBreakpoints": True,
+    "supportsHitConditionalBreakpoints": True,
+    "supportsLogPoints": True,
     "supportsSingleThreadExecutionRequests": True,
     "supportTerminateDebuggee": True,
     "exceptionBreakpointFilters": [{"filter": "uncaught", "label": "Uncaught Exceptions (post-mortem)",
@@ -129,11 +132,13 @@ class IdeClient(Inspecting, Driving, Channel):
         return {}
 
     async def disconnect_request(self, args: dict) -> dict:
-        """Leave the ranks paused (meshdbg's detach); with terminateDebuggee, continue them."""
-        if args.get("terminateDebuggee") and self.trusted:
-            selection = self.group.selection if self.group is not None else ""
+        """Leave the ranks paused (meshdbg's detach); with terminateDebuggee, continue those
+        stopped (none stopped: nothing to do, as when VS Code's Stop comes while they run)."""
+        ranks = self.group.ranks if self.group is not None else list(self.mesh.ranks.values())
+        stopped = [r.rank for r in ranks if r.session is not None]
+        if args.get("terminateDebuggee") and self.trusted and stopped:
             try:
-                await self.mesh.client.resume(selection)
+                await self.mesh.client.resume(describe_ranks(stopped) if self.group is not None else "")
             except MeshdbgError as exc:
                 raise RequestFailed(str(exc)) from None
         self._leave()

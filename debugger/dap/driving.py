@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from meshdbg.debugger.dap.breakpoints import SourceBreakpoint
 from meshdbg.debugger.dap.mesh import Rank
 from meshdbg.debugger.dap.protocol import RequestFailed
 from meshdbg.debugger.dap.vocabulary import Category
@@ -107,7 +108,7 @@ class Driving:
         path = args["source"].get("path")
         if not path:
             raise RequestFailed("breakpoints need a file path")
-        wanted = {int(b["line"]): str(b.get("condition") or "") for b in args.get("breakpoints", [])}
+        wanted = {int(b["line"]): SourceBreakpoint.from_dap(b) for b in args.get("breakpoints", [])}
         await self.mesh.set_breakpoints(path, wanted)
         ranks = self.group.ranks if self.group is not None else list(self.mesh.ranks.values())
         judge = next((r for r in ranks if r.session is not None), None)

@@ -6,7 +6,8 @@ waiting ranks are grouped by their user stack (frames from the paused pdb, as `s
 ranks) and every attached parent is asked to open a child session per group (`startDebugging`).
 A rank of a live group stays in it: its later stops, runs and end go to that group's child.
 Breakpoints the IDE sets are kept per file and applied to every stopped rank's pdb, including
-ranks that stop later (`b FILE:LINE`, `clear FILE:LINE`). Commands the IDE sends to a rank's pdb
+ranks that stop later, each by pdb's own lines (meshdbg.debugger.dap.breakpoints), and removed
+by its number (`clear N`: a console's breakpoint on the same line stays). Commands the IDE sends to a rank's pdb
 go through one attach per session, serialised per session, as the console's do.
 """
 
@@ -24,6 +25,7 @@ from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.attached_session import AttachedSession
 from meshdbg.debugger.format import rank_label
 from meshdbg.debugger.selection import describe_ranks, ranks_text
+from meshdbg.debugger.dap.breakpoints import SourceBreakpoint, UnusableBreakpoint
 from meshdbg.debugger.dap.vocabulary import Category, Stopped, stopped_reason
 from meshdbg.debugger.views import SessionView, WorkerView
 from meshdbg.debugger.answers import PdbReply
@@ -32,7 +34,7 @@ from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind
 
 GROUP_SETTLE_S = 0.1  # how long a new stop waits for the other ranks of the same stop
-_BREAKPOINT_SET = re.compile(r"^Breakpoint \d+ at (.+):(\d+)\s*$", re.M)
+_BREAKPOINT_SET = re.compile(r"^Breakpoint (\d+) at (.+):(\d+)\s*$", re.M)
 
 
 def position(view: SessionView | PdbReply) -> tuple[str, int, str]:
@@ -62,8 +64,18 @@ class Rank:
     shown: int | None = None  # the session its child last saw stopped
     ended: bool = False
     group: "Group | None" = None
-    applied: dict[str, dict[int, str]] = field(default_factory=dict)  # breakpoints set in its process: pdb's reply
+    applied: dict[str, dict[int, "Applied"]] = field(default_factory=dict)  # the IDE's breakpoints in its process
     syncing: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+@dataclass(frozen=True)
+class Applied:
+    """One of the IDE's breakpoints as a rank's pdb holds it."""
+
+    wanted: SourceBreakpoint
+    number: int | None  # pdb's number for it; None: not set (`why`)
+    line: int  # the line pdb set it on
+    why: str = ""
 
 
 @dataclass(eq=False)
@@ -96,7 +108,7 @@ class Mesh:
         self.threads: dict[int, Rank] = {}
         self.groups: dict[int, Group] = {}
         self.parents: list[Listener] = []
-        self.breakpoints: dict[str, dict[int, str]] = {}  # file -> {line: condition}
+        self.breakpoints: dict[str, dict[int, SourceBreakpoint]] = {}  # file -> {line: what the IDE asked}
         self.post_mortem = True  # announce post-mortem stops ("uncaught" exception breakpoints)
         self._sessions: dict[int, SessionView] = {}
         self._waiting: set[Rank] = set()
@@ -167,6 +179,7 @@ class Mesh:
         rank = self.rank_of(view)
         if rank.ended:  # a new process with the same rank (a restarted worker): a new thread life
             rank.ended, rank.group, rank.shown = False, None, None
+            rank.applied = {}  # (its pdb holds none of the IDE's breakpoints yet)
         if rank.session is not None and rank.session.id < view.id and rank.session.id in self._sessions:
             return  # another thread of the rank stopped first: the rank shows that one
         rank.session = view
@@ -340,7 +353,7 @@ class Mesh:
         """The rank's session as it is now (stopped, or running a command), if it has one."""
         return self._sessions.get(rank.session.id) if rank.session is not None else None
 
-    async def set_breakpoints(self, path: str, lines: dict[int, str]) -> None:
+    async def set_breakpoints(self, path: str, lines: dict[int, SourceBreakpoint]) -> None:
         """The IDE's breakpoints of one file, set in every stopped rank's pdb now, in the others' when they stop."""
         self.breakpoints[path] = lines
         await asyncio.gather(*(self._sync_breakpoints(r) for r in self.ranks.values() if r.session is not None))
@@ -348,30 +361,45 @@ class Mesh:
     async def verify(self, rank: Rank, path: str, line: int) -> tuple[bool, int, str]:
         """(verified, line, why not) for one breakpoint, from `rank`'s pdb (after syncing it)."""
         await self._sync_breakpoints(rank)
-        condition = self.breakpoints.get(path, {}).get(line)
-        reply = rank.applied.get(path, {}).get(line, "")
-        found = _BREAKPOINT_SET.search(reply)
-        if found:
-            return True, int(found.group(2)), ""
-        return False, line, reply.strip().removeprefix("*** ") or f"not set ({condition or 'no rank stopped'})"
+        applied = rank.applied.get(path, {}).get(line)
+        if applied is None:
+            return False, line, "not set (no rank stopped)"
+        return applied.number is not None, applied.line, applied.why
 
     async def _sync_breakpoints(self, rank: Rank) -> None:
-        """Make the rank's pdb hold the IDE's breakpoints (pdb's reply to each `b` is kept)."""
+        """Make the rank's pdb hold the IDE's breakpoints: a breakpoint the IDE removed or
+        changed is cleared, one it added or changed is made."""
         async with rank.syncing:
-            if rank.session is not None:
-                await self._sync_files(rank, rank.session)
+            session = rank.session
+            if session is None:
+                return
+            for path, wanted in list(self.breakpoints.items()):
+                applied = rank.applied.setdefault(path, {})
+                for line in [line for line, held in applied.items() if wanted.get(line) != held.wanted]:
+                    number = applied.pop(line).number
+                    if number is not None:
+                        await self._quietly(session.id, f"clear {number}")
+                for line, breakpoint in wanted.items():
+                    if line not in applied:
+                        applied[line] = await self._make_breakpoint(session.id, path, line, breakpoint)
 
-    async def _sync_files(self, rank: Rank, session: SessionView) -> None:
-        for path, wanted in list(self.breakpoints.items()):
-            applied = rank.applied.setdefault(path, {})
-            for line in [line for line in applied if line not in wanted]:
-                del applied[line]
-                await self._quietly(session.id, f"clear {path}:{line}")
-            for line, condition in wanted.items():
-                if line not in applied:
-                    applied[line] = ""
-                    reply = await self._quietly(session.id, f"b {path}:{line}" + (f", {condition}" if condition else ""))
-                    applied[line] = reply
+    async def _make_breakpoint(self, session_id: int, path: str, line: int, wanted: SourceBreakpoint) -> Applied:
+        """`wanted` made in the session's pdb: `b FILE:LINE`, then the lines that give it its
+        condition, hit count or log message; cleared again if pdb refused one of them."""
+        reply = await self._quietly(session_id, f"b {path}:{line}")
+        found = _BREAKPOINT_SET.search(reply)
+        if not found:
+            return Applied(wanted, None, line, reply.strip().removeprefix("*** ") or "not set")
+        number, at = int(found.group(1)), int(found.group(3))
+        try:
+            for then in wanted.lines_after_break(number):
+                refused = (await self._quietly(session_id, then)).strip()
+                if refused.startswith("***"):
+                    raise UnusableBreakpoint(refused.removeprefix("*** "))
+        except UnusableBreakpoint as exc:
+            await self._quietly(session_id, f"clear {number}")
+            return Applied(wanted, None, line, str(exc))
+        return Applied(wanted, number, at)
 
     async def _quietly(self, session_id: int, line: str) -> str:
         """pdb's reply to a line of the adapter's own, whose stop is no news to the IDE."""

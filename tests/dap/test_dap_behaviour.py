@@ -195,3 +195,30 @@ def test_a_source_only_the_rank_has_comes_from_the_rank(server: Server) -> None:
         assert "sourceReference" not in local  # a file this machine has is opened by path
         by_path = child.request("source", source={"path": "/etc/shadow"}, sourceReference=0)
         assert not by_path["success"] and by_path["message"].startswith("no sourceReference")  # (no file read for it)
+
+
+def test_the_console_sees_the_ides_breakpoints_and_keeps_its_own_on_the_same_line(server: Server) -> None:
+    """The IDE's breakpoint is pdb's: the console's `b` lists its condition and hit count; the IDE
+    changing it replaces it, removing it clears it alone, not a breakpoint the console set on
+    the same line."""
+    loop = str(SCRIPTS / "ide_loop.py")
+    square = line_of("ide_loop.py", "square = i * i")
+
+    async def console(client: ControlClient, *lines: str) -> str:
+        async with client.attach(rank=0) as attached:
+            return "".join([(await attached.send(line)).output for line in lines])
+
+    with child_of_one_rank(server, "ide_loop.py") as child:
+        child.ok("setBreakpoints", source={"path": loop}, breakpoints=[{"line": square, "condition": "i == 3"}])
+        child.ok("setBreakpoints", source={"path": loop},
+                 breakpoints=[{"line": square, "condition": "i > 4", "hitCondition": "% 2"}])
+        listed = server.run(console, f"b {loop}:{square}", "b")
+        assert "i == 3" not in listed and "stop only if (i > 4) and " in listed and ".hits % 2 == 0" in listed
+        assert listed.count(f"at {loop}:{square}") == 3  # (the console's answer to its `b`, then the list of two)
+        child.ok("setBreakpoints", source={"path": loop}, breakpoints=[])
+        left = server.run(console, "b")
+        assert left.count(f"at {loop}:{square}") == 1 and "stop only if" not in left
+        child.ok("continue", threadId=1)
+        child.event("stopped", threadId=1, reason="breakpoint")  # the console's breakpoint, at i = 0
+        frame = child.ok("stackTrace", threadId=1)["stackFrames"][0]
+        assert child.ok("evaluate", expression="i", frameId=frame["id"], context="watch")["result"] == "0"

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from e2e import SCRIPTS
+from e2e import SCRIPTS, line_of
 from ide import Ide, attach
 
 MB = 1 << 20
@@ -55,6 +55,19 @@ def stops_told(job: subprocess.Popen, count: int) -> None:
         told += " stopped at " in line
 
 
+def stopped_child(job: subprocess.Popen, port: int, token: str) -> tuple[Ide, Ide]:
+    """Once both ranks of `job` stopped: a parent attached, and the child it was asked to open,
+    told of both stops."""
+    stops_told(job, 2)
+    parent = Ide(port)
+    attach(parent, {"meshdbg": {"token": token}})
+    child = Ide(port)
+    attach(child, parent.reverse_request("startDebugging")["arguments"]["configuration"])
+    for thread in (1, 2):
+        child.event("stopped", threadId=thread)
+    return parent, child
+
+
 def outputs(ide: Ide, category: str) -> str:
     """The text of every `output` event of `category` the IDE got so far."""
     return "".join(m["body"]["output"] for m in ide.seen
@@ -72,13 +85,7 @@ def test_run_with_dap_serves_the_job_and_its_end_terminates_the_child(tmp_path) 
     shutil.copy(SCRIPTS / "ide_target.py", tmp_path)
     job, port, token = start_job(tmp_path, "ide_target.py")  # as typed in its folder: a relative path
     try:
-        stops_told(job, 2)
-        parent = Ide(port)
-        attach(parent, {"meshdbg": {"token": token}})
-        child = Ide(port)
-        attach(child, parent.reverse_request("startDebugging")["arguments"]["configuration"])
-        for thread in (1, 2):
-            child.event("stopped", threadId=thread)
+        parent, child = stopped_child(job, port, token)
         assert [t["name"] for t in child.ok("threads")["threads"]] == [RANK_0, RANK_1]
         frame = child.ok("stackTrace", threadId=1)["stackFrames"][0]  # a path the IDE can open: absolute
         assert frame["source"]["path"] == str(tmp_path / "ide_target.py")  # (it was "ide_target.py")
@@ -156,3 +163,28 @@ def test_a_flood_to_an_ide_that_does_not_read_is_dropped_not_kept(tmp_path) -> N
     finally:
         job.terminate()
         job.wait(timeout=30)
+
+
+@pytest.mark.timeout(90)
+def test_a_logpoint_prints_on_every_rank_to_the_ide_without_a_stop(tmp_path) -> None:
+    """A logpoint (DAP's logMessage) set in the child: each rank prints its line at every hit,
+    as the rank's output the IDE hears, named by rank, and no rank stops there."""
+    job, port, token = start_job(tmp_path, str(SCRIPTS / "ide_loop.py"))
+    try:
+        parent, child = stopped_child(job, port, token)
+        total = line_of("ide_loop.py", "total += square")
+        placed = child.ok("setBreakpoints", source={"path": str(SCRIPTS / "ide_loop.py")},
+                          breakpoints=[{"line": total, "logMessage": "hit {i}: {square}", "condition": "i >= 38"}])
+        assert [(b["verified"], b["line"]) for b in placed["breakpoints"]] == [(True, total)]
+        child.ok("continue", threadId=1)
+        child.event("terminated", timeout=30)
+        assert job.wait(timeout=30) == 0
+        assert child.closed() and parent.closed()
+        printed = outputs(child, "stdout") + outputs(parent, "stdout")
+        for rank in (RANK_0, RANK_1):
+            assert f"{rank}: hit 38: 1444\n" in printed and f"{rank}: hit 39: 1521\n" in printed
+            assert f"{rank}: hit 37" not in printed
+        assert len([m for m in child.seen if m.get("event") == "stopped"]) == 2  # the ranks' first stops only
+    finally:
+        job.kill()
+        job.communicate(timeout=10)
