@@ -36,6 +36,7 @@ CAPABILITIES = {
     "supportsHitConditionalBreakpoints": True,
     "supportsLogPoints": True,
     "supportsSingleThreadExecutionRequests": True,
+    "supportsGotoTargetsRequest": True,
     "supportTerminateDebuggee": True,
     "exceptionBreakpointFilters": [{"filter": "uncaught", "label": "Uncaught Exceptions (post-mortem)",
                                     "default": True}],
@@ -86,6 +87,7 @@ class IdeClient(Inspecting, Driving, Channel):
         self.frames = References("frame")
         self.values = References("variables reference")
         self.sources = References("source reference")
+        self.jumps = References("jump target")  # (of no thread: the IDE asks before it names one)
         self._rank_output = OutputGate(self)
 
     def refused(self, command: str) -> str:

@@ -1,5 +1,5 @@
-"""The requests that move ranks: continue, next, stepIn, stepOut, pause, setBreakpoints,
-setExceptionBreakpoints. Stepping is pdb's own (`n`, `s`, `r` over the rank's session); with
+"""The requests that move ranks: continue, next, stepIn, stepOut, pause, gotoTargets and goto
+(VS Code's "Jump to Cursor": pdb's `jump`), setBreakpoints, setExceptionBreakpoints. Stepping is pdb's own (`n`, `s`, `r` over the rank's session); with
 `singleThread` one rank moves, else every stopped rank of the group. A step's response goes at
 once; the rank's new position comes as a `stopped` event when pdb stops again (mesh.Mesh).
 
@@ -8,12 +8,14 @@ A mixin of `IdeClient` (meshdbg.debugger.dap.clients).
 
 from __future__ import annotations
 
+import asyncio
+import os
 from typing import TYPE_CHECKING
 
 from meshdbg.debugger.dap.breakpoints import SourceBreakpoint
 from meshdbg.debugger.dap.mesh import Rank
 from meshdbg.debugger.dap.protocol import RequestFailed
-from meshdbg.debugger.dap.vocabulary import Category
+from meshdbg.debugger.dap.vocabulary import Category, Stopped
 from meshdbg.debugger.format import not_resumed_text
 from meshdbg.debugger.selection import describe_ranks
 from meshdbg.wire.errors import MeshdbgError
@@ -85,6 +87,33 @@ class Driving:
             return
         if reply.output.strip():
             self.output(Category.CONSOLE, f"{rank.label}: {reply.output}")
+
+    async def gotoTargets_request(self: "IdeClient", args: dict) -> dict:
+        """Where "Jump to Cursor" goes: the line asked, in its file (the IDE names the thread
+        only in `goto`, where pdb judges the jump)."""
+        path = args["source"].get("path")
+        if not path:
+            raise RequestFailed("a jump needs a file path")
+        line = int(args["line"])
+        self.jumps.forget(0)
+        return {"targets": [{"id": self.jumps.add(0, path, line), "label": f"{path}:{line}", "line": line}]}
+
+    async def goto_request(self: "IdeClient", args: dict) -> dict:
+        """pdb's `jump LINE` on the thread's rank: the next line it runs, in the frame it stopped
+        in (pdb refuses another frame, and a jump into a block); then `stopped` ("goto")."""
+        _, path, line = self.jumps.get(args["targetId"])
+        rank = self._rank(args["threadId"])
+        session = self._stopped(args["threadId"])
+        if os.path.realpath(path) != os.path.realpath(session.filename):
+            raise RequestFailed(f"pdb jumps only within the file of the frame it stopped in ({session.filename})")
+        try:
+            reply = await self.mesh.command(session.id, f"jump {line}", quiet=True)
+        except MeshdbgError as exc:
+            raise RequestFailed(str(exc)) from None
+        if reply.output.startswith("***"):
+            raise RequestFailed(reply.output.strip().removeprefix("*** "))
+        asyncio.get_running_loop().call_soon(self.rank_stopped, rank, Stopped.GOTO)  # after this response, as debugpy
+        return {}
 
     async def pause_request(self: "IdeClient", args: dict) -> dict:
         """Interrupt the group's running ranks (a rank running a pdb command: break into it)."""

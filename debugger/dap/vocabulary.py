@@ -28,6 +28,7 @@ class Stopped(StrEnum):
     BREAKPOINT = "breakpoint"
     PAUSE = "pause"
     EXCEPTION = "exception"
+    GOTO = "goto"
 
 
 class Category(StrEnum):

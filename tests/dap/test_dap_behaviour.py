@@ -222,3 +222,20 @@ def test_the_console_sees_the_ides_breakpoints_and_keeps_its_own_on_the_same_lin
         child.event("stopped", threadId=1, reason="breakpoint")  # the console's breakpoint, at i = 0
         frame = child.ok("stackTrace", threadId=1)["stackFrames"][0]
         assert child.ok("evaluate", expression="i", frameId=frame["id"], context="watch")["result"] == "0"
+
+
+def test_a_jump_pdb_refuses_fails_with_pdbs_reason_and_the_rank_stays(server: Server) -> None:
+    """Jump to Cursor into another file, or past the end of the frame's code: the request fails
+    saying why (pdb's words for the second), and the rank is where it was."""
+    loop = str(SCRIPTS / "ide_loop.py")
+    with child_of_one_rank(server, "ide_loop.py") as child:
+        before = child.ok("stackTrace", threadId=1)["stackFrames"][0]["line"]
+        elsewhere = child.ok("gotoTargets", source={"path": str(SCRIPTS / TARGET)}, line=5)["targets"][0]
+        refused = child.request("goto", threadId=1, targetId=elsewhere["id"])
+        assert not refused["success"] and "only within the file of the frame it stopped in" in refused["message"]
+        past_the_end = child.ok("gotoTargets", source={"path": loop}, line=100)
+        refused = child.request("goto", threadId=1, targetId=past_the_end["targets"][0]["id"])
+        assert not refused["success"] and refused["message"].startswith("Jump failed")
+        assert child.ok("stackTrace", threadId=1)["stackFrames"][0]["line"] == before
+        child.ok("next", threadId=1)  # the rank still steps from where it stood
+        child.event("stopped", threadId=1, reason="step")

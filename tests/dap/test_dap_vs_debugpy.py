@@ -34,6 +34,7 @@ PHASES = (
     ({"hitCondition": "%3"}, 2),
     ({"hitCondition": ">= 2"}, 1),
 )
+ZERO = line_of("ide_loop.py", "total = 0")
 LOGPOINT = "i={i} square={ square } {str({'k': i}['k'] + 1)}; done"
 SPECIAL = ("special variables", "function variables", "class variables", "len()")  # debugpy's own groupings
 
@@ -85,6 +86,30 @@ def breakpoint_script(ide: Ide, thread_id: int) -> dict:
     logpoint = ide.ok("setBreakpoints", source=source, breakpoints=[{"line": TOTAL, "logMessage": LOGPOINT}])
     ide.ok("continue", threadId=thread_id)
     return {"phases": phases, "logpoint": [(b["verified"], b["line"]) for b in logpoint["breakpoints"]]}
+
+
+def jump_script(ide: Ide, thread_id: int) -> dict:
+    """Stopped in the loop at i = 5, "Jump to Cursor" back to `total = 0`, then a step: where it stands."""
+    source = {"path": str(LOOP)}
+    ide.ok("setBreakpoints", source=source, breakpoints=[{"line": SQUARE, "condition": "i == 5"}])
+    ide.ok("continue", threadId=thread_id)
+    thread_id = ide.event("stopped", reason="breakpoint", timeout=20)["body"]["threadId"]
+    ide.ok("setBreakpoints", source=source, breakpoints=[])
+    targets = ide.ok("gotoTargets", source=source, line=ZERO)["targets"]
+    ide.ok("goto", threadId=thread_id, targetId=targets[0]["id"])
+    reason = ide.event("stopped", threadId=thread_id, timeout=20)["body"]["reason"]
+
+    def where() -> tuple[int, str, str]:
+        top = ide.ok("stackTrace", threadId=thread_id)["stackFrames"][0]
+        values = [ide.ok("evaluate", expression=name, frameId=top["id"], context="watch")["result"]
+                  for name in ("i", "total")]
+        return (top["line"], *values)
+
+    jumped = where()
+    ide.ok("next", threadId=thread_id)
+    ide.event("stopped", threadId=thread_id, reason="step", timeout=20)
+    return {"targets": [(t["line"], t["label"]) for t in targets], "reason": reason, "jumped": jumped,
+            "stepped": where()}
 
 
 def logpoint_lines(text: str) -> list[str]:
@@ -151,3 +176,12 @@ def test_conditions_hit_counts_and_logpoints_stop_and_print_as_debugpy(server: S
     assert ours["phases"] == reference["phases"]
     assert ours["logpoint"] == reference["logpoint"]
     assert logpoint_lines(ours["stdout"]) == logpoint_lines(reference["stdout"])  # every hit printed, none stopped
+
+
+@pytest.mark.timeout(120)
+def test_jump_to_cursor_goes_where_debugpy_goes(server: Server, tmp_path: Path) -> None:
+    reference = under_debugpy(tmp_path, LOOP, jump_script)
+    assert reference["jumped"] == (ZERO, "5", "30")  # the oracle jumped back: i and total as they were
+    ours = under_meshdbg(server, LOOP, jump_script)
+    ours.pop("stdout")
+    assert ours == reference
