@@ -9,6 +9,7 @@ the two ways it is printed; the cause of a stall comes last, in one line.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from meshdbg.debugger.format import _columns, exit_text, rank_label, where
 from meshdbg.debugger.selection import ranks_text
@@ -17,7 +18,7 @@ from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import State, StopReason
 from meshdbg.worker.pipelining.actual import Comparison, RankStep, compare, describe
 from meshdbg.worker.pipelining.errors import ScheduleError
-from meshdbg.worker.pipelining.ir import Schedule, parse_action
+from meshdbg.worker.pipelining.ir import Schedule, parse_action, parse_action_pattern, parts
 from meshdbg.worker.pipelining.picture import to_comparison_svg, to_trace
 from meshdbg.worker.pipelining.progress import StepTimes
 from meshdbg.worker.pipelining.waits import RankStatus, Stall, find_stall
@@ -33,6 +34,11 @@ class PipelineRankView:
     stages_per_rank: int = 0
     microbatches: int = 0
     steps: tuple[StepTimes, ...] = ()
+
+    @property
+    def shape(self) -> str:
+        """The schedule it runs, as a heading says it: `1f1b: 4 stages, 4 microbatches`."""
+        return f"{self.kind}: {len(self.status.stage_to_rank)} stages, {self.microbatches} microbatches"
 
     @classmethod
     def from_pb(cls, answer: pb.PipelineRank) -> "PipelineRankView":
@@ -83,8 +89,7 @@ def pipeline_table(views: list[PipelineRankView]) -> str:
                      f"{status.since_s:.1f} s" if runs and status.state is State.RUNNING else "-",
                      " ".join(status.breaks) or "-"))
     kind = next((v for v in views if v.kind), None)
-    heading = (f"{kind.kind}: {len(kind.status.stage_to_rank)} stages, {kind.microbatches} microbatches\n"
-               if kind else "no rank runs a pipeline\n")
+    heading = f"{kind.shape}\n" if kind else "no rank runs a pipeline\n"
     return heading + _columns(rows) + f"\n{stall.summary}"
 
 
@@ -145,8 +150,10 @@ def comparison_trace(comparison: Comparison) -> dict:
     return {"traceEvents": planned["traceEvents"] + actual["traceEvents"], "displayTimeUnit": "ms"}
 
 
-def breaks_text(views: list[PipelineRankView]) -> str:
-    """`break --list`: the action breakpoints of each rank, ranks with the same ones together."""
+def breaks_text(views: list[PipelineRankView], added: Sequence[str] = ()) -> str:
+    """`break --list`: the action breakpoints of each rank, ranks with the same ones together;
+    then, for each pattern just `added` that no selected rank's schedule has an action for (a
+    microbatch or stage past the schedule's), a note that it will never stop them."""
     groups: dict[tuple[str, ...], list[int]] = {}
     problems = []
     for view in views:
@@ -155,4 +162,15 @@ def breaks_text(views: list[PipelineRankView]) -> str:
         else:
             groups.setdefault(view.status.breaks, []).append(view.status.rank)
     lines = [f"{ranks_text(ranks)}: {' '.join(breaks) or 'no action breakpoints'}" for breaks, ranks in groups.items()]
-    return "\n".join(lines + problems)
+    return "\n".join(lines + problems + _never_matched(views, added))
+
+
+def _never_matched(views: list[PipelineRankView], added: Sequence[str]) -> list[str]:
+    """A note for each pattern of `added` that matches no action the selected ranks run (said
+    only when every selected rank reported its schedule)."""
+    if not views or not added or any(not view.status.actions for view in views):
+        return []
+    runs = {action for view in views for entry in view.status.actions for action in parts(parse_action(entry))}
+    shapes = "; ".join(sorted({view.shape for view in views}))
+    return [f"note: no action of these ranks' schedules ({shapes}) is {text}: it never stops them"
+            for text in added if not any(parse_action_pattern(text).matches(action) for action in runs)]

@@ -338,7 +338,7 @@ class Commands:
 
         selection, actions, flag = self.parse_break(arg)
         client = await self.console.client()
-        self.console.say(breaks_text(await client.pipeline(selection, actions, clear_breaks=flag == CLEAR_FLAG)))
+        self.console.say(breaks_text(await client.pipeline(selection, actions, clear_breaks=flag == CLEAR_FLAG), actions))
 
     @staticmethod
     def parse_break(arg: str) -> tuple[str, list[str], str]:
@@ -357,6 +357,9 @@ class Commands:
         start = len(arg.rstrip()) - len(rest)
         actions = []
         for word in re.finditer(r"\S+", rest):
+            if word.group()[0] in "'\"":
+                raise LineError("an action takes no quotes here (they are the shell's): type it bare, e.g. *B5",
+                                start + word.start())
             try:
                 actions.append(str(parse_action_pattern(word.group())))
             except ActionParseError as exc:

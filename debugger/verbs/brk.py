@@ -47,5 +47,5 @@ async def main(args: argparse.Namespace) -> int:
                          "(or --list, --clear)")
     async with await connect(args.addr) as client:
         views = await client.pipeline(args.ranks, add_breaks=adding, clear_breaks=args.clear)
-    print(breaks_text(views))
+    print(breaks_text(views, adding))
     return 1 if any(v.status.error for v in views) else 0

@@ -107,6 +107,14 @@ def test_compare_refuses_an_expression_quoted_whole_and_passes_a_string_in_one()
         assert Commands.parse_compare(f"all {expression}") == ("all", expression)
 
 
+def test_break_refuses_an_action_quoted_as_a_shell_needs_it() -> None:
+    """Typed as for `meshdbg break all '*B5'`: the quotes were read as part of the action."""
+    with pytest.raises(LineError) as caught:
+        Commands.parse_break("all 3B1 '*B5'")
+    assert caught.value.problem.startswith("an action takes no quotes here") and caught.value.position == 8
+    assert Commands.parse_break("ranks(pp=1) *B5 W") == ("ranks(pp=1)", ["*B5", "W"], "")
+
+
 @pytest.mark.parametrize("arg, target", [
     ("2", AttachTarget(rank=2)),
     ("trainer 2", AttachTarget(rank=2, name="trainer")),

@@ -62,6 +62,10 @@ def test_break_on_a_selection_stops_only_those_ranks_in_the_stage_forward(tmp_pa
         assert session["context"] == {"stage": "1", "microbatch": "2", "action": "1F2"}
         listed = job.cli("break", "--list")
         assert listed.stdout.splitlines() == ["rank 0: no action breakpoints", "rank 1: *F2"]
+        added = job.cli("break", "0", "0B3", "1F4", "*W*").stdout.splitlines()  # 4 microbatches: 0-3; no W in 1F1B
+        assert added == ["rank 0: 0B3 1F4 W",
+                         "note: no action of these ranks' schedules (1f1b: 2 stages, 4 microbatches) is 1F4: it never stops them",
+                         "note: no action of these ranks' schedules (1f1b: 2 stages, 4 microbatches) is W: it never stops them"]
         assert job.cli("break", "--clear").stdout.strip() == "ranks 0-1: no action breakpoints"
         step = job.pipeline()["ranks"][1]["step"]
         assert job.cli("continue").returncode == 0
