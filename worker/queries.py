@@ -18,6 +18,7 @@ overwrite what `!x = 1` or a set variable wrote into pdb's copy before the frame
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import linecache
@@ -70,23 +71,28 @@ class _Scope:
 
 
 class StopTable:
-    """The references of one stop: objects by number (1, 2, ...) and each frame's locals."""
+    """The references of one stop: objects by number (1, 2, ...), each with the expression that
+    reaches it in its frame ("" when none does), and each frame's locals."""
 
     def __init__(self, stack: list) -> None:
         self.stack = stack  # pdb's stack of the stop these references belong to
-        self._objects: list[Any] = []
+        self._objects: list[tuple[Any, str]] = []
         self._locals: dict[int, Mapping[str, Any]] = {}
 
-    def reference(self, value: Any) -> int:
+    def reference(self, value: Any, expression: str = "") -> int:
         """A number for `value` (0 when it has nothing to expand)."""
-        return self.keep(value) if _expandable(value) else 0
+        return self.keep(value, expression) if _expandable(value) else 0
 
-    def keep(self, value: Any) -> int:
+    def keep(self, value: Any, expression: str = "") -> int:
         """A number for `value`, whatever it is."""
-        self._objects.append(value)
+        self._objects.append((value, expression))
         return len(self._objects)
 
     def get(self, reference: int) -> Any:
+        return self.entry(reference)[0]
+
+    def entry(self, reference: int) -> tuple[Any, str]:
+        """The value of `reference` and the expression that reaches it."""
         if not 0 < reference <= len(self._objects):
             raise LookupError(f"no value with reference {reference} at this stop (it was resumed since)")
         return self._objects[reference - 1]
@@ -125,22 +131,46 @@ def _expandable(value: Any) -> bool:
     return bool(getattr(value, "__dict__", None))
 
 
-def _children(value: Any) -> list[tuple[str, Any]]:
-    """(name, child) pairs: a scope's or dict's items, a sequence's elements, an object's attributes."""
+def _children(value: Any, expression: str) -> list[tuple[str, Any, str]]:
+    """(name, child, the expression that reaches it) triples: a scope's or dict's items, a
+    sequence's elements, an object's attributes; the expressions built on `expression`, the
+    parent's, as debugpy builds them (`table['b'][0]`, `point.x`: "" where none reaches it)."""
     if isinstance(value, _Scope):
-        return sorted(value.mapping.items())
+        return [(name, item, name if name.isidentifier() else "") for name, item in sorted(value.mapping.items())]
+    base = expression if not expression or _postfix(expression) else f"({expression})"
     if isinstance(value, Mapping):
-        return [(value_text(key), item) for key, item in value.items()]
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [(str(index), item) for index, item in enumerate(value)]
-    return sorted(vars(value).items())
+        return [(value_text(key), item, f"{base}[{key!r}]" if base and _literal_key(key) else "")
+                for key, item in value.items()]
+    if isinstance(value, (list, tuple)):
+        return [(str(index), item, f"{base}[{index}]" if base else "") for index, item in enumerate(value)]
+    if isinstance(value, (set, frozenset)):
+        return [(str(index), item, "") for index, item in enumerate(value)]
+    return [(name, item, f"{base}.{name}" if base and name.isidentifier() else "")
+            for name, item in sorted(vars(value).items())]
 
 
-def _variable(table: StopTable, name: str, value: Any) -> pb.QueryVariable:
-    reference = table.reference(value)
+def _postfix(expression: str) -> bool:
+    """Whether `expression` takes a subscript or an attribute as it is (a name, an attribute,
+    a subscript, a call: `a + b` needs brackets first)."""
+    try:
+        body = ast.parse(expression, mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(body, (ast.Name, ast.Attribute, ast.Subscript, ast.Call))
+
+
+def _literal_key(key: Any) -> bool:
+    """Whether `repr(key)` is an expression for `key` (a string, a number, a tuple of them...)."""
+    if isinstance(key, tuple):
+        return all(_literal_key(item) for item in key)
+    return type(key) in (str, bytes, int, float, bool, type(None)) and key == key  # (not nan)
+
+
+def _variable(table: StopTable, name: str, value: Any, expression: str = "") -> pb.QueryVariable:
+    reference = table.reference(value, expression)
     children = len(value) if reference and hasattr(value, "__len__") else 0
     return pb.QueryVariable(name=wire_text(name), value=value_text(value), type=type(value).__name__,
-                            reference=reference, children=children)
+                            reference=reference, children=children, evaluate_name=wire_text(expression))
 
 
 # ---- where pdb stands ------------------------------------------------------------------------
@@ -212,10 +242,10 @@ def _scopes(debugger: pdb.Pdb, table: StopTable, request: pb.QueryScopes) -> pb.
 
 
 def _variables(debugger: pdb.Pdb, table: StopTable, request: pb.QueryVariables) -> pb.QueryAnswer:
-    children = _children(table.get(request.reference))
+    children = _children(*table.entry(request.reference))
     count = request.count or MAX_CHILDREN
     chosen = children[request.start:request.start + count]
-    return pb.QueryAnswer(variables=pb.QueryVariableList(variables=[_variable(table, n, v) for n, v in chosen]))
+    return pb.QueryAnswer(variables=pb.QueryVariableList(variables=[_variable(table, *child) for child in chosen]))
 
 
 def _inspect(debugger: pdb.Pdb, table: StopTable, request: pb.QueryInspect) -> pb.QueryAnswer:
@@ -229,7 +259,8 @@ def _inspect(debugger: pdb.Pdb, table: StopTable, request: pb.QueryInspect) -> p
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         value = eval(code, global_vars, local_vars)
-    answer = pb.QueryVariable(name=wire_text(request.expression)) if statement else _variable(table, request.expression, value)
+    answer = (pb.QueryVariable(name=wire_text(request.expression)) if statement
+              else _variable(table, request.expression, value, request.expression))
     answer.output = wire_text(printed.getvalue())
     return pb.QueryAnswer(value=answer)
 

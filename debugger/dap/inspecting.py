@@ -79,7 +79,10 @@ class Inspecting:
 
     def _variable(self: "IdeClient", thread_id: int, session_id: int, frame: int, value: pb.QueryVariable) -> dict:
         reference = self.values.add(thread_id, session_id, value.reference, frame) if value.reference else 0
-        return {"name": value.name, "value": value.value, "type": value.type, "variablesReference": reference}
+        shown = {"name": value.name, "value": value.value, "type": value.type, "variablesReference": reference}
+        if value.evaluate_name:  # VS Code's "Add to Watch", "Copy as Expression"
+            shown["evaluateName"] = value.evaluate_name
+        return shown
 
     # ---- requests --------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """Differential test: the same DAP request script against `meshdbg dap` (one rank under a real
 server) and against debugpy (the reference IDE debugger) on the same program gives the same
 frames (names, lines), the same variables and values, the same evaluation and the same verified
-breakpoint; and, on a loop, the same stops for conditions (changed while set), hit counts and
+breakpoint, with the expression each variable is reached by; and, on a loop, the same stops for conditions (changed while set), hit counts and
 the same logpoint lines.
 
 Both stop first at the program's `breakpoint()`: pdb (and so meshdbg) at the line after the
@@ -44,9 +44,15 @@ def shown(value: dict) -> str:
     return value["type"] if " at 0x" in value["value"] else value["value"]
 
 
-def children(ide: Ide, reference: int) -> dict[str, str]:
+def children(ide: Ide, reference: int) -> dict[str, tuple[str, str | None]]:
+    """A value's children: each one's value and the expression for it (VS Code's "Add to Watch")."""
     listed = ide.ok("variables", variablesReference=reference)["variables"]
-    return {v["name"]: shown(v) for v in listed if v["name"] not in SPECIAL}
+    return {v["name"]: (shown(v), v.get("evaluateName")) for v in listed if v["name"] not in SPECIAL}
+
+
+def child_reference(ide: Ide, reference: int, name: str) -> int:
+    listed = ide.ok("variables", variablesReference=reference)["variables"]
+    return next(v["variablesReference"] for v in listed if v["name"] == name)
 
 
 def request_script(ide: Ide, thread_id: int) -> dict:
@@ -62,8 +68,11 @@ def request_script(ide: Ide, thread_id: int) -> dict:
         "breakpoints": [(b["verified"], b["line"]) for b in placed],
         "frames": [(f["name"], f["line"]) for f in ours],
         "scopes": [s["name"] for s in scopes],
-        "locals": {name: shown(v) for name, v in local_vars.items() if name not in SPECIAL},
+        "locals": {name: (shown(v), v.get("evaluateName")) for name, v in local_vars.items() if name not in SPECIAL},
         "expanded": {name: children(ide, local_vars[name]["variablesReference"]) for name in ("values", "table", "point")},
+        "nested": children(ide, child_reference(ide, local_vars["table"]["variablesReference"], "'b'")),
+        "watched": children(ide, ide.ok("evaluate", expression="table", frameId=ours[0]["id"],
+                                         context="watch")["variablesReference"]),
         "evaluated": ide.ok("evaluate", expression="total * 2 + len(table)", frameId=ours[0]["id"], context="watch")["result"],
         "hover": ide.ok("evaluate", expression="point.x", frameId=ours[0]["id"], context="hover")["result"],
     }

@@ -345,20 +345,22 @@ class QueryVariables(_message.Message):
     def __init__(self, reference: _Optional[int] = ..., start: _Optional[int] = ..., count: _Optional[int] = ...) -> None: ...
 
 class QueryVariable(_message.Message):
-    __slots__ = ("name", "value", "type", "reference", "children", "output")
+    __slots__ = ("name", "value", "type", "reference", "children", "output", "evaluate_name")
     NAME_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
     REFERENCE_FIELD_NUMBER: _ClassVar[int]
     CHILDREN_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    EVALUATE_NAME_FIELD_NUMBER: _ClassVar[int]
     name: str
     value: str
     type: str
     reference: int
     children: int
     output: str
-    def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ..., type: _Optional[str] = ..., reference: _Optional[int] = ..., children: _Optional[int] = ..., output: _Optional[str] = ...) -> None: ...
+    evaluate_name: str
+    def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ..., type: _Optional[str] = ..., reference: _Optional[int] = ..., children: _Optional[int] = ..., output: _Optional[str] = ..., evaluate_name: _Optional[str] = ...) -> None: ...
 
 class QueryVariableList(_message.Message):
     __slots__ = ("variables",)
