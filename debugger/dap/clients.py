@@ -35,6 +35,7 @@ CAPABILITIES = {
     "supportsConditionalBreakpoints": True,
     "supportsHitConditionalBreakpoints": True,
     "supportsLogPoints": True,
+    "supportsFunctionBreakpoints": True,
     "supportsSingleThreadExecutionRequests": True,
     "supportsGotoTargetsRequest": True,
     "supportTerminateDebuggee": True,

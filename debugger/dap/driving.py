@@ -1,5 +1,6 @@
 """The requests that move ranks: continue, next, stepIn, stepOut, pause, gotoTargets and goto
-(VS Code's "Jump to Cursor": pdb's `jump`), setBreakpoints, setExceptionBreakpoints. Stepping is pdb's own (`n`, `s`, `r` over the rank's session); with
+(VS Code's "Jump to Cursor": pdb's `jump`), setBreakpoints, setFunctionBreakpoints,
+setExceptionBreakpoints. Stepping is pdb's own (`n`, `s`, `r` over the rank's session); with
 `singleThread` one rank moves, else every stopped rank of the group. A step's response goes at
 once; the rank's new position comes as a `stopped` event when pdb stops again (mesh.Mesh).
 
@@ -13,7 +14,7 @@ import os
 from typing import TYPE_CHECKING
 
 from meshdbg.debugger.dap.breakpoints import SourceBreakpoint
-from meshdbg.debugger.dap.mesh import Rank
+from meshdbg.debugger.dap.mesh import FUNCTIONS, Rank
 from meshdbg.debugger.dap.protocol import RequestFailed
 from meshdbg.debugger.dap.vocabulary import Category, Stopped
 from meshdbg.debugger.format import not_resumed_text
@@ -138,17 +139,32 @@ class Driving:
         if not path:
             raise RequestFailed("breakpoints need a file path")
         wanted = {int(b["line"]): SourceBreakpoint.from_dap(b) for b in args.get("breakpoints", [])}
-        await self.mesh.set_breakpoints(path, wanted)
+        return await self._place(path, {f"{path}:{line}": (breakpoint, line) for line, breakpoint in wanted.items()})
+
+    async def setFunctionBreakpoints_request(self: "IdeClient", args: dict) -> dict:
+        """pdb's `b FUNCTION`: a name pdb finds from where the rank stopped (`train_step`,
+        `model.forward`), or `module.function` of a module file along sys.path (`textwrap.dedent`);
+        it stops at the function's first line, as local pdb's `b`."""
+        wanted = {str(b["name"]).strip(): SourceBreakpoint.from_dap(b) for b in args.get("breakpoints", [])}
+        return await self._place(FUNCTIONS, {name: (breakpoint, None) for name, breakpoint in wanted.items() if name})
+
+    async def _place(self: "IdeClient", kept: str, wanted: dict[str, tuple[SourceBreakpoint, int | None]]) -> dict:
+        """Set one set of the IDE's breakpoints in every stopped rank (and the others' when they
+        stop); each as the first stopped rank of this window's pdb says it is set."""
+        await self.mesh.set_breakpoints(kept, {where: breakpoint for where, (breakpoint, _) in wanted.items()})
         ranks = self.group.ranks if self.group is not None else list(self.mesh.ranks.values())
         judge = next((r for r in ranks if r.session is not None), None)
         shown = []
-        for line in wanted:
-            if judge is None:
-                shown.append({"verified": False, "line": line, "message": "set in each rank's pdb when it stops"})
-                continue
-            verified, at, why = await self.mesh.verify(judge, path, line)
-            shown.append({"verified": verified, "line": at, **({"message": why} if why else {}),
-                          "source": {"path": path}})
+        for where, (_, line) in wanted.items():
+            applied = await self.mesh.verify(judge, kept, where) if judge is not None else None
+            if applied is None:
+                shown.append({"verified": False, **({"line": line} if line else {}),
+                              "message": "set in each rank's pdb when it stops"})
+            elif applied.number is None:
+                shown.append({"verified": False, **({"line": line} if line else {}), "message": applied.why})
+            else:
+                shown.append({"verified": True, "line": applied.line,
+                              "source": {"path": applied.path if kept == FUNCTIONS else kept}})
         return {"breakpoints": shown}
 
     async def setExceptionBreakpoints_request(self: "IdeClient", args: dict) -> dict:

@@ -6,8 +6,9 @@ waiting ranks are grouped by their user stack (frames from the paused pdb, as `s
 ranks) and every attached parent is asked to open a child session per group (`startDebugging`).
 A rank of a live group stays in it: its later stops, runs and end go to that group's child.
 Breakpoints the IDE sets are kept per file and applied to every stopped rank's pdb, including
-ranks that stop later, each by pdb's own lines (meshdbg.debugger.dap.breakpoints), and removed
-by its number (`clear N`: a console's breakpoint on the same line stays). Commands the IDE sends to a rank's pdb
+ranks that stop later (a file's lines, and the IDE's function breakpoints: pdb's `b FUNCTION`),
+each by pdb's own lines (meshdbg.debugger.dap.breakpoints), and removed by its number (`clear N`:
+a console's breakpoint on the same line stays). Commands the IDE sends to a rank's pdb
 go through one attach per session, serialised per session, as the console's do.
 """
 
@@ -34,6 +35,7 @@ from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind
 
 GROUP_SETTLE_S = 0.1  # how long a new stop waits for the other ranks of the same stop
+FUNCTIONS = ""  # the set of the IDE's function breakpoints, beside each file's (Mesh.breakpoints)
 _BREAKPOINT_SET = re.compile(r"^Breakpoint (\d+) at (.+):(\d+)\s*$", re.M)
 
 
@@ -64,7 +66,7 @@ class Rank:
     shown: int | None = None  # the session its child last saw stopped
     ended: bool = False
     group: "Group | None" = None
-    applied: dict[str, dict[int, "Applied"]] = field(default_factory=dict)  # the IDE's breakpoints in its process
+    applied: dict[str, dict[str, "Applied"]] = field(default_factory=dict)  # the IDE's breakpoints in its process
     syncing: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
@@ -74,7 +76,8 @@ class Applied:
 
     wanted: SourceBreakpoint
     number: int | None  # pdb's number for it; None: not set (`why`)
-    line: int  # the line pdb set it on
+    path: str = ""  # the file and line pdb set it on
+    line: int = 0
     why: str = ""
 
 
@@ -108,7 +111,9 @@ class Mesh:
         self.threads: dict[int, Rank] = {}
         self.groups: dict[int, Group] = {}
         self.parents: list[Listener] = []
-        self.breakpoints: dict[str, dict[int, SourceBreakpoint]] = {}  # file -> {line: what the IDE asked}
+        # what the IDE asked, by the set it replaces at once (a file's path, or FUNCTIONS) and
+        # where pdb's `b` puts it (`FILE:LINE`, a function's name)
+        self.breakpoints: dict[str, dict[str, SourceBreakpoint]] = {}
         self.post_mortem = True  # announce post-mortem stops ("uncaught" exception breakpoints)
         self._sessions: dict[int, SessionView] = {}
         self._waiting: set[Rank] = set()
@@ -353,18 +358,16 @@ class Mesh:
         """The rank's session as it is now (stopped, or running a command), if it has one."""
         return self._sessions.get(rank.session.id) if rank.session is not None else None
 
-    async def set_breakpoints(self, path: str, lines: dict[int, SourceBreakpoint]) -> None:
-        """The IDE's breakpoints of one file, set in every stopped rank's pdb now, in the others' when they stop."""
-        self.breakpoints[path] = lines
+    async def set_breakpoints(self, kept: str, wanted: dict[str, SourceBreakpoint]) -> None:
+        """The IDE's breakpoints of one set (a file's, or FUNCTIONS) by where pdb's `b` puts each,
+        set in every stopped rank's pdb now, in the others' when they stop."""
+        self.breakpoints[kept] = wanted
         await asyncio.gather(*(self._sync_breakpoints(r) for r in self.ranks.values() if r.session is not None))
 
-    async def verify(self, rank: Rank, path: str, line: int) -> tuple[bool, int, str]:
-        """(verified, line, why not) for one breakpoint, from `rank`'s pdb (after syncing it)."""
+    async def verify(self, rank: Rank, kept: str, where: str) -> Applied | None:
+        """One breakpoint as `rank`'s pdb holds it (after syncing it); None if it has no session."""
         await self._sync_breakpoints(rank)
-        applied = rank.applied.get(path, {}).get(line)
-        if applied is None:
-            return False, line, "not set (no rank stopped)"
-        return applied.number is not None, applied.line, applied.why
+        return rank.applied.get(kept, {}).get(where)
 
     async def _sync_breakpoints(self, rank: Rank) -> None:
         """Make the rank's pdb hold the IDE's breakpoints: a breakpoint the IDE removed or
@@ -373,24 +376,24 @@ class Mesh:
             session = rank.session
             if session is None:
                 return
-            for path, wanted in list(self.breakpoints.items()):
-                applied = rank.applied.setdefault(path, {})
-                for line in [line for line, held in applied.items() if wanted.get(line) != held.wanted]:
-                    number = applied.pop(line).number
+            for kept, wanted in list(self.breakpoints.items()):
+                applied = rank.applied.setdefault(kept, {})
+                for where in [where for where, held in applied.items() if wanted.get(where) != held.wanted]:
+                    number = applied.pop(where).number
                     if number is not None:
                         await self._quietly(session.id, f"clear {number}")
-                for line, breakpoint in wanted.items():
-                    if line not in applied:
-                        applied[line] = await self._make_breakpoint(session.id, path, line, breakpoint)
+                for where, breakpoint in wanted.items():
+                    if where not in applied:
+                        applied[where] = await self._make_breakpoint(session.id, where, breakpoint)
 
-    async def _make_breakpoint(self, session_id: int, path: str, line: int, wanted: SourceBreakpoint) -> Applied:
-        """`wanted` made in the session's pdb: `b FILE:LINE`, then the lines that give it its
+    async def _make_breakpoint(self, session_id: int, where: str, wanted: SourceBreakpoint) -> Applied:
+        """`wanted` made in the session's pdb: `b WHERE`, then the lines that give it its
         condition, hit count or log message; cleared again if pdb refused one of them."""
-        reply = await self._quietly(session_id, f"b {path}:{line}")
+        reply = await self._quietly(session_id, f"b {where}")
         found = _BREAKPOINT_SET.search(reply)
         if not found:
-            return Applied(wanted, None, line, reply.strip().removeprefix("*** ") or "not set")
-        number, at = int(found.group(1)), int(found.group(3))
+            return Applied(wanted, None, why=reply.strip().removeprefix("*** ") or "not set")
+        number, path, line = int(found.group(1)), found.group(2), int(found.group(3))
         try:
             for then in wanted.lines_after_break(number):
                 refused = (await self._quietly(session_id, then)).strip()
@@ -398,8 +401,8 @@ class Mesh:
                     raise UnusableBreakpoint(refused.removeprefix("*** "))
         except UnusableBreakpoint as exc:
             await self._quietly(session_id, f"clear {number}")
-            return Applied(wanted, None, line, str(exc))
-        return Applied(wanted, number, at)
+            return Applied(wanted, None, why=str(exc))
+        return Applied(wanted, number, path, line)
 
     async def _quietly(self, session_id: int, line: str) -> str:
         """pdb's reply to a line of the adapter's own, whose stop is no news to the IDE."""

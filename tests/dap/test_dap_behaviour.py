@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
+import subprocess
+import sys
 from typing import Iterator
 
 from e2e import SCRIPTS, Server, line_of, wait_for
@@ -41,6 +44,12 @@ def child_of_one_rank(server: Server, script: str, *args: str) -> Iterator[Ide]:
         yield child
     finally:
         stop_adapter(adapter)
+
+
+async def console_lines(client: ControlClient, *lines: str) -> str:
+    """What the console's pdb lines print in rank 0's session."""
+    async with client.attach(rank=0) as attached:
+        return "".join([(await attached.send(line)).output for line in lines])
 
 
 def test_a_later_stop_opens_a_new_child_with_the_breakpoints_already_set(server: Server) -> None:
@@ -137,11 +146,7 @@ def test_the_console_and_the_ide_drive_the_same_rank_and_both_see_where_it_stand
         child.ok("next", threadId=1)  # onto the return of `inner`
         child.event("stopped", threadId=1, reason="step")
 
-        async def console_looks(client: ControlClient) -> str:
-            async with client.attach(rank=0) as console:
-                return (await console.send("retval")).output
-
-        assert server.run(console_looks) == "12\n"  # ... and the console sees where the IDE's step left it
+        assert server.run(console_lines, "retval") == "12\n"  # ... and the console sees where the IDE's step left it
 
 
 def test_pause_breaks_into_a_rank_running_a_step(server: Server) -> None:
@@ -204,19 +209,15 @@ def test_the_console_sees_the_ides_breakpoints_and_keeps_its_own_on_the_same_lin
     loop = str(SCRIPTS / "ide_loop.py")
     square = line_of("ide_loop.py", "square = i * i")
 
-    async def console(client: ControlClient, *lines: str) -> str:
-        async with client.attach(rank=0) as attached:
-            return "".join([(await attached.send(line)).output for line in lines])
-
     with child_of_one_rank(server, "ide_loop.py") as child:
         child.ok("setBreakpoints", source={"path": loop}, breakpoints=[{"line": square, "condition": "i == 3"}])
         child.ok("setBreakpoints", source={"path": loop},
                  breakpoints=[{"line": square, "condition": "i > 4", "hitCondition": "% 2"}])
-        listed = server.run(console, f"b {loop}:{square}", "b")
+        listed = server.run(console_lines, f"b {loop}:{square}", "b")
         assert "i == 3" not in listed and "stop only if (i > 4) and " in listed and ".hits % 2 == 0" in listed
         assert listed.count(f"at {loop}:{square}") == 3  # (the console's answer to its `b`, then the list of two)
         child.ok("setBreakpoints", source={"path": loop}, breakpoints=[])
-        left = server.run(console, "b")
+        left = server.run(console_lines, "b")
         assert left.count(f"at {loop}:{square}") == 1 and "stop only if" not in left
         child.ok("continue", threadId=1)
         child.event("stopped", threadId=1, reason="breakpoint")  # the console's breakpoint, at i = 0
@@ -239,3 +240,27 @@ def test_a_jump_pdb_refuses_fails_with_pdbs_reason_and_the_rank_stays(server: Se
         assert child.ok("stackTrace", threadId=1)["stackFrames"][0]["line"] == before
         child.ok("next", threadId=1)  # the rank still steps from where it stood
         child.event("stopped", threadId=1, reason="step")
+
+
+def test_a_function_breakpoint_stops_where_local_pdbs_b_function_stops(server: Server) -> None:
+    """VS Code's function breakpoints are pdb's `b NAME`: a name found from the rank's frame or
+    along sys.path is verified at the file and line pdb chose, one pdb cannot find is not (with
+    pdb's reason); the rank stops where local pdb's `b run` stops it."""
+    loop = SCRIPTS / "ide_loop.py"
+    local = subprocess.run([sys.executable, "-m", "pdb", str(loop)], input="b run\nc\nc\nc\n", capture_output=True,
+                           text=True, timeout=60, env={"PYTHONBREAKPOINT": "0", "PATH": "/usr/bin:/bin"}).stdout
+    local_line = int(re.search(r"ide_loop\.py\((\d+)\)run\(\)", local).group(1))  # the oracle's stop
+    with child_of_one_rank(server, "ide_loop.py") as child:
+        placed = child.ok("setFunctionBreakpoints",
+                          breakpoints=[{"name": "run"}, {"name": "no_such_function"}, {"name": "textwrap.dedent"}])
+        run, missing, library = placed["breakpoints"]
+        assert run["verified"] and run["source"]["path"] == str(loop) and run["line"] == local_line - 1  # the def
+        assert not missing["verified"] and "no_such_function" in missing["message"]
+        assert library["verified"] and library["source"]["path"].endswith("/textwrap.py")
+        child.ok("continue", threadId=1)
+        child.event("stopped", threadId=1, reason="breakpoint")
+        top = child.ok("stackTrace", threadId=1)["stackFrames"][0]
+        assert (top["name"], top["line"]) == ("run", local_line)
+        assert f"at {loop}:{local_line - 1}" in server.run(console_lines, "b")  # pdb's own list holds it
+        child.ok("setFunctionBreakpoints", breakpoints=[])
+        assert f"at {loop}:{local_line - 1}" not in server.run(console_lines, "b")  # cleared by its number

@@ -43,7 +43,7 @@ def test_frames_scopes_variables_as_pdb_has_them(server: Server) -> None:
             "scale": "2", "values": "[1, 2, 3]", "table": "{'a': 1, 'b': [4, 5]}", "name": "'mesh'", "total": "12"}
         assert local_vars["scale"].reference == 0 and local_vars["values"].children == 3
         assert await _children(client, sid, local_vars["values"].reference) == {
-            str(i): pb.QueryVariable(name=str(i), value=str(i + 1), type="int") for i in range(3)}
+            str(i): pb.QueryVariable(name=str(i), value=str(i + 1), type="int", evaluate_name=f"values[{i}]") for i in range(3)}
         table = await _children(client, sid, local_vars["table"].reference)
         assert list(table) == ["'a'", "'b'"] and table["'b'"].value == "[4, 5]"
         point = await _children(client, sid, local_vars["point"].reference)
