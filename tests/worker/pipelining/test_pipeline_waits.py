@@ -20,12 +20,18 @@ from .pipeline_job import Job, pipeline_job, throttled_wait  # noqa: E402
 
 
 def wait_for_stall(job: Job, held: list[int], timeout: float) -> dict:
-    """`pipeline --json` once a stall holds up exactly the ranks `held`."""
-    def check() -> dict | None:
-        answer = job.pipeline()
-        return answer if answer["stall"].get("held") == held else None
+    """`pipeline --json` once a stall holds up exactly the ranks `held` (the last answer said
+    when it never does: a failure seen once is explained by its run)."""
+    last: list[dict] = []
 
-    return throttled_wait(check, timeout, f"a stall holding up ranks {held}")
+    def check() -> dict | None:
+        last[:] = [job.pipeline()]
+        return last[0] if last[0]["stall"].get("held") == held else None
+
+    try:
+        return throttled_wait(check, timeout, f"a stall holding up ranks {held}")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; the last answer: {last}") from None
 
 
 def test_the_others_name_a_rank_paused_in_pdb(tmp_path: Path) -> None:
