@@ -1,7 +1,8 @@
-"""An IDE's source breakpoint as the pdb lines that make it: condition, hit count, logpoint.
+"""An IDE's breakpoint as the pdb lines that make it: condition, hit count, logpoint.
 
 Everything is pdb's own, so a console on the same rank sees and may change what the IDE set
-(`b` lists it): `b FILE:LINE` makes the breakpoint, whose number the lines after it name.
+(`b` lists it): `b FILE:LINE` (or `b FUNCTION`) makes the breakpoint, whose number the lines
+after it name.
 
 - A condition is pdb's (`condition N EXPR`).
 - A hit count (`hitCondition`, as debugpy reads it: `5` or `== 5` stops at the fifth hit
@@ -34,20 +35,21 @@ class UnusableBreakpoint(ValueError):
 
 
 @dataclass(frozen=True)
-class SourceBreakpoint:
-    """What the IDE asked of one line's breakpoint (DAP's SourceBreakpoint, less the line)."""
+class IdeBreakpoint:
+    """What the IDE asked of one breakpoint (DAP's SourceBreakpoint or FunctionBreakpoint, less
+    where it is)."""
 
     condition: str = ""
     hit_condition: str = ""
     log_message: str = ""
 
     @classmethod
-    def from_dap(cls, fields: dict[str, Any]) -> "SourceBreakpoint":
+    def from_dap(cls, fields: dict[str, Any]) -> "IdeBreakpoint":
         return cls(str(fields.get("condition") or "").strip(), str(fields.get("hitCondition") or "").strip(),
                    str(fields.get("logMessage") or ""))
 
     def lines_after_break(self, number: int) -> list[str]:
-        """The pdb lines that make breakpoint `number` (just made by `b FILE:LINE`) this one:
+        """The pdb lines that make breakpoint `number` (just made by pdb's `b`) this one:
         its condition. UnusableBreakpoint if it cannot be."""
         tests = [f"({self.condition})"] if self.condition else []
         if self.hit_condition:

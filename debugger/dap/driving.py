@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
-from meshdbg.debugger.dap.breakpoints import SourceBreakpoint
+from meshdbg.debugger.dap.breakpoints import IdeBreakpoint
 from meshdbg.debugger.dap.mesh import FUNCTIONS, Rank
 from meshdbg.debugger.dap.protocol import RequestFailed
 from meshdbg.debugger.dap.vocabulary import Category, Stopped
@@ -138,30 +138,34 @@ class Driving:
         path = args["source"].get("path")
         if not path:
             raise RequestFailed("breakpoints need a file path")
-        wanted = {int(b["line"]): SourceBreakpoint.from_dap(b) for b in args.get("breakpoints", [])}
-        return await self._place(path, {f"{path}:{line}": (breakpoint, line) for line, breakpoint in wanted.items()})
+        asked = [(f"{path}:{int(b['line'])}", IdeBreakpoint.from_dap(b), int(b["line"])) for b in args.get("breakpoints", [])]
+        return await self._place(path, asked)
 
     async def setFunctionBreakpoints_request(self: "IdeClient", args: dict) -> dict:
         """pdb's `b FUNCTION`: a name pdb finds from where the rank stopped (`train_step`,
         `model.forward`), or `module.function` of a module file along sys.path (`textwrap.dedent`);
         it stops at the function's first line, as local pdb's `b`."""
-        wanted = {str(b["name"]).strip(): SourceBreakpoint.from_dap(b) for b in args.get("breakpoints", [])}
-        return await self._place(FUNCTIONS, {name: (breakpoint, None) for name, breakpoint in wanted.items() if name})
+        return await self._place(FUNCTIONS, [(str(b["name"]).strip(), IdeBreakpoint.from_dap(b), None)
+                                             for b in args.get("breakpoints", [])])
 
-    async def _place(self: "IdeClient", kept: str, wanted: dict[str, tuple[SourceBreakpoint, int | None]]) -> dict:
-        """Set one set of the IDE's breakpoints in every stopped rank (and the others' when they
-        stop); each as the first stopped rank of this window's pdb says it is set."""
-        await self.mesh.set_breakpoints(kept, {where: breakpoint for where, (breakpoint, _) in wanted.items()})
+    async def _place(self: "IdeClient", kept: str, asked: Sequence[tuple[str, IdeBreakpoint, int | None]]) -> dict:
+        """Set one set of the IDE's breakpoints (each where pdb's `b` puts it, what the IDE asked
+        of it, its line if it is a file's) in every stopped rank, and in the others' when they
+        stop; answered one by one in the IDE's order, as the first stopped rank of this window's
+        pdb says each is set."""
+        await self.mesh.set_breakpoints(kept, {where: breakpoint for where, breakpoint, _ in asked if where})
         ranks = self.group.ranks if self.group is not None else list(self.mesh.ranks.values())
         judge = next((r for r in ranks if r.session is not None), None)
         shown = []
-        for where, (_, line) in wanted.items():
-            applied = await self.mesh.verify(judge, kept, where) if judge is not None else None
-            if applied is None:
-                shown.append({"verified": False, **({"line": line} if line else {}),
-                              "message": "set in each rank's pdb when it stops"})
+        for where, _, line in asked:
+            applied = await self.mesh.verify(judge, kept, where) if judge is not None and where else None
+            at = {"line": line} if line else {}
+            if not where:
+                shown.append({"verified": False, "message": "a function breakpoint needs a name"})
+            elif applied is None:
+                shown.append({"verified": False, **at, "message": "set in each rank's pdb when it stops"})
             elif applied.number is None:
-                shown.append({"verified": False, **({"line": line} if line else {}), "message": applied.why})
+                shown.append({"verified": False, **at, "message": applied.why})
             else:
                 shown.append({"verified": True, "line": applied.line,
                               "source": {"path": applied.path if kept == FUNCTIONS else kept}})

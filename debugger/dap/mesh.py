@@ -26,7 +26,7 @@ from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.attached_session import AttachedSession
 from meshdbg.debugger.format import rank_label
 from meshdbg.debugger.selection import describe_ranks, ranks_text
-from meshdbg.debugger.dap.breakpoints import SourceBreakpoint, UnusableBreakpoint
+from meshdbg.debugger.dap.breakpoints import IdeBreakpoint, UnusableBreakpoint
 from meshdbg.debugger.dap.vocabulary import Category, Stopped, stopped_reason
 from meshdbg.debugger.views import SessionView, WorkerView
 from meshdbg.debugger.answers import PdbReply
@@ -74,7 +74,7 @@ class Rank:
 class Applied:
     """One of the IDE's breakpoints as a rank's pdb holds it."""
 
-    wanted: SourceBreakpoint
+    wanted: IdeBreakpoint
     number: int | None  # pdb's number for it; None: not set (`why`)
     path: str = ""  # the file and line pdb set it on
     line: int = 0
@@ -113,7 +113,7 @@ class Mesh:
         self.parents: list[Listener] = []
         # what the IDE asked, by the set it replaces at once (a file's path, or FUNCTIONS) and
         # where pdb's `b` puts it (`FILE:LINE`, a function's name)
-        self.breakpoints: dict[str, dict[str, SourceBreakpoint]] = {}
+        self.breakpoints: dict[str, dict[str, IdeBreakpoint]] = {}
         self.post_mortem = True  # announce post-mortem stops ("uncaught" exception breakpoints)
         self._sessions: dict[int, SessionView] = {}
         self._waiting: set[Rank] = set()
@@ -358,7 +358,7 @@ class Mesh:
         """The rank's session as it is now (stopped, or running a command), if it has one."""
         return self._sessions.get(rank.session.id) if rank.session is not None else None
 
-    async def set_breakpoints(self, kept: str, wanted: dict[str, SourceBreakpoint]) -> None:
+    async def set_breakpoints(self, kept: str, wanted: dict[str, IdeBreakpoint]) -> None:
         """The IDE's breakpoints of one set (a file's, or FUNCTIONS) by where pdb's `b` puts each,
         set in every stopped rank's pdb now, in the others' when they stop."""
         self.breakpoints[kept] = wanted
@@ -386,7 +386,7 @@ class Mesh:
                     if where not in applied:
                         applied[where] = await self._make_breakpoint(session.id, where, breakpoint)
 
-    async def _make_breakpoint(self, session_id: int, where: str, wanted: SourceBreakpoint) -> Applied:
+    async def _make_breakpoint(self, session_id: int, where: str, wanted: IdeBreakpoint) -> Applied:
         """`wanted` made in the session's pdb: `b WHERE`, then the lines that give it its
         condition, hit count or log message; cleared again if pdb refused one of them."""
         reply = await self._quietly(session_id, f"b {where}")

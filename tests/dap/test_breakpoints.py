@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from e2e import SCRIPTS, line_of
-from meshdbg.debugger.dap.breakpoints import SourceBreakpoint, UnusableBreakpoint, hit_test, log_test
+from meshdbg.debugger.dap.breakpoints import IdeBreakpoint, UnusableBreakpoint, hit_test, log_test
 
 LOOP = SCRIPTS / "ide_loop.py"
 SQUARE, TOTAL = line_of("ide_loop.py", "square = i * i"), line_of("ide_loop.py", "total += square")
@@ -74,8 +74,8 @@ def test_a_hit_count_not_understood_is_refused(hit: str) -> None:
 
 def test_a_condition_or_message_pdb_would_split_is_refused() -> None:
     with pytest.raises(UnusableBreakpoint, match="';;'"):
-        SourceBreakpoint(condition="a;;b").lines_after_break(1)
-    assert SourceBreakpoint().lines_after_break(1) == []
+        IdeBreakpoint(condition="a;;b").lines_after_break(1)
+    assert IdeBreakpoint().lines_after_break(1) == []
 
 
 def local_pdb(lines: list[str]) -> str:
@@ -93,11 +93,11 @@ def stops_of(output: str) -> int:
 def test_the_lines_make_local_pdb_stop_and_print_as_the_ide_asked() -> None:
     """The lines made for breakpoint 1, fed to local pdb: the stops a hit count and a condition
     allow (both must hold), and a logpoint's line for every hit without a stop."""
-    both = SourceBreakpoint(condition="i % 2 == 0", hit_condition=">= 31")
+    both = IdeBreakpoint(condition="i % 2 == 0", hit_condition=">= 31")
     output = local_pdb([f"b {LOOP}:{SQUARE}", *both.lines_after_break(1), "display i"])
     assert stops_of(output) == 5  # i = 30 is the 31st hit: 30, 32, 34, 36, 38
 
-    logpoint = SourceBreakpoint(log_message="i={i} sq={square}", condition="i > 36")
+    logpoint = IdeBreakpoint(log_message="i={i} sq={square}", condition="i > 36")
     output = local_pdb([f"b {LOOP}:{TOTAL}", *logpoint.lines_after_break(1)])
     assert re.findall(r"i=\d+ sq=\d+", output) == ["i=37 sq=1369", "i=38 sq=1444", "i=39 sq=1521"]
     assert f"ide_loop.py({TOTAL})run()" not in output and "total=20540" in output

@@ -251,9 +251,10 @@ def test_a_function_breakpoint_stops_where_local_pdbs_b_function_stops(server: S
                            text=True, timeout=60, env={"PYTHONBREAKPOINT": "0", "PATH": "/usr/bin:/bin"}).stdout
     local_line = int(re.search(r"ide_loop\.py\((\d+)\)run\(\)", local).group(1))  # the oracle's stop
     with child_of_one_rank(server, "ide_loop.py") as child:
-        placed = child.ok("setFunctionBreakpoints",
-                          breakpoints=[{"name": "run"}, {"name": "no_such_function"}, {"name": "textwrap.dedent"}])
-        run, missing, library = placed["breakpoints"]
+        placed = child.ok("setFunctionBreakpoints", breakpoints=[
+            {"name": "run"}, {"name": "no_such_function"}, {"name": "textwrap.dedent"}, {"name": " "}, {"name": "run"}])
+        run, missing, library, unnamed, again = placed["breakpoints"]  # one answer for each asked, in order
+        assert not unnamed["verified"] and again == run
         assert run["verified"] and run["source"]["path"] == str(loop) and run["line"] == local_line - 1  # the def
         assert not missing["verified"] and "no_such_function" in missing["message"]
         assert library["verified"] and library["source"]["path"].endswith("/textwrap.py")
