@@ -18,6 +18,7 @@ import asyncio
 import dataclasses
 import os
 import re
+import socket
 import sys
 from dataclasses import dataclass, field
 from typing import Awaitable, Protocol
@@ -25,6 +26,7 @@ from typing import Awaitable, Protocol
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.attached_session import AttachedSession
 from meshdbg.debugger.format import rank_label
+from meshdbg.debugger.next_stop import process_gone
 from meshdbg.debugger.selection import describe_ranks, ranks_text
 from meshdbg.debugger.dap.breakpoints import IdeBreakpoint, UnusableBreakpoint
 from meshdbg.debugger.dap.vocabulary import Category, Stopped, stopped_reason
@@ -67,6 +69,7 @@ class Rank:
     ended: bool = False
     group: "Group | None" = None
     applied: dict[str, dict[str, "Applied"]] = field(default_factory=dict)  # the IDE's breakpoints in its process
+    agent: bool = False  # its process has an agent stream, which tells when it exits (a `run`'s rank)
     syncing: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
@@ -124,6 +127,7 @@ class Mesh:
         self._attached: dict[int, AttachedSession] = {}
         self._locks: dict[int, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task] = set()
+        self._watched: set[tuple[str, int]] = set()  # processes without an agent watched until they end
 
     # ---- following the server ------------------------------------------------------------
 
@@ -139,7 +143,7 @@ class Mesh:
             elif kind is WatchKind.SYNCED:
                 await self._known_workers()
             elif kind is WatchKind.JOINED:
-                self.rank_of(view)
+                self.rank_of(view).agent = True
             elif kind in (WatchKind.OPENED, WatchKind.UPDATED) and isinstance(view, SessionView):
                 self._sessions[view.id] = view
                 if view.state is State.RUNNING and kind is WatchKind.UPDATED:
@@ -163,7 +167,7 @@ class Mesh:
             return
         for worker in workers:
             if worker.state is not State.EXITED:
-                self.rank_of(worker)
+                self.rank_of(worker).agent = True
 
     def numbered(self, number: int) -> Rank | None:
         """The rank of that number (the launcher's output names ranks by number: one job)."""
@@ -226,6 +230,27 @@ class Mesh:
             self._waiting.discard(rank)
             if rank.group is not None and rank.group.child is not None:
                 rank.group.child.rank_continued(rank)
+            self._end_with_process(rank, view)
+
+    def _end_with_process(self, rank: Rank, view: SessionView) -> None:
+        """A rank that runs on ends for the IDE when its process does. An agent says when (a
+        `run`'s rank); a process with none (a worker of another launcher beside `meshdbg
+        serve`) is watched while it runs, when it is on this host, until it is gone: else its
+        thread stayed "running" after the job had ended."""
+        watched = (view.hostname, view.pid)
+        if rank.agent or view.hostname != socket.gethostname() or watched in self._watched:
+            return
+        self._watched.add(watched)
+
+        async def end_when_gone() -> None:
+            try:
+                await process_gone(view)
+            finally:
+                self._watched.discard(watched)
+            if rank.session is None:  # (not stopped again meanwhile: a new process's stop is a new life)
+                self._end(rank)
+
+        self.spawn(end_when_gone())
 
     def _end(self, rank: Rank) -> None:
         if rank.ended:

@@ -265,3 +265,13 @@ def test_a_function_breakpoint_stops_where_local_pdbs_b_function_stops(server: S
         assert f"at {loop}:{local_line - 1}" in server.run(console_lines, "b")  # pdb's own list holds it
         child.ok("setFunctionBreakpoints", breakpoints=[])
         assert f"at {loop}:{local_line - 1}" not in server.run(console_lines, "b")  # cleared by its number
+
+
+def test_a_rank_without_an_agent_ends_in_the_ide_when_its_process_exits(server: Server) -> None:
+    """A worker of another launcher (no agent stream: its `breakpoint()` hooked, beside `meshdbg
+    serve`) that continues and exits: its thread exits and the child terminates, as under `run`.
+    (Its thread stayed "running" after the program had ended.)"""
+    with child_of_one_rank(server, TARGET) as child:
+        child.ok("continue", threadId=1)
+        child.event("thread", reason="exited", threadId=1, timeout=20)
+        child.event("terminated", timeout=10)
