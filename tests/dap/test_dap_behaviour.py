@@ -275,3 +275,32 @@ def test_a_rank_without_an_agent_ends_in_the_ide_when_its_process_exits(server: 
         child.ok("continue", threadId=1)
         child.event("thread", reason="exited", threadId=1, timeout=20)
         child.event("terminated", timeout=10)
+
+
+def test_a_rank_started_again_gets_the_ides_breakpoints_in_its_new_process(server: Server) -> None:
+    """Rank 0's process ends and a new one with the same rank stops: the IDE's breakpoint is set
+    in the new process's pdb too (the adapter had kept the old process's as applied)."""
+    break_at = line_of(TARGET, "return total")
+    adapter, port = start_adapter(server.env)
+    try:
+        parent = parent_of(server, port)
+        first = server.worker(TARGET, 0, "gpus=0")
+        child = next_child(parent, port)
+        child.event("stopped", threadId=1)
+        child.ok("setBreakpoints", source={"path": str(SCRIPTS / TARGET)}, breakpoints=[{"line": break_at}])
+        child.ok("continue", threadId=1)
+        child.event("stopped", threadId=1, reason="breakpoint")
+        child.ok("continue", threadId=1)
+        assert first.communicate(timeout=20)[0] == "total=12\n"
+        child.event("terminated", timeout=20)  # its process is gone: the child ends
+
+        again = server.worker(TARGET, 0, "gpus=0")  # the same rank, a new process
+        later = next_child(parent, port)
+        later.event("stopped", threadId=1)
+        later.ok("continue", threadId=1)
+        later.event("stopped", threadId=1, reason="breakpoint")  # set in the new process before it ran on
+        assert later.ok("stackTrace", threadId=1)["stackFrames"][0]["line"] == break_at
+        later.ok("disconnect", terminateDebuggee=True)
+        assert again.communicate(timeout=20)[0] == "total=12\n"
+    finally:
+        stop_adapter(adapter)
