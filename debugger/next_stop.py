@@ -22,7 +22,7 @@ async def next_stop(client: ControlClient, session: SessionView) -> bool:
     """Wait for the rank of `session` to stop (True: a stop already there counts, as the watch
     replays the live sessions first) or for its process to end (False)."""
     key = (session.name, session.rank)
-    gone = asyncio.ensure_future(process_gone(session))
+    gone = asyncio.ensure_future(_process_gone(session))
     watch = client.watch(exits=True)
     stop = asyncio.ensure_future(_stop_or_exit(watch, key))
     try:
@@ -45,7 +45,7 @@ async def _stop_or_exit(watch: AsyncIterator[Change], key: tuple[str, int]) -> b
     return False
 
 
-async def process_gone(session: SessionView) -> None:
+async def _process_gone(session: SessionView) -> None:
     """Returns once a worker on this host has exited (one elsewhere only its agent can report)."""
     if session.hostname != socket.gethostname():
         await asyncio.Event().wait()

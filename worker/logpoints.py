@@ -10,7 +10,11 @@ debugpy does; the program goes on.
 
 from __future__ import annotations
 
+import functools
 import sys
+from types import CodeType
+
+from meshdbg.worker.values import compiled_expression
 
 
 def parts(message: str) -> list[tuple[str, str]]:
@@ -36,13 +40,23 @@ def parts(message: str) -> list[tuple[str, str]]:
     return found
 
 
+_DEPTH = {"{": 1, "}": -1}
+
+
 def _closing_brace(message: str, opening: int) -> int:
     depth = 0
     for index in range(opening, len(message)):
-        depth += {"{": 1, "}": -1}.get(message[index], 0)
+        depth += _DEPTH.get(message[index], 0)
         if depth == 0:
             return index
     raise ValueError(f"unbalanced braces in the log message {message!r}")
+
+
+@functools.lru_cache(maxsize=256)
+def _pieces(message: str) -> tuple[tuple[str, CodeType | None], ...]:
+    """`parts(message)` with each expression compiled: once per message, not at every hit of
+    a logpoint in a loop. ValueError or SyntaxError as they come."""
+    return tuple((text, compiled_expression(expression) if expression else None) for text, expression in parts(message))
 
 
 def say(message: str) -> bool:
@@ -50,8 +64,8 @@ def say(message: str) -> bool:
     breakpoint's, whose condition calls this); False: the breakpoint does not stop."""
     frame = sys._getframe(1)
     try:
-        line = "".join(text + (str(eval(expression, frame.f_globals, frame.f_locals)) if expression else "")
-                       for text, expression in parts(message))
+        line = "".join(text + (str(eval(code, frame.f_globals, frame.f_locals)) if code is not None else "")
+                       for text, code in _pieces(message))
     except Exception as exc:  # the program's names, its errors: shown in the line, never raised into bdb
         line = str(exc)
     finally:

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import bdb
 import enum
-import functools
 import pdb
 import signal
 import sys
 import threading
-from types import CodeType, FrameType, TracebackType
+from types import FrameType, TracebackType
 from typing import IO, Any, Callable, MutableMapping, cast
 
 from meshdbg.wire.environment import READRC
@@ -38,6 +37,7 @@ from meshdbg.worker.output import StreamedOutput
 from meshdbg.worker.queries import answer, forget_stop, prompt_kind, standing, wire_frame
 from meshdbg.worker.remote import RemoteSession
 from meshdbg.worker.signal_hold import interrupt, program_handler
+from meshdbg.worker.values import compiled_expression
 
 SessionOpener = Callable[[], RemoteSession]
 INTERRUPTED = "\nProgram interrupted. (Use 'cont' to resume)."  # local pdb's SIGINT message
@@ -321,7 +321,7 @@ class PdbWrapper(pdb.Pdb):
         22). An expression that does not compile alone (a syntax error, leading blanks, which
         eval strips) goes to pdb as text, which shows the error as it does."""
         try:
-            code = _compiled(arg)
+            code = compiled_expression(arg)
         except Exception:
             return super()._getval(arg)
         return super()._getval(code)  # type: ignore[arg-type]  # (eval takes a code object as it takes text)
@@ -581,13 +581,6 @@ class PdbWrapper(pdb.Pdb):
         """pdb's overview (local pdb starts Python's interactive help here, which would read
         the worker's own terminal)."""
         self.message((pdb.__doc__ or "").strip())
-
-
-@functools.lru_cache(maxsize=256)
-def _compiled(expression: str) -> CodeType:
-    """`expression` compiled as `eval` compiles its text in pdb's `_getval`: no future
-    statement of ours inherited (pdb's module has none)."""
-    return compile(expression, "<string>", "eval", dont_inherit=True)
 
 
 _LEAVING_LINES = {PromptKind.PDB: "continue\n", PromptKind.COMMANDS: "end\n", PromptKind.INTERACT: "",

@@ -8,15 +8,24 @@ torch and numpy are never imported here: a value can only be a tensor if torch i
 
 from __future__ import annotations
 
+import functools
 import sys
 import zlib
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any, Mapping
 
 from meshdbg.wire.proto import debugger_pb2 as pb
 
 MAX_TEXT = 2000
 
+
+
+@functools.lru_cache(maxsize=256)
+def compiled_expression(expression: str) -> CodeType:
+    """`expression` compiled once, as `eval` compiles its text in pdb's `_getval`: no future
+    statement of ours inherited (pdb's module has none). Compiling `x` again is most of a
+    `p x` (issue 22), and of a logpoint's every hit."""
+    return compile(expression, "<string>", "eval", dont_inherit=True)
 
 def _number(value: Any) -> str:
     return f"{float(value):.6g}"

@@ -26,12 +26,13 @@ from typing import Awaitable, Protocol
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.attached_session import AttachedSession
 from meshdbg.debugger.format import rank_label
-from meshdbg.debugger.next_stop import process_gone
+from meshdbg.debugger.next_stop import PID_CHECK_S
 from meshdbg.debugger.selection import describe_ranks, ranks_text
 from meshdbg.debugger.dap.breakpoints import IdeBreakpoint, UnusableBreakpoint
 from meshdbg.debugger.dap.vocabulary import Category, Stopped, stopped_reason
 from meshdbg.debugger.views import SessionView, WorkerView
 from meshdbg.debugger.answers import PdbReply
+from meshdbg.wire.connection import pid_alive
 from meshdbg.wire.errors import MeshdbgError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind
@@ -127,7 +128,8 @@ class Mesh:
         self._attached: dict[int, AttachedSession] = {}
         self._locks: dict[int, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task] = set()
-        self._watched: set[tuple[str, int]] = set()  # processes without an agent watched until they end
+        self._watched: dict[int, Rank] = {}  # pids of this host's processes without an agent, watched until they end
+        self._watching: asyncio.Task | None = None
 
     # ---- following the server ------------------------------------------------------------
 
@@ -236,21 +238,22 @@ class Mesh:
         """A rank that runs on ends for the IDE when its process does. An agent says when (a
         `run`'s rank); a process with none (a worker of another launcher beside `meshdbg
         serve`) is watched while it runs, when it is on this host, until it is gone: else its
-        thread stayed "running" after the job had ended."""
-        watched = (view.hostname, view.pid)
-        if rank.agent or view.hostname != socket.gethostname() or watched in self._watched:
+        thread stayed "running" after the job had ended. One task looks at every such process."""
+        if rank.agent or view.hostname != socket.gethostname():
             return
-        self._watched.add(watched)
+        self._watched[view.pid] = rank
+        if self._watching is None or self._watching.done():
+            self._watching = self.spawn(self._end_ranks_of_gone_processes())
 
-        async def end_when_gone() -> None:
-            try:
-                await process_gone(view)
-            finally:
-                self._watched.discard(watched)
-            if rank.session is None:  # (not stopped again meanwhile: a new process's stop is a new life)
-                self._end(rank)
-
-        self.spawn(end_when_gone())
+    async def _end_ranks_of_gone_processes(self) -> None:
+        """Every PID_CHECK_S, end the rank of each watched process that is gone (unless it
+        stopped again meanwhile: a new process's stop is a new life), until none is watched."""
+        while self._watched:
+            await asyncio.sleep(PID_CHECK_S)
+            for pid, rank in [(pid, rank) for pid, rank in self._watched.items() if not pid_alive(pid)]:
+                del self._watched[pid]
+                if rank.session is None:
+                    self._end(rank)
 
     def _end(self, rank: Rank) -> None:
         if rank.ended:

@@ -43,6 +43,10 @@ def test_a_logpoint_prints_its_text_with_each_expression_in_braces_as_str(messag
     assert said(message, **scope) == expected + "\n"
 
 
+def test_a_logpoint_whose_expression_does_not_compile_prints_why_and_never_stops() -> None:
+    assert said("x={1 +}").startswith("invalid syntax")  # (compiled once per message, at its first hit)
+
+
 @pytest.mark.parametrize("message", ["a {b", "a } b", "{{i}"])
 def test_unbalanced_braces_are_refused(message: str) -> None:
     with pytest.raises(UnusableBreakpoint, match="unbalanced braces"):
