@@ -106,6 +106,8 @@ def exit_text(worker: WorkerView) -> str:
 def exit_note(worker: WorkerView) -> str:
     """`rank 3 (gpus=3) exited (status 1)`, or `... exited (SIGKILL)`: how a worker ended, in a line."""
     status = exit_text(worker)
+    if status == UNKNOWN_STATUS and not worker.registered:
+        return f"{rank_label(worker)} exited (no status: it was not started through meshdbg's bootstrap)"
     if status == UNKNOWN_STATUS:
         return f"{rank_label(worker)} exited (no status: its stream broke, as when a process is killed)"
     return f"{rank_label(worker)} exited ({'status ' + status if status.lstrip('-').isdigit() else status})"

@@ -24,6 +24,8 @@ BREAK_IN_S = 1.0  # how long an interrupt waits for the ranks asked to stop befo
 NOT_YET = ("not stopped yet: outside Python code (C code, a blocking call or a collective), stops at its next "
            "Python line")
 REASONS = {State.STOPPED: "already stopped", State.EXITED: "has exited", State.STARTING: "still starting"}
+NO_AGENT = ("it has no agent stream to be interrupted through (a process that only set PYTHONBREAKPOINT; one "
+            "started through `python -m meshdbg.worker.mesh.bootstrap` has one)")
 
 
 async def why_not_interrupted(client: ControlClient, session: SessionView) -> str:
@@ -31,10 +33,9 @@ async def why_not_interrupted(client: ControlClient, session: SessionView) -> st
     the console or `attach --plain`): its process's state, or that nothing reaches it while it
     runs (only an agent stream does: a process that only set PYTHONBREAKPOINT has none)."""
     for worker in await client.workers():
-        if (worker.name, worker.rank) == (session.name, session.rank):
+        if worker.registered and (worker.name, worker.rank) == (session.name, session.rank):
             return f"it is {worker.state.value}"
-    return ("it has no agent stream to be interrupted through (a process that only set PYTHONBREAKPOINT; one "
-            "started through `python -m meshdbg.worker.mesh.bootstrap` has one)")
+    return NO_AGENT
 
 
 def not_stopped_yet(session: SessionView) -> bool:
@@ -93,6 +94,10 @@ async def interrupt(client: ControlClient, selection: str, wait_s: float = BREAK
     for rank, state in sorted(before.items()):
         if rank not in asked and state in REASONS:
             not_asked.setdefault(REASONS[state], []).append(rank)
+    for worker in workers:  # running, with no agent stream: nothing reaches it
+        if not worker.registered and worker.state is State.RUNNING and worker.rank not in asked \
+                and (chosen is None or chosen.matches(worker.rank, worker.coords)):
+            not_asked.setdefault(f"not stopped: {NO_AGENT}", []).append(worker.rank)
     return InterruptReport(sorted(asked), sorted(stopped), not_asked, asked.no_answer)
 
 

@@ -234,13 +234,27 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         session: RankSession | None = await self._opened(
             await opening_hello(requests, context, SESSION_STREAM), context, write)
         while session is not None and await self._serve(session, requests, write):
-            self.registry.parked.add(write)
-            try:  # the stream waits for its process's next stop, as long as it takes
-                first = await anext(requests, None)
-            finally:
-                self.registry.parked.discard(write)
+            first = await self._next_stop(session.identity, requests, write)
             session = None if first is None else await self._opened(
                 await checked_hello(first, context, SESSION_STREAM), context, write)
+
+    async def _next_stop(self, identity: pb.Identity, requests: Requests, write: StreamWriter
+                         ) -> pb.WorkerMessage | None:
+        """The first message of the next stop of the process of `identity` on its parked stream,
+        as long as it takes; None once the stream ends. A process with no agent stream is known
+        meanwhile by its parked streams, whose end tells its exit (meshdbg.debugger.hook_processes)."""
+        hooked = not self.workers.registered(identity)
+        if hooked:
+            self.workers.hooked.park(identity)
+        self.registry.parked.add(write)
+        first: pb.WorkerMessage | None = None
+        try:
+            first = await anext(requests, None)
+            return first
+        finally:
+            self.registry.parked.discard(write)
+            if hooked:
+                self.workers.hook_stream_left(identity, stopped=first is not None)
 
     async def _serve(self, session: RankSession, requests: Requests, write: StreamWriter) -> bool:
         """Carry `session` until it ends; whether its worker parked the stream for its next stop."""
@@ -308,7 +322,7 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
     async def List(self, request: pb.ListRequest, context: grpc.aio.ServicerContext) -> bytes:
         """The ListReply, serialized: the registry keeps its sessions' part serialized
         (meshdbg.debugger.auth lets a handler answer with bytes)."""
-        workers = [self.workers.info(w) for w in self.workers.workers()] if request.all else []
+        workers = self.workers.infos() if request.all else []
         return pb.ListReply(workers=workers).SerializeToString() + self.registry.listed_bytes()
 
     async def Interrupt(self, request: pb.InterruptRequest, context: grpc.aio.ServicerContext) -> pb.InterruptReply:

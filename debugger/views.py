@@ -241,6 +241,13 @@ class WorkerView(_MeshView):
         return cls(state=State.of(info.state), exit_code=info.exit_code if info.HasField("exit_code") else None,
                    signal=info.signal if info.HasField("signal") else None, launcher=info.launcher, **placement)
 
+    @property
+    def registered(self) -> bool:
+        """It has (or had) an agent stream, and with it a launcher, an exit status, interrupts:
+        not a process known only by its session streams (only the breakpoint hook set), whose
+        launcher is empty."""
+        return bool(self.launcher)
+
 
 Change = tuple[WatchKind, "SessionView | WorkerView", "EndReason | None"]
 

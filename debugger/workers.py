@@ -18,6 +18,7 @@ from meshdbg.wire.errors import MeshError, NoMatchError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import mesh_pb2 as mesh_pb
 from meshdbg.debugger.format import exit_note
+from meshdbg.debugger.hook_processes import HookProcesses, process_key
 from meshdbg.debugger.liveness import alive_here, wait_gone
 from meshdbg.wire.pending import PendingRequests
 from meshdbg.debugger.selection import Selection
@@ -150,6 +151,7 @@ class WorkerRegistry:
         self._ids = itertools.count(1)
         self._collectives_timeout = 0.0  # while a rank is paused: what every worker's process groups get
         self.outside: OutsideSampler | None = None  # a launcher's: py-spy a worker on the host that forked it
+        self.hooked = HookProcesses()  # processes with no agent stream, known by their parked session streams
 
     def launched(self, identity: pb.Identity) -> Worker:
         """A process this server's launcher started: listed as starting until it connects.
@@ -214,10 +216,16 @@ class WorkerRegistry:
         if not alive_here(worker.identity):
             self.ended(worker)
             return
-        task = asyncio.create_task(wait_gone(worker.identity))
+        self._once_gone(worker.identity, lambda: self.ended(worker))
+
+    def _once_gone(self, identity: pb.Identity, then: Callable[[], None]) -> None:
+        """`then()` once the process of `identity`, on this host, is gone (not if the server
+        stops first)."""
+        task = asyncio.create_task(wait_gone(identity))
+
         def gone(done: asyncio.Task[None]) -> None:
             if not done.cancelled():
-                self.ended(worker)
+                then()
 
         task.add_done_callback(gone)
         self.sessions.tasks.add(task)
@@ -254,16 +262,53 @@ class WorkerRegistry:
     def info(self, worker: Worker) -> pb.WorkerInfo:
         """The wire view; `identity.reason` is why it is stopped (empty when it is not)."""
         session = self._session_of(worker)
-        state = _state(worker, session)
-        identity = pb.Identity()
-        identity.CopyFrom(worker.identity)
-        if session is not None:
-            identity.reason = session.identity.reason
+        return _info(worker.identity, _state(worker, session), session, launcher=worker.launcher,
+                     exit_code=worker.exit_code, signal=worker.signal, host_lost=worker.host_lost)
+
+    def infos(self) -> list[pb.WorkerInfo]:
+        """`list --all`: every worker with an agent stream, and each process known only by its
+        session streams (meshdbg.debugger.hook_processes; no launcher): in pdb, as its first
+        session stands, running, or exited; by rank, name and pid."""
+        infos = [self.info(w) for w in self.workers()]
+        listed = {process_key(w.identity) for w in self._workers.values()}
+        for session in self.sessions.sessions():  # (in order: a process's first comes first)
+            if process_key(session.identity) not in listed:
+                listed.add(process_key(session.identity))
+                infos.append(_info(session.identity, session.state, session))
+        for identities, state in ((self.hooked.running(), State.RUNNING), (self.hooked.exited(), State.EXITED)):
+            for identity in identities:
+                if process_key(identity) not in listed:
+                    listed.add(process_key(identity))
+                    infos.append(_info(identity, state, None))
+        return sorted(infos, key=lambda info: (info.identity.rank, info.identity.name, info.identity.pid))
+
+    def registered(self, identity: pb.Identity) -> bool:
+        """Whether the process of `identity` is a worker here (it has, or had, an agent stream)."""
+        return bool(self._of_process(identity))
+
+    def hook_stream_left(self, identity: pb.Identity, stopped: bool) -> None:
+        """A parked session stream of a process with no agent stream stopped waiting: its next
+        stop took it (`stopped`), or it ended (the process closes them at its exit, a kill
+        breaks them, and so does a lost connection or a SIGSTOP, which the server's keepalive
+        cuts). A process on this host runs until it is gone; of one elsewhere, nothing tells
+        an exit from a lost stream: it has exited (and is back at its next stop). Watchers hear
+        of the exit once the process has no stream parked and no session left."""
+        if stopped or self.sessions.closing:
+            self.hooked.unpark(identity, exited=False)
+        elif not alive_here(identity):
+            self._hook_stream_ended(identity)
         else:
-            identity.ClearField("reason")
-        return pb.WorkerInfo(identity=identity, state=state.pb, launcher=worker.launcher, exit_code=worker.exit_code,
-                             signal=worker.signal, frame=session.frame if session is not None else None,
-                             host_lost=worker.host_lost)
+            log.info("rank %d (pid %d), with no agent stream: a parked session stream ended, the process is still "
+                     "here (exiting, stopped, or its connection lost); running until it is gone",
+                     identity.rank, identity.pid)
+            self._once_gone(identity, lambda: self._hook_stream_ended(identity))
+
+    def _hook_stream_ended(self, identity: pb.Identity) -> None:
+        if self.hooked.unpark(identity, exited=True) and self.sessions.of_process(identity.hostname, identity.pid) is None:
+            info = _info(identity, State.EXITED, None)
+            log.info("rank %d (pid %d), with no agent stream: %s", identity.rank, identity.pid,
+                     exit_note(WorkerView.from_pb(info)))
+            self.sessions.publish_worker(WatchKind.EXITED, info)
 
     def set_collectives_timeout(self, seconds: float) -> None:
         """Tell every connected worker (and each one that connects later) to give its
@@ -288,6 +333,20 @@ class WorkerRegistry:
 
 def _collectives(seconds: float) -> mesh_pb.AgentCommand:
     return mesh_pb.AgentCommand(collectives_timeout=mesh_pb.CollectivesTimeout(timeout_s=seconds))
+
+
+def _info(identity: pb.Identity, state: State, session: Session | None, launcher: str = "",
+          exit_code: int | None = None, signal: int | None = None, host_lost: bool = False) -> pb.WorkerInfo:
+    """A process's wire view, in `state`; with its first live `session`, where and why it is
+    stopped (`identity.reason` empty when it is not); no launcher: one with no agent stream."""
+    shown = pb.Identity()
+    shown.CopyFrom(identity)
+    if session is not None:
+        shown.reason = session.identity.reason
+    else:
+        shown.ClearField("reason")
+    return pb.WorkerInfo(identity=shown, state=state.pb, launcher=launcher, exit_code=exit_code, signal=signal,
+                         frame=session.frame if session is not None else None, host_lost=host_lost)
 
 
 def _state(worker: Worker, session: Session | None) -> State:

@@ -105,7 +105,7 @@ class Board:
         """`1 stopped · 2 running · 1 exited (r3: 1)`: the toolbar's counts, failed exits named."""
         text = " · ".join(f"{count} {state}" for state, count in self.counts().items())
         failed = [f"r{w.rank}: {exit_text(w)}" for key, w in sorted(self.workers.items(), key=lambda kw: kw[1].rank)
-                  if w.state is State.EXITED and exit_text(w) != "0" and key not in self._live_keys()]
+                  if w.state is State.EXITED and w.registered and exit_text(w) != "0" and key not in self._live_keys()]
         if failed:
             text += f" ({', '.join(failed[:3])}{', …' if len(failed) > 3 else ''})"
         return text

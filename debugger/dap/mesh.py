@@ -18,7 +18,6 @@ import asyncio
 import dataclasses
 import os
 import re
-import socket
 import sys
 from dataclasses import dataclass, field
 from typing import Awaitable, Protocol
@@ -26,13 +25,11 @@ from typing import Awaitable, Protocol
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.attached_session import AttachedSession
 from meshdbg.debugger.format import rank_label
-from meshdbg.debugger.next_stop import PID_CHECK_S
 from meshdbg.debugger.selection import describe_ranks, ranks_text
 from meshdbg.debugger.dap.breakpoints import IdeBreakpoint, UnusableBreakpoint
 from meshdbg.debugger.dap.vocabulary import Category, Stopped, stopped_reason
 from meshdbg.debugger.views import SessionView, WorkerView
 from meshdbg.debugger.answers import PdbReply
-from meshdbg.wire.connection import pid_alive
 from meshdbg.wire.errors import MeshdbgError
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.vocabulary import EndReason, State, StopReason, WatchKind
@@ -70,7 +67,6 @@ class Rank:
     ended: bool = False
     group: "Group | None" = None
     applied: dict[str, dict[str, "Applied"]] = field(default_factory=dict)  # the IDE's breakpoints in its process
-    agent: bool = False  # its process has an agent stream, which tells when it exits (a `run`'s rank)
     syncing: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
@@ -128,8 +124,6 @@ class Mesh:
         self._attached: dict[int, AttachedSession] = {}
         self._locks: dict[int, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task] = set()
-        self._watched: dict[int, Rank] = {}  # pids of this host's processes without an agent, watched until they end
-        self._watching: asyncio.Task | None = None
 
     # ---- following the server ------------------------------------------------------------
 
@@ -145,7 +139,7 @@ class Mesh:
             elif kind is WatchKind.SYNCED:
                 await self._known_workers()
             elif kind is WatchKind.JOINED:
-                self.rank_of(view).agent = True
+                self.rank_of(view)
             elif kind in (WatchKind.OPENED, WatchKind.UPDATED) and isinstance(view, SessionView):
                 self._sessions[view.id] = view
                 if view.state is State.RUNNING and kind is WatchKind.UPDATED:
@@ -169,7 +163,7 @@ class Mesh:
             return
         for worker in workers:
             if worker.state is not State.EXITED:
-                self.rank_of(worker).agent = True
+                self.rank_of(worker)
 
     def numbered(self, number: int) -> Rank | None:
         """The rank of that number (the launcher's output names ranks by number: one job)."""
@@ -232,28 +226,6 @@ class Mesh:
             self._waiting.discard(rank)
             if rank.group is not None and rank.group.child is not None:
                 rank.group.child.rank_continued(rank)
-            self._end_with_process(rank, view)
-
-    def _end_with_process(self, rank: Rank, view: SessionView) -> None:
-        """A rank that runs on ends for the IDE when its process does. An agent says when (a
-        `run`'s rank); a process with none (a worker of another launcher beside `meshdbg
-        serve`) is watched while it runs, when it is on this host, until it is gone: else its
-        thread stayed "running" after the job had ended. One task looks at every such process."""
-        if rank.agent or view.hostname != socket.gethostname():
-            return
-        self._watched[view.pid] = rank
-        if self._watching is None or self._watching.done():
-            self._watching = self.spawn(self._end_ranks_of_gone_processes())
-
-    async def _end_ranks_of_gone_processes(self) -> None:
-        """Every PID_CHECK_S, end the rank of each watched process that is gone (unless it
-        stopped again meanwhile: a new process's stop is a new life), until none is watched."""
-        while self._watched:
-            await asyncio.sleep(PID_CHECK_S)
-            for pid, rank in [(pid, rank) for pid, rank in self._watched.items() if not pid_alive(pid)]:
-                del self._watched[pid]
-                if rank.session is None:
-                    self._end(rank)
 
     def _end(self, rank: Rank) -> None:
         if rank.ended:

@@ -32,8 +32,8 @@ async def main(args: argparse.Namespace) -> int:
     if args.json:
         print_json(report.to_json())
     elif not report.asked:
-        print(f"meshdbg: no rank in {args.ranks} is running" + (f" ({report.text()})" if report.not_asked else ""),
-              file=sys.stderr)
+        why = f"could be interrupted ({report.text()})" if report.not_asked else "is running"
+        print(f"meshdbg: no rank in {args.ranks} {why}", file=sys.stderr)
     else:
         print(report.text())
     silent = report_no_answer(report.no_answer, args, INTERRUPT_S)

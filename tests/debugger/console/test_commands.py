@@ -202,10 +202,11 @@ def test_every_parse_and_complete_method_belongs_to_a_command() -> None:
     assert parts and all(command in command_names() for _, command in parts)
 
 
-def worker(rank: int, state: State = State.RUNNING, exit_code: int | None = None) -> WorkerView:
+def worker(rank: int, state: State = State.RUNNING, exit_code: int | None = None, launcher: str = "meshdbg"
+           ) -> WorkerView:
     return WorkerView(name="worker", rank=rank, coords={"hosts": rank // 2, "gpus": rank % 2}, hostname="h",
                       pid=100 + rank, state=state, reason="", filename="", function="", lineno=0, exit_code=exit_code,
-                      signal=None, launcher="meshdbg")
+                      signal=None, launcher=launcher)
 
 
 def test_toolbar_counts_every_rank_of_the_mesh_with_exit_statuses() -> None:
@@ -234,6 +235,16 @@ def test_a_worker_that_joins_later_is_counted_running_at_once() -> None:
     assert board.apply(WatchKind.EXITED, killed, None) == \
         "rank 5 (hosts=2,gpus=1) exited (no status: its stream broke, as when a process is killed)"
     assert board.summary() == "1 stopped · 0 running · 1 exited (r5: ?)"
+
+
+def test_a_rank_with_no_agent_stream_is_counted_exited_not_failed() -> None:
+    """Its exit (its parked session streams gone) carries no status: not a failure to name."""
+    board = Board()
+    board.reset()
+    board.know_workers([worker(0, launcher=""), worker(1)])
+    assert board.apply(WatchKind.EXITED, worker(0, State.EXITED, launcher=""), None) == \
+        "rank 0 (hosts=0,gpus=0) exited (no status: it was not started through meshdbg's bootstrap)"
+    assert board.summary() == "0 stopped · 1 running · 1 exited"
 
 
 def test_a_killed_rank_is_announced_once_whichever_event_comes_first() -> None:
