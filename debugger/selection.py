@@ -49,7 +49,10 @@ EVERY = IndexSet(slices=((None, None, 1),))
 
 
 class Placed(Protocol):
-    """Anything with mesh coordinates: a session, a worker, their views."""
+    """Anything with a rank and mesh coordinates: a session, a worker, their views."""
+
+    @property
+    def rank(self) -> int: ...
 
     @property
     def coords(self) -> Mapping[str, int]: ...
@@ -75,12 +78,16 @@ class Selection:
     def no_match(self, nothing: str, among: Iterable[Placed]) -> NoMatchError:
         """`no session matches ranks(gpu=1) (unknown dimension gpu; known: gpus)` (`nothing`: "no
         session matches"): the error when nothing `among` (the sessions or ranks it was matched
-        against) matched, naming the dimensions it names that none of them has; none are named
+        against) matched, naming the dimensions it names that none of them has, else the ranks
+        there are (`no session matches 5 (there are ranks 0-3)`, as `attach 5` says); neither
         when there was nothing to match. Every verb that selects says it so."""
         views = list(among)
         known = {dim for view in views for dim in view.coords}
         unknown = self.unknown_dims(known) if views else []
-        hint = f" (unknown dimension {', '.join(unknown)}; known: {', '.join(sorted(known)) or 'none'})" if unknown else ""
+        if unknown:
+            hint = f" (unknown dimension {', '.join(unknown)}; known: {', '.join(sorted(known)) or 'none'})"
+        else:
+            hint = f" (there are {ranks_text([view.rank for view in views])})" if views else ""
         return NoMatchError(f"{nothing} {self.text}{hint}")
 
 
