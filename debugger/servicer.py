@@ -245,7 +245,7 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         meanwhile by its parked streams, whose end tells its exit (meshdbg.debugger.hook_processes)."""
         hooked = not self.workers.registered(identity)
         if hooked:
-            self.workers.hooked.park(identity)
+            self.workers.hooked.hold(identity)
         self.registry.parked.add(write)
         first: pb.WorkerMessage | None = None
         try:
@@ -283,7 +283,10 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         finally:
             if session.writer is write:  # else the stop was re-registered on a newer stream
                 self._stream_ended(session, output, reason)
-        return park and not self.registry.closing and len(self.registry.parked) < PARKED_LIMIT
+        parked = park and not self.registry.closing and len(self.registry.parked) < PARKED_LIMIT
+        if not parked and reason.rank_runs_on and not self.workers.registered(session.identity):
+            self.workers.hook_runs_unparked(session.identity)
+        return parked
 
     async def _opened(self, hello: pb.Identity, context: grpc.aio.ServicerContext, write: StreamWriter) -> RankSession:
         """The session a worker's stream opens with its hello (a new one, or the one it re-registers)."""

@@ -292,19 +292,36 @@ class WorkerRegistry:
         breaks them, and so does a lost connection or a SIGSTOP, which the server's keepalive
         cuts). A process on this host runs until it is gone; of one elsewhere, nothing tells
         an exit from a lost stream: it has exited (and is back at its next stop). Watchers hear
-        of the exit once the process has no stream parked and no session left."""
+        of the exit once nothing holds the process and it has no session left."""
         if stopped or self.sessions.closing:
-            self.hooked.unpark(identity, exited=False)
+            self.hooked.release(identity, exited=False)
         elif not alive_here(identity):
-            self._hook_stream_ended(identity)
+            self._hook_released(identity)
         else:
             log.info("rank %d (pid %d), with no agent stream: a parked session stream ended, the process is still "
                      "here (exiting, stopped, or its connection lost); running until it is gone",
                      identity.rank, identity.pid)
-            self._once_gone(identity, lambda: self._hook_stream_ended(identity))
+            self._hook_watched(identity)
+            self.hooked.release(identity, exited=False)  # (the watch holds it now)
 
-    def _hook_stream_ended(self, identity: pb.Identity) -> None:
-        if self.hooked.unpark(identity, exited=True) and self.sessions.of_process(identity.hostname, identity.pid) is None:
+    def hook_runs_unparked(self, identity: pb.Identity) -> None:
+        """A session of a process with no agent stream ended with the process running on and no
+        stream parked for its next stop (it asked for none, or the server had no room): on this
+        host a watch of its pid holds it running until it is gone; of one elsewhere nothing
+        more is known until it stops again."""
+        if not self.sessions.closing and alive_here(identity):
+            self._hook_watched(identity)
+
+    def _hook_watched(self, identity: pb.Identity) -> None:
+        """The pid of a process with no agent stream, on this host, watched until it is gone (one
+        watch a process)."""
+        if self.hooked.watch(identity):
+            self._once_gone(identity, lambda: self._hook_released(identity))
+
+    def _hook_released(self, identity: pb.Identity) -> None:
+        """One hold of a process with no agent stream is over with its process: its exit, to
+        watchers, once that was the last and no session of it is left."""
+        if self.hooked.release(identity, exited=True) and self.sessions.of_process(identity.hostname, identity.pid) is None:
             info = _info(identity, State.EXITED, None)
             log.info("rank %d (pid %d), with no agent stream: %s", identity.rank, identity.pid,
                      exit_note(WorkerView.from_pb(info)))

@@ -10,11 +10,13 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from e2e import Server, line_of, wait_for
+from e2e import SCRIPTS, Server, line_of, wait_for
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.hook_processes import EXITED_KEPT, HookProcesses
 from meshdbg.debugger.views import WorkerView
@@ -112,25 +114,70 @@ def identity(pid: int, host: str = "h1") -> pb.Identity:
 
 def test_a_process_runs_while_a_stream_is_parked_and_exits_with_its_last() -> None:
     processes = HookProcesses()
-    processes.park(identity(7))
-    processes.park(identity(7))  # two threads' streams
+    processes.hold(identity(7))
+    processes.hold(identity(7))  # two threads' streams
     assert [i.pid for i in processes.running()] == [7]
-    assert not processes.unpark(identity(7), exited=True)  # one is left
-    assert processes.unpark(identity(7), exited=True)
+    assert not processes.release(identity(7), exited=True)  # one is left
+    assert processes.release(identity(7), exited=True)
     assert processes.running() == [] and [i.pid for i in processes.exited()] == [7]
-    processes.park(identity(7))  # its pid again, or a process taken for gone that stopped again
+    processes.hold(identity(7))  # its pid again, or a process taken for gone that stopped again
     assert processes.exited() == [] and [i.pid for i in processes.running()] == [7]
-    assert not processes.unpark(identity(7), exited=False)  # a stop took it: in pdb, not exited
+    assert not processes.release(identity(7), exited=False)  # a stop took it: in pdb, not exited
     assert processes.running() == [] and processes.exited() == []
-    assert not processes.unpark(identity(8), exited=True)  # never parked: nothing known
-    processes.park(identity(7, "h2"))  # the same pid on another host is another process
+    assert not processes.release(identity(8), exited=True)  # never parked: nothing known
+    processes.hold(identity(7, "h2"))  # the same pid on another host is another process
     assert [(i.hostname, i.pid) for i in processes.running()] == [("h2", 7)]
 
 
 def test_exited_processes_are_remembered_up_to_a_bound_oldest_forgotten_first() -> None:
     processes = HookProcesses()
     for pid in range(EXITED_KEPT + 2):
-        processes.park(identity(pid))
-        processes.unpark(identity(pid), exited=True)
+        processes.hold(identity(pid))
+        processes.release(identity(pid), exited=True)
     pids = [i.pid for i in processes.exited()]
     assert len(pids) == EXITED_KEPT and pids[0] == 2 and pids[-1] == EXITED_KEPT + 1
+
+
+def test_a_script_attach_follows_a_rank_that_exited_before_it_read_its_next_line(server: Server) -> None:
+    """`attach --plain` from a script reads its next line after `c` before it follows the rank;
+    a rank whose process ended meanwhile (its exit announced before the attach looked) ends
+    the attach, which waited for good."""
+    worker = server.worker("hold.py", rank=4)  # stops once, then exits
+    server.wait_sessions(1)
+    attach = subprocess.Popen([sys.executable, "-m", "meshdbg", "attach", "--plain", "4"], env=server.env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert attach.stdin is not None
+        attach.stdin.write("c\n")
+        attach.stdin.flush()
+        assert worker.wait(EXIT_S) == 0
+        wait_for(lambda: (4, "exited", "?") in listed(server), EXIT_S, "rank 4's exit known to the server")
+        out, err = attach.communicate("p 1\n", timeout=EXIT_S)
+    finally:
+        if attach.poll() is None:
+            attach.kill()
+    assert attach.returncode == 0, err
+    assert "rank 4 continued; waiting for its next stop" in out and "rank 4 exited; nothing more to attach to" in out
+
+
+def test_a_hook_rank_whose_stream_was_not_parked_is_held_running_by_its_pid_on_this_host(server: Server,
+                                                                                        tmp_path: Path) -> None:
+    """A process that parks no stream (here: none allowed; in a job, past the limits of what a
+    process or a server keeps) is still known to run, and to have exited, on the server's host."""
+    gate = tmp_path / "gate"
+    script = ("import runpy, sys; from meshdbg.worker import parking; parking.PARKED_LIMIT = 0; "
+              "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
+    worker = subprocess.Popen([sys.executable, "-c", script, str(SCRIPTS / "stops_again.py"), "2", "1", str(gate)],
+                              env=dict(server.env, PYTHONBREAKPOINT="meshdbg.worker.remote_breakpointhook",
+                                       MESHDBG_RANK="5"),
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server.workers.append(worker)
+    server.wait_sessions(1)
+    assert server.cli("continue", "5").returncode == 0
+    wait_for(lambda: listed(server) == [(5, "running", "?")], EXIT_S, "rank 5 listed running")
+    (tmp_path / "gate-1").touch()
+    wait_for(lambda: listed(server) == [(5, "stopped", "?")], EXIT_S, "rank 5 stopped again")
+    assert server.cli("continue", "5").returncode == 0
+    _, err = worker.communicate(timeout=EXIT_S)
+    assert worker.returncode == 0 and err.count("parked:\n") == 2, err  # after each stop, no stream parked
+    wait_for(lambda: listed(server) == [(5, "exited", "?")], EXIT_S, "rank 5 listed exited")
