@@ -215,8 +215,9 @@ class Sessions(Sequence[SessionView]):
 class WorkerView(_MeshView):
     """One worker process as `list --all` shows it: running, stopped, starting or exited.
 
-    The JSON form has the `list --json` keys plus `exit_code`, `signal` and `launcher`; the
-    `reason` of a rank that exited with its lost host is `host lost`.
+    The JSON form has the `list --json` keys plus `exit_code`, `signal` and `launcher` (empty
+    for a process with no agent stream, meshdbg.debugger.hook_processes); the `reason` of a
+    rank that exited with its lost host is `host lost`.
     """
 
     name: str
