@@ -81,6 +81,11 @@ class HookProcesses:
                 self._exited.popitem(last=False)
         return exited
 
+    def runs_another_of(self, identity: pb.Identity) -> bool:
+        """Whether another process of the same rank (name and rank) is held running."""
+        return any((held.identity.name, held.identity.rank) == (identity.name, identity.rank)
+                   and process_key(held.identity) != process_key(identity) for held in self._running.values())
+
     def running(self) -> list[pb.Identity]:
         return [held.identity for held in self._running.values()]
 

@@ -320,12 +320,23 @@ class WorkerRegistry:
 
     def _hook_released(self, identity: pb.Identity) -> None:
         """One hold of a process with no agent stream is over with its process: its exit, to
-        watchers, once that was the last and no session of it is left."""
-        if self.hooked.release(identity, exited=True) and self.sessions.of_process(identity.hostname, identity.pid) is None:
+        watchers, once that was the last and no session of it is left, and the rank runs in no
+        other process (the children of a rank's pool or `mp.spawn`, each that rank too, end
+        before it: not the rank's end)."""
+        if self.hooked.release(identity, exited=True) and self.sessions.of_process(identity.hostname, identity.pid) is None \
+                and not self._rank_lives_elsewhere(identity):
             info = _info(identity, State.EXITED, None)
             log.info("rank %d (pid %d), with no agent stream: %s", identity.rank, identity.pid,
                      exit_note(WorkerView.from_pb(info)))
             self.sessions.publish_worker(WatchKind.EXITED, info)
+
+    def _rank_lives_elsewhere(self, identity: pb.Identity) -> bool:
+        """Whether the rank of `identity` has a live process other than that one: a worker that
+        has not exited, a session, or a process with no agent stream held running."""
+        rank, process = (identity.name, identity.rank), process_key(identity)
+        return (any((w.identity.name, w.rank) == rank and not w.exited for w in self._workers.values())
+                or any((s.name, s.rank) == rank and process_key(s.identity) != process for s in self.sessions.sessions())
+                or self.hooked.runs_another_of(identity))
 
     def set_collectives_timeout(self, seconds: float) -> None:
         """Tell every connected worker (and each one that connects later) to give its

@@ -55,8 +55,9 @@ class Board:
         return {stop_key(session) for session in self.live.values()}
 
     def know_workers(self, workers: Iterable[WorkerView]) -> None:
-        """The server's worker processes (its agent streams), as `list --all` has them."""
-        self.workers = {(w.name, w.rank): w for w in workers}
+        """The server's worker processes, as `list --all` has them; of several processes of one
+        rank (a pool's children, each that rank too), a live one says the rank's state."""
+        self.workers = {(w.name, w.rank): w for w in sorted(workers, key=lambda w: w.state is not State.EXITED)}
 
     def apply(self, kind: WatchKind, view: SessionView | WorkerView, reason: EndReason | None) -> str | None:
         """Take one watch event; return the announcement it deserves, if any (whether it

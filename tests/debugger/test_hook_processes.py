@@ -181,3 +181,31 @@ def test_a_hook_rank_whose_stream_was_not_parked_is_held_running_by_its_pid_on_t
     _, err = worker.communicate(timeout=EXIT_S)
     assert worker.returncode == 0 and err.count("parked:\n") == 2, err  # after each stop, no stream parked
     wait_for(lambda: listed(server) == [(5, "exited", "?")], EXIT_S, "rank 5 listed exited")
+
+
+def test_the_children_of_a_registered_rank_end_before_it_without_ending_the_rank(server: Server) -> None:
+    """A pool's children (each that rank too, with only the hook) stop, continue and end while
+    their parent, the registered rank, lives: listed exited, but watchers hear of one end of
+    rank 0, its own (else the console, an IDE and `serve` had said "rank 0 exited" as its pool
+    closed, while it ran on)."""
+    async def exits_heard(client: ControlClient) -> list[WorkerView]:
+        changes = client.watch(exits=True)
+        async for kind, _, _ in changes:
+            if kind is WatchKind.SYNCED:
+                break
+        parent = server.worker("pool_children.py", 0, bootstrap=True)
+        await asyncio.to_thread(server.wait_sessions, 2)
+        await client.resume("all")
+        heard = []
+        async for kind, view, _ in changes:
+            if kind is WatchKind.EXITED and isinstance(view, WorkerView):
+                heard.append(view)
+                if view.pid == parent.pid:
+                    return heard
+        raise AssertionError("the watch ended before the parent's exit")
+
+    heard = server.run(lambda client: asyncio.wait_for(exits_heard(client), 30))
+    assert isinstance(heard, list) and [(view.pid, view.registered) for view in heard] == [(server.workers[0].pid, True)]
+    processes = json.loads(server.cli("list", "--all", "--json").stdout)
+    assert sorted((w["launcher"] != "", w["state"]) for w in processes) == [(False, "exited"), (False, "exited"),
+                                                                           (True, "exited")]

@@ -247,6 +247,14 @@ def test_a_rank_with_no_agent_stream_is_counted_exited_not_failed() -> None:
     assert board.summary() == "0 stopped · 1 running · 1 exited"
 
 
+def test_a_rank_runs_while_a_process_of_it_lives_though_its_pool_children_exited() -> None:
+    board = Board()
+    board.reset()
+    child = dataclasses.replace(worker(0, State.EXITED, launcher=""), pid=900)  # listed after its parent (pid 100)
+    board.know_workers([worker(0), child])
+    assert board.summary() == "0 stopped · 1 running · 0 exited"
+
+
 def test_a_killed_rank_is_announced_once_whichever_event_comes_first() -> None:
     board = Board()
     board.reset([session(1)])
