@@ -331,10 +331,11 @@ class WorkerRegistry:
             self.sessions.publish_worker(WatchKind.EXITED, info)
 
     def _rank_lives_elsewhere(self, identity: pb.Identity) -> bool:
-        """Whether the rank of `identity` has a live process other than that one: a worker that
-        has not exited, a session, or a process with no agent stream held running."""
+        """Whether the rank of `identity` has a live process other than that one: a worker whose
+        end is not told yet (one whose agent stream just ended may still be exiting), a session,
+        or a process with no agent stream held running."""
         rank, process = (identity.name, identity.rank), process_key(identity)
-        return (any((w.identity.name, w.rank) == rank and not w.exited for w in self._workers.values())
+        return (any((w.identity.name, w.rank) == rank and not w.end_announced for w in self._workers.values())
                 or any((s.name, s.rank) == rank and process_key(s.identity) != process for s in self.sessions.sessions())
                 or self.hooked.runs_another_of(identity))
 
