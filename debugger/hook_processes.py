@@ -5,9 +5,9 @@ stream: the server knows it by its sessions alone. Between its stops the process
 session stream parked for its next one (meshdbg.worker.parking), so while one is parked the
 server knows it runs; at its exit the process closes them, and a killed one's break. On the
 server's host, a process whose stream was not parked (no room) is held by a watch of its pid
-instead. Once the last of what holds it is gone, with the process in pdb nowhere, it has exited. (Such a rank stayed
-"running" for good: in the console's counts, in an IDE, to `continue --wait`, and `list --all`
-said "no workers" even while it sat stopped.)
+instead. Once the last of what holds it is gone, with the process in pdb nowhere, it has
+exited. (Such a rank stayed "running" for good: in the console's counts, in an IDE, to a
+client following it after `c`; and `list --all` said "no workers" even while it sat stopped.)
 
 No gRPC here: meshdbg.debugger.servicer says when a stream parks and when it stops waiting, and
 meshdbg.debugger.workers lists these beside the workers that have an agent stream.

@@ -263,6 +263,19 @@ class PdbWrapper(pdb.Pdb):
         if self._leaving is not None and self.remote is not None:
             self._end_session(self._leaving)  # a .pdbrc's `c` (3.11/3.12 run it before any prompt)
 
+    def _cmdloop(self) -> None:
+        """pdb's loop of prompts at a stop, which takes a Ctrl-C (SIGINT; meshdbg's interrupt of
+        a command) as `--KeyboardInterrupt--` and reads on. One more that lands while pdb shows
+        the last (a burst: a terminal's Ctrl-C reaches every rank of a job, as often as it is
+        pressed) escaped pdb's handler and ended the program: it is taken as the first was, and
+        the stop goes on at its prompt."""
+        while True:
+            try:
+                super()._cmdloop()
+                return
+            except KeyboardInterrupt:  # (raised in pdb's `except KeyboardInterrupt:` itself)
+                continue
+
     def cmdloop(self, intro: str | None = None) -> None:
         """pdb's command loop, for a stop or a breakpoint's `commands` block; when it lets the
         worker run (`c`, `q`), the session ends."""
