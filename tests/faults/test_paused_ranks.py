@@ -25,7 +25,6 @@ import pytest
 from e2e import SCRIPTS, Server, serving, start_server, wait_for
 from watching import wait_sessions
 
-STORM_BURSTS = 60  # bursts of 8 SIGINTs 0-390 us apart (before the mend: the rank ended in 6 runs of 6)
 NOTICE_S = 5.0  # keepalive notices a silent peer in ~4 s
 SLACK_S = 5.0  # a loaded CI machine's scheduling
 
@@ -198,28 +197,21 @@ def test_ctrl_c_at_a_paused_ranks_prompt_leaves_it_paused(server: Server) -> Non
     assert worker.returncode == 0
 
 
-@pytest.mark.timeout(120)
-def test_a_storm_of_ctrl_c_never_ends_a_paused_rank(server: Server) -> None:
-    """Bursts of SIGINTs at a paused rank's prompt, each burst sent at once: one that lands
-    while pdb shows the burst's first (`--KeyboardInterrupt--`, written through the output
-    capture) escaped pdb's loop and ended the program (seen once in CI, in the test above)."""
-    worker = server.worker("hold.py", 0)
+def test_a_ctrl_c_while_pdb_shows_the_last_never_ends_a_paused_rank(server: Server, tmp_path: Path) -> None:
+    """A SIGINT that lands while pdb writes `--KeyboardInterrupt--` for the one before (inside
+    pdb's own handler of it): it escaped pdb's loop and ended the program (seen once in CI, in
+    the test above, under a burst). The window is held open by the program's stderr, whose
+    flush meshdbg calls before each pdb write, and waits once armed (tests/scripts/armed_flush.py)."""
+    arm, mark = tmp_path / "arm", tmp_path / "mark"
+    worker = server.worker("armed_flush.py", 0, env=dict(server.env, ARM=str(arm), MARK=str(mark)))
     server.wait_sessions(1)
-
-    async def storm(client) -> None:
-        async with client.attach(rank=0) as pdb:
-            for burst in range(STORM_BURSTS):
-                for kill in range(8):
-                    os.kill(worker.pid, signal.SIGINT)
-                    until = time.perf_counter() + (burst * 7 + kill * 13) % 40 * 10e-6  # 0-390 us apart
-                    while time.perf_counter() < until:
-                        pass
-                for _ in range(5):  # until the rank stands at its prompt again
-                    if (await pdb.send("p word")).output == "'x'\n":
-                        break
-
-    server.run(storm)
-    answers_until_word(server)
+    for _ in range(3):
+        arm.touch()
+        os.kill(worker.pid, signal.SIGINT)  # pdb shows it, and its write waits in the flush
+        wait_for(mark.exists, what="pdb's write of --KeyboardInterrupt-- to wait")
+        mark.unlink()
+        os.kill(worker.pid, signal.SIGINT)  # inside pdb's handler of the first
+        answers_until_word(server)
     still_paused_and_drivable(server, worker)
     assert worker.returncode == 0
 
