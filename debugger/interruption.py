@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.format import where
-from meshdbg.debugger.selection import parse_selection, ranks_text
+from meshdbg.debugger.selection import Placed, parse_selection, ranks_text
 from meshdbg.debugger.views import SessionView
 from meshdbg.wire.vocabulary import State, WatchKind
 
@@ -81,12 +81,16 @@ async def interrupt(client: ControlClient, selection: str, wait_s: float = BREAK
     """Interrupt the selected ranks; the report once they stopped or `wait_s` passed
     (`timeout_s`: how long the server waits for each to take the request, 0 its default)."""
     chosen = parse_selection(selection) if selection.strip() else None
+
+    def selected(view: Placed) -> bool:
+        return chosen is None or chosen.matches(view.rank, view.coords)
+
     workers, sessions = await client.workers(), await client.list()
-    if chosen is not None and not any(chosen.matches(view.rank, view.coords) for view in [*workers, *sessions]):
+    if chosen is not None and not any(selected(view) for view in [*workers, *sessions]):
         raise chosen.no_match("no rank matches", [*workers, *sessions])
-    before = {w.rank: w.state for w in workers if chosen is None or chosen.matches(w.rank, w.coords)}
+    before = {w.rank: w.state for w in workers if selected(w)}
     for session in sessions:
-        if (chosen is None or chosen.matches(session.rank, session.coords)) and session.state is State.STOPPED:
+        if selected(session) and session.state is State.STOPPED:
             before[session.rank] = State.STOPPED
     asked = await client.interrupt(selection, timeout_s)
     stopped = await _stops(client, set(asked), wait_s) if asked else set()
@@ -95,8 +99,7 @@ async def interrupt(client: ControlClient, selection: str, wait_s: float = BREAK
         if rank not in asked and state in REASONS:
             not_asked.setdefault(REASONS[state], []).append(rank)
     for worker in workers:  # running, with no agent stream: nothing reaches it
-        if not worker.registered and worker.state is State.RUNNING and worker.rank not in asked \
-                and (chosen is None or chosen.matches(worker.rank, worker.coords)):
+        if not worker.registered and worker.state is State.RUNNING and worker.rank not in asked and selected(worker):
             not_asked.setdefault(f"not stopped: {NO_AGENT}", []).append(worker.rank)
     return InterruptReport(sorted(asked), sorted(stopped), not_asked, asked.no_answer)
 

@@ -234,11 +234,11 @@ class DebuggerServicer(pb_grpc.DebuggerServicer):
         session: RankSession | None = await self._opened(
             await opening_hello(requests, context, SESSION_STREAM), context, write)
         while session is not None and await self._serve(session, requests, write):
-            first = await self._next_stop(session.identity, requests, write)
+            first = await self._parked_until_next_stop(session.identity, requests, write)
             session = None if first is None else await self._opened(
                 await checked_hello(first, context, SESSION_STREAM), context, write)
 
-    async def _next_stop(self, identity: pb.Identity, requests: Requests, write: StreamWriter
+    async def _parked_until_next_stop(self, identity: pb.Identity, requests: Requests, write: StreamWriter
                          ) -> pb.WorkerMessage | None:
         """The first message of the next stop of the process of `identity` on its parked stream,
         as long as it takes; None once the stream ends. A process with no agent stream is known
