@@ -11,6 +11,8 @@ from __future__ import annotations
 
 def wire_text(text: str) -> str:
     """`text` unchanged when it is valid UTF-8, else with each lone surrogate as `\\udcff`."""
+    if text.isascii():  # (a flag of the string: no encoding of every `p x`'s prompt and line)
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -7,9 +7,8 @@ compares against members, never against literals.
 
 from __future__ import annotations
 
-import functools
 from enum import StrEnum
-from typing import Any, Self, cast
+from typing import Any, Self
 
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 
@@ -20,44 +19,37 @@ from meshdbg.wire.proto import host_pb2 as host_pb
 class _Mirror(StrEnum):
     """A StrEnum whose member NAME is the proto value's name without the enum's prefix."""
 
-    _proto_enum: EnumTypeWrapper
-    _proto_prefix: str
-    _unspecified: str | None  # the member UNSPECIFIED reads as (an older or empty field), if any
+    _by_wire: dict[int, Any]  # each wire value's member (`_bind`)
+    _wire: int  # each member's wire value (`_bind`)
 
     @property
     def pb(self) -> Any:
         """The wire value of this member (an int; typed Any because the stubs give each proto
         enum a type of its own, which a message's constructor asks for)."""
-        return _wire_value(type(self), self.name)
+        return self._wire
 
     @classmethod
     def of(cls, value: int) -> Self:
         """The member for a wire value; for UNSPECIFIED (an older or empty field), the one
         `_bind` named, else ValueError."""
-        return cast(Self, _member(cls, value))
-
-
-@functools.cache
-def _wire_value(cls: type[_Mirror], name: str) -> int:
-    """Looked up once per member: listings of thousands of sessions ask for each many times."""
-    return cls._proto_enum.Value(cls._proto_prefix + name)
-
-
-@functools.cache
-def _member(cls: type[_Mirror], value: int) -> _Mirror:
-    name = cls._proto_enum.Name(value).removeprefix(cls._proto_prefix)
-    if name in cls.__members__:
-        return cls[name]
-    if cls._unspecified is None:
-        raise ValueError(f"{cls.__name__} has no value for {name}")
-    return cls[cls._unspecified]
+        try:
+            member: Self = cls._by_wire[value]
+            return member
+        except KeyError:
+            raise ValueError(f"{cls.__name__} has no value for {value}") from None
 
 
 def _bind(cls: type[_Mirror], proto_enum: EnumTypeWrapper, prefix: str, unspecified: _Mirror | None = None) -> None:
-    """Tie `cls` to its proto enum; `unspecified` is what an UNSPECIFIED value reads as."""
-    cls._proto_enum = proto_enum
-    cls._proto_prefix = prefix
-    cls._unspecified = unspecified.name if unspecified is not None else None
+    """Tie `cls` to its proto enum; `unspecified` is what an UNSPECIFIED value reads as. Each
+    member's wire value, and each wire value's member, are looked up here once: every command
+    asks for some (a prompt's kind, a reply's), a listing of thousands for many."""
+    for member in cls:
+        member._wire = proto_enum.Value(prefix + member.name)
+    cls._by_wire = {}
+    for name, value in proto_enum.items():
+        named = cls.__members__.get(name.removeprefix(prefix)) or unspecified
+        if named is not None:
+            cls._by_wire[value] = named
 
 
 class State(_Mirror):

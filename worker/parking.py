@@ -31,6 +31,7 @@ import time
 from typing import Any, Callable
 
 from meshdbg.worker.delivery import Sender, deliver_each, outbox
+from meshdbg.worker.polled import PolledCall, poller_of
 from meshdbg.wire.proto import debugger_pb2 as pb
 
 PARKED_LIMIT = 4  # streams a process keeps parked for each server
@@ -41,10 +42,12 @@ Deliver = Callable[[pb.ServerMessage | None], None]
 
 class SessionStream:
     """A worker's session stream, which outlives its session when parked: its request queue
-    (`outgoing`), its call (`responses`), its sender, and where its messages go now."""
+    (`outgoing`), its call (`responses`) and the call's poller if its thread polls it
+    (meshdbg.worker.polled), its sender, and where its messages go now."""
 
     def __init__(self, outgoing: queue.SimpleQueue, responses: Any, deliver: Deliver) -> None:
         self.outgoing, self.responses = outgoing, responses
+        self.poller: PolledCall | None = poller_of(responses)
         self.outbox: Sender = outbox(responses, outgoing)
         self._lock = threading.Lock()
         self._deliver = deliver

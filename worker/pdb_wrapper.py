@@ -187,6 +187,7 @@ class PdbWrapper(pdb.Pdb):
         self._asking = False  # pdb asks a question of its own (`_ask`): the next line is its answer
         # (pdb, frame, line) of the last position shown in this stop, and its (frame, location)
         self._shown_position: tuple[tuple[pdb.Pdb, FrameType, int], tuple[pb.Frame, str]] | None = None
+        self._prompting: _PromptMessage | None = None  # the message the last prompt of this stop went out in
         self.remote: RemoteSession | None = None
         self.interacting = False  # in `interact` (meshdbg.worker.interact): the prompt says who reads
         if remote is not None:
@@ -230,11 +231,13 @@ class PdbWrapper(pdb.Pdb):
     def _ensure_session(self) -> bool:
         """This pdb has a session of its own in this process, opened now if need be; False
         (said on stderr) when none can be opened, and the worker goes on."""
+        if self.remote is not None and self.remote.owned:  # (every prompt after a stop's first)
+            self._opening_next = None
+            return True
         opening, self._opening_next = self._opening_next or self._open_session, None
-        if self.remote is not None and not self.remote.owned:
-            self.remote = None  # a forked child: the parent's session is not ours
+        self.remote = None  # none yet, or a forked child's: the parent's session is not ours
         stepping = active_debugger()
-        if self.remote is None and stepping is not None and not stepping.stopped:
+        if stepping is not None and not stepping.stopped:
             # A stop of this pdb (its coroutine resumed after an await, say) while another pdb
             # of the thread runs `n` or `s`: the stop lands in that command's session.
             self._take_session_of(stepping)
@@ -258,7 +261,7 @@ class PdbWrapper(pdb.Pdb):
             super().interaction(frame, traceback)
         finally:
             forget_stop(self)
-            self._shown_position = None
+            self._shown_position = self._prompting = None
             self._set_activity(_Activity.RUNNING)
         if self._leaving is not None and self.remote is not None:
             self._end_session(self._leaving)  # a .pdbrc's `c` (3.11/3.12 run it before any prompt)
@@ -374,6 +377,18 @@ class PdbWrapper(pdb.Pdb):
             self._shown_position = key, position
         return position
 
+    def _prompt_message(self, output: str, prompt: str) -> pb.WorkerMessage:
+        """The message a prompt goes out in: pdb's `output`, its `prompt`, where pdb stands
+        and who reads the next line. One message serves every prompt of a stop at the same
+        position, prompt and reader, with only its output set anew (issue 22: a `p x` after a
+        `p y` is the same prompt; the message goes to the wire as bytes at once)."""
+        position, kind = self._position(), prompt_kind(self)
+        made = self._prompting
+        if made is None or made.position is not position or made.prompt != prompt or made.kind is not kind:
+            made = self._prompting = _PromptMessage(position, prompt, kind)
+        made.fields.output = output
+        return made.message
+
     def read_remote_line(self) -> str:
         """Send what pdb wrote plus a read request; return the line the server sends back."""
         if self._resuming:  # unwinding to pdb's own prompt after a Resume: no one is asked
@@ -391,10 +406,8 @@ class PdbWrapper(pdb.Pdb):
             return "continue\n"
         remote = self.remote
         assert remote is not None  # _ensure_session made it
-        frame, location = self._position()
         self._prompted = True
-        message = remote.send_then_receive(
-            _prompt_message(fit_reply(output), wire_text(prompt), frame, location, prompt_kind(self)))
+        message = remote.send_then_receive(self._prompt_message(fit_reply(output), prompt))
         while True:
             kind = message.WhichOneof("kind") if message is not None else None
             if message is None or kind is None:
@@ -433,11 +446,11 @@ class PdbWrapper(pdb.Pdb):
 
     def _set_activity(self, activity: _Activity) -> None:
         with self._activity_lock:
-            leaving_command = self._activity is _Activity.COMMAND
+            before, self._activity = self._activity, activity
             interrupted, self._interrupted_command = self._interrupted_command, False  # (set only in a command)
-            self._activity = activity
-            self._activity_changed.notify_all()
-        if leaving_command:
+            if before is _Activity.QUEUED:  # (the one state an interrupt waits to see left: `_on_interrupt`)
+                self._activity_changed.notify_all()
+        if before is _Activity.COMMAND:
             try:
                 # Still inside pdb's command loop, whose KeyboardInterrupt handler shows it as
                 # local pdb does (`--KeyboardInterrupt--`): a late interrupt cannot reach user code.
@@ -600,14 +613,18 @@ _LEAVING_LINES = {PromptKind.PDB: "continue\n", PromptKind.COMMANDS: "end\n", Pr
                   PromptKind.DEBUG: "continue\n"}
 
 
-def _prompt_message(output: str, prompt: str, frame: pb.Frame, location: str, kind: PromptKind) -> pb.WorkerMessage:
-    """The message a prompt goes out in, filled in place: nested constructors would copy the
-    Prompt into the message and the frame into the Prompt, twice the work on every command
-    (issue 22)."""
-    message = pb.WorkerMessage()
-    fields = message.prompt
-    fields.output, fields.prompt, fields.location, fields.kind = output, prompt, location, kind.pb
-    fields.frame.CopyFrom(frame)
-    return message
+class _PromptMessage:
+    """A prompt's message for one position, prompt and reader (`PdbWrapper._prompt_message`),
+    filled in place: nested constructors would copy the Prompt into the message and the frame
+    into the Prompt, twice the work (issue 22)."""
+
+    __slots__ = ("position", "prompt", "kind", "message", "fields")
+
+    def __init__(self, position: tuple[pb.Frame, str], prompt: str, kind: PromptKind) -> None:
+        self.position, self.prompt, self.kind = position, prompt, kind
+        self.message = pb.WorkerMessage()
+        self.fields = self.message.prompt
+        self.fields.prompt, self.fields.location, self.fields.kind = wire_text(prompt), position[1], kind.pb
+        self.fields.frame.CopyFrom(position[0])
 
 

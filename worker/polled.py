@@ -49,6 +49,7 @@ HELP_AFTER_S = 0.01  # how long no thread waits before the helper polls
 HELP_TICK_S = 0.1  # how often the helper looks while a thread waits...
 DOZE_AFTER_S = 1.0  # ...for less than this long; past it, the helper looks this seldom, or when the thread leaves
 _WAKE = object()  # the tag of an empty batch: it completes at once and ends a poll
+_NEVER = float("inf")  # the deadline of a wait with no timeout
 _CALLABLE_NAMES = ("_channel", "_method", "_target", "_context", "_registered_call_handle", "_response_deserializer")
 _CHANNEL_NAMES = ("_RPCState", "_STREAM_STREAM_INITIAL_DUE", "_InitialMetadataFlags", "_MultiThreadedRendezvous")
 
@@ -117,7 +118,7 @@ class PolledCall:
         self._waiting_since = 0.0  # (time.monotonic) when it started to
         self._left_at = -HELP_AFTER_S  # (time.monotonic) when the waiting thread last left
         self._dozing = False  # the helper looks once a DOZE_AFTER_S, or when the waiting thread leaves
-        self._deadline = float("inf")  # (time.monotonic) when the waiting thread gives up (`wait_for`'s timeout)
+        self._deadline = _NEVER  # (time.monotonic) when the waiting thread gives up (`wait_for`'s timeout)
         self._helper_polling = False
         self._woken = False  # a _WAKE is on its way to the helper's poll
         self.over = False  # no batch is in flight: the queue is gone, and nothing polls it
@@ -160,7 +161,7 @@ class PolledCall:
         (meshdbg.worker.signal_hold): one that comes ends the poll and runs then (a
         KeyboardInterrupt of SIGINT is raised from here, the stream whole) and, when it
         returns, the wait goes on."""
-        deadline = float("inf") if timeout_s is None else time.monotonic() + timeout_s
+        deadline = _NEVER if timeout_s is None else time.monotonic() + timeout_s
         if threading.current_thread() is not threading.main_thread():
             self._wait(ready, lambda: False, deadline)
             return
@@ -172,10 +173,11 @@ class PolledCall:
                 signal_hold.run_caught()
 
     def _wait(self, ready: Callable[[], bool], signalled: Callable[[], bool], deadline: float) -> None:
-        with self._waiter_wakes:
+        timed = deadline != _NEVER
+        with self._lock:  # (the waiter's condition's: entered as the plain lock, no Python-level enter)
             self._waiting, self._waiting_since, self._deadline = True, time.monotonic(), deadline
             try:
-                while not (ready() or self.over or signalled() or time.monotonic() >= deadline):
+                while not (ready() or self.over or signalled() or (timed and time.monotonic() >= deadline)):
                     if not self._helper_polling:
                         self._poll()
                     else:

@@ -32,7 +32,7 @@ from meshdbg.worker import parking
 from meshdbg.worker.forking import FORK_SUPPORT, ForkGuard, fork_support_off
 from meshdbg.worker.notices import setting
 from meshdbg.worker.process_id import this_pid
-from meshdbg.worker.polled import available, open_polled, poller_of
+from meshdbg.worker.polled import available, open_polled
 from meshdbg.worker.signal_hold import Held
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
@@ -384,11 +384,12 @@ class RemoteSession:
 
     def _arrived(self, message: pb.ServerMessage | None, over: threading.Event) -> None:
         """A message of the stream, or its end (None: receive() reconnects, or says so)."""
-        if message is not None and message.HasField("interrupt"):
+        kind = message.WhichOneof("kind") if message is not None else None
+        if kind == "input" or kind == "resume":  # (a command's line: read once, on every command's path)
+            self.on_command()
+        elif message is not None and message.HasField("interrupt"):
             self._answer_interrupt(message.interrupt.request_id)
             return
-        if message is not None and message.WhichOneof("kind") in ("input", "resume"):
-            self.on_command()
         self._inbox.put(message)
         if message is None:
             over.set()
@@ -428,7 +429,7 @@ class RemoteSession:
     def _next_message(self, stream: parking.SessionStream) -> pb.ServerMessage | None:
         """The next message `stream` delivered (None: its end). On a polled stream this thread
         polls for it; one given up (meshdbg.worker.polled) is over too."""
-        poller = poller_of(stream.responses)
+        poller = stream.poller
         if poller is not None:
             inbox = self._inbox
             poller.wait_for(lambda: not inbox.empty())
@@ -484,7 +485,7 @@ class RemoteSession:
             self._park = park and parking.room(self.addr)
             self._stream.outbox.send(pb.WorkerMessage(ended=pb.Ended(output=output, reason=reason.pb, park=self._park)),
                                      last=not self._park)
-            poller = poller_of(self._stream.responses)
+            poller = self._stream.poller
             if poller is not None and not self._park:
                 poller.hand_over()  # (this thread polls no more: the program runs on)
 
@@ -498,7 +499,7 @@ class RemoteSession:
         woke this thread and contended for the GIL with the rest of its way out (3-10 % of
         the `continue` of 32 ranks on 2 cores, issue 22)."""
         if self._park:
-            poller = poller_of(self._stream.responses)
+            poller = self._stream.poller
             outbox = self._stream.outbox
             if poller is not None:
                 poller.wait_for(lambda: outbox.flush(0), END_TIMEOUT_S)

@@ -82,8 +82,7 @@ class Held:
                 _Hold.depths[thread] = 1
                 counted = True
             if self._main:
-                for signum in _SIGNALS:
-                    handler = _signal.getsignal(signum)
+                for signum, handler in zip(_SIGNALS, map(_signal.getsignal, _SIGNALS)):  # (every wait of pdb's: one C loop)
                     if callable(handler):
                         _Hold.handlers[signum] = handler
                         _signal.signal(signum, _note)
@@ -106,7 +105,8 @@ class Held:
             if self._main:
                 handlers = dict(_Hold.handlers)
                 _give_back(handlers)
-                _run(handlers)
+                if _Hold.caught:  # (a signal noted meanwhile, or pending as its handler came back)
+                    _run(handlers)
         finally:
             deferred = _take_deferred(thread, leaving=True)
         if deferred is not None:
