@@ -69,27 +69,27 @@ class AttachedClient:
         to `write` as it comes, then its reply to `reply_to` (an event on the stream, or, in
         place, the reply itself); whether the session ended with it. The reply goes before any
         announcement of the session's end (`_announce_end`)."""
+        async def forward(text: str) -> None:
+            await write(pb.AttachEvent(output=pb.OutputChunk(text=text)))
+
         self._answered.clear()
         try:
-            reply = await self._command(line, eof, write)
+            try:
+                reply = await self.session.execute(line, forward, eof=eof, by=self._feed)
+            except (SessionError, UsageError) as exc:
+                reply = self._refused(exc)
             self._end_told = reply.ended
             await reply_to(reply)
         finally:
             self._answered.set()
         return reply.ended
 
-    async def _command(self, line: str, eof: bool, write: EventWriter) -> pb.Reply:
-        """pdb's reply to one line (its output streamed ahead of it), or why it could not run."""
-        async def forward(text: str) -> None:
-            await write(pb.AttachEvent(output=pb.OutputChunk(text=text)))
-
+    def _refused(self, exc: SessionError | UsageError) -> pb.Reply:
+        """The reply to a line that could not run: why, where the session stands."""
         session = self.session
-        try:
-            return await session.execute(line, forward, eof=eof, by=self._feed)
-        except (SessionError, UsageError) as exc:
-            return pb.Reply(output=f"*** {exc}\n", prompt=session.prompt, frame=session.frame,
-                            ended=session.state is State.EXITED, reason=wire_value(session.end_reason),
-                            prompt_kind=session.prompt_kind.pb)
+        return pb.Reply(output=f"*** {exc}\n", prompt=session.prompt, frame=session.frame,
+                        ended=session.state is State.EXITED, reason=wire_value(session.end_reason),
+                        prompt_kind=session.prompt_kind.pb)
 
     @contextlib.asynccontextmanager
     async def sharing(self, write: EventWriter) -> AsyncIterator[None]:

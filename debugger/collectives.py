@@ -17,6 +17,9 @@ from meshdbg.debugger.workers import WorkerRegistry
 from meshdbg.wire.vocabulary import WatchKind
 
 
+PAUSE_KINDS = frozenset({WatchKind.OPENED, WatchKind.CLOSED})  # the changes a pause begins or ends with
+
+
 async def guard_collectives(sessions: SessionRegistry, workers: WorkerRegistry, timeout_s: float) -> None:
     """Run until cancelled: extend while a session is open, restore when the last one closes."""
     if timeout_s <= 0:
@@ -27,5 +30,5 @@ async def guard_collectives(sessions: SessionRegistry, workers: WorkerRegistry, 
         nor the 31 other closes of a `continue` to 32)."""
         return (kind is WatchKind.OPENED and len(sessions) == 1) or (kind is WatchKind.CLOSED and not len(sessions))
 
-    async for _ in sessions.watch(interest=pause_begins_or_ends):  # the replay of live sessions included
+    async for _ in sessions.watch(interest=pause_begins_or_ends, kinds=PAUSE_KINDS):  # the replay of live sessions included
         workers.set_collectives_timeout(timeout_s if len(sessions) else 0.0)

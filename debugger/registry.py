@@ -57,8 +57,9 @@ class SessionRegistry:
         self.listing: bytes | None = None  # listed_bytes(), until a session opens, closes or changes
         self._by_process: dict[tuple[str, int], list[Session]] = {}  # (hostname, pid) → its live sessions
         self._ids = itertools.count(1)
-        # queue → (wants worker exits, which session changes it takes: None for all)
-        self._watchers: dict[asyncio.Queue[_Published | pb.WatchEvent | None], tuple[bool, Interest | None]] = {}
+        # queue → (wants worker exits, the kinds of session change it takes and which of those: None for all)
+        self._watchers: dict[asyncio.Queue[_Published | pb.WatchEvent | None],
+                             tuple[bool, frozenset[WatchKind] | None, Interest | None]] = {}
         self.closing = False  # the server shuts down on purpose: broken streams are ends, not silences
         self.parked: set[Writer] = set()  # session streams that wait for their process's next stop
         self.tasks: set[asyncio.Task] = set()  # background watches of silent sessions (meshdbg.debugger.liveness)
@@ -176,8 +177,8 @@ class SessionRegistry:
         """Queue the change to every watcher interested (every command publishes twice: the
         change is taken only if one is, its event built when one reads it)."""
         change: _Published | None = None
-        for queue, (_, interest) in self._watchers.items():
-            if interest is None or interest(kind, session):
+        for queue, (_, kinds, interest) in self._watchers.items():
+            if (kinds is None or kind in kinds) and (interest is None or interest(kind, session)):
                 if change is None:
                     change = _Published(kind, session.info_parts(), reason)
                 queue.put_nowait(change)
@@ -190,20 +191,22 @@ class SessionRegistry:
     def publish_worker(self, kind: WatchKind, worker: pb.WorkerInfo) -> None:
         """A worker process connected (JOINED) or ended (EXITED): tell the watchers that asked."""
         event = pb.WatchEvent(kind=kind.pb, worker=worker)
-        for queue, (exits, _) in self._watchers.items():
+        for queue, (exits, _, _) in self._watchers.items():
             if exits:
                 queue.put_nowait(event)
 
-    async def watch(self, exits: bool = False, interest: Interest | None = None) -> AsyncGenerator[pb.WatchEvent, None]:
+    async def watch(self, exits: bool = False, interest: Interest | None = None,
+                    kinds: frozenset[WatchKind] | None = None) -> AsyncGenerator[pb.WatchEvent, None]:
         """An `opened` event per live session, then `synced`, then every change from then on
         (with `exits`, also an `exited` event for every worker process that ends; with
-        `interest`, only the session changes it takes).
+        `kinds`, only changes of those kinds, and with `interest`, only those it takes: a
+        command's two state changes ask no watcher of other kinds).
 
         Watchers need no separate listing: the replay and the changes come from one
         subscription, so nothing can close unseen between the two.
         """
         queue: asyncio.Queue[_Published | pb.WatchEvent | None] = asyncio.Queue()
-        self._watchers[queue] = (exits, interest)
+        self._watchers[queue] = (exits, kinds, interest)
         try:
             for session in self.sessions():
                 yield pb.WatchEvent(kind=WatchKind.OPENED.pb, session=session.info())

@@ -302,37 +302,41 @@ class Session:
 
     async def _send(self, message: pb.ServerMessage, on_output: OutputListener | None, line: str,
                     by: PeerFeed | None) -> pb.Reply:
-        if self._busy:
-            raise SessionError(f"rank {self.rank} is busy running another command")
+        if self.state is not State.STOPPED or self._busy:
+            raise self._not_ready()
         self._busy = True
         try:
-            if self.state is State.EXITED:
-                raise SessionError(f"rank {self.rank}'s session has ended ({self.end_reason})")
-            if self.state is State.NOT_ANSWERING:
-                raise self._silence()
-            if self.state is not State.STOPPED:
-                raise SessionError(f"rank {self.rank} is running, not stopped in pdb")
-            self._pending = asyncio.get_running_loop().create_future()
+            pending = self._pending = asyncio.get_running_loop().create_future()
             self._set_state(State.RUNNING)
             self._new_transcript(f"{self.prompt}{line}\n")
-            self._listener, self._collected = on_output, None
-            self._issuer = by
-            self._share(peers.echo, self.prompt, line)
+            self._listener, self._issuer = on_output, by
+            if self._peers:
+                self._share(peers.echo, self.prompt, line)
             self._registry.publish(WatchKind.UPDATED, self)
             try:
-                unseen, self._unseen = self._unseen, ""
-                if unseen:
+                if self._unseen:
+                    unseen, self._unseen = self._unseen, ""
                     await self.on_output(unseen)
                 await self._write(message)
-                reply = await self._pending
+                reply = await pending
             finally:
-                self._pending, self._listener, self._issuer = None, None, None
-            if self._collected:
-                reply.output = "".join(self._collected) + reply.output
-                self._collected = None
+                collected = self._collected
+                self._pending = self._listener = self._issuer = self._collected = None
+            if collected:
+                reply.output = "".join(collected) + reply.output
             return reply
         finally:
             self._busy = False
+
+    def _not_ready(self) -> SessionError:
+        """Why a command cannot go to this session now."""
+        if self._busy:
+            return SessionError(f"rank {self.rank} is busy running another command")
+        if self.state is State.EXITED:
+            return SessionError(f"rank {self.rank}'s session has ended ({self.end_reason})")
+        if self.state is State.NOT_ANSWERING:
+            return self._silence()
+        return SessionError(f"rank {self.rank} is running, not stopped in pdb")
 
     # ---- driven by the worker's stream ------------------------------------------------
 
@@ -353,38 +357,55 @@ class Session:
             self._collected.append(text)
 
     def on_prompt(self, prompt: pb.Prompt) -> None:
-        # More than the position, with no command waiting for it: a stop that began so (display
-        # changes), or the late reply to a command whose rank stopped answering, then woke,
-        # shown under that command's line (it came as the next command's own output, unnamed).
-        # Each field read once (each read of a message's field makes a new Python object).
-        output, location, kind = prompt.output, prompt.location, prompt.kind
-        unasked = self._pending is None and output.replace(location + "\n", "", 1).strip()
-        late, self._late = self._late, ""  # (a reply now to the command the rank stopped answering: under its line)
-        if unasked and late:
-            self._echo = late
+        """pdb's prompt: the command under way is answered (its reply: pdb's output, the prompt,
+        where pdb stands), or a stop begins. Each field of `prompt` is read once (each read of
+        a message's field makes a new Python object), and what a `p x` leaves as it was (the
+        prompt's text and kind) is not made again (issue 22: every command's path)."""
+        output, location, kind, text = prompt.output, prompt.location, prompt.kind, prompt.prompt
         self._set_state(State.STOPPED)
         self.stops += 1
-        self._settle_prompted()
+        if self._prompted is not None:
+            self._settle_prompted()
         self._frame = prompt.frame.SerializeToString()
-        self.prompt = sys.intern(prompt.prompt)  # `(Pdb) ` in nearly every session
-        self.prompt_kind = PromptKind.of(kind)
+        if text != self.prompt:
+            self.prompt = sys.intern(text)  # `(Pdb) ` in nearly every session
+        if kind != self.prompt_kind.pb:
+            self.prompt_kind = PromptKind.of(kind)
         self.location = location
         self._record(output)
-
-        def reply() -> pb.Reply:  # one each: the issuer's copy is added to (`_send`)
-            made = pb.Reply(output=output, prompt=self.prompt, prompt_kind=kind)
-            made.frame.MergeFromString(self._frame)
-            return made
-
-        shown = self._share(lambda: peers.reply(reply()))
-        if unasked and not shown:
-            self._unseen = late + output  # for whoever comes next: the next attach, or the next command's output
-        if self._pending and not self._pending.done():
-            self._pending.set_result(reply())
+        pending = self._pending
+        if pending is None:
+            self._unasked(output, location, kind)
+        else:
+            self._late = ""
+            if self._peers:
+                self._share(lambda: peers.reply(self._reply(output, kind)))
+            if not pending.done():
+                pending.set_result(self._reply(output, kind))
         # After the reply: the waiting command resumes before any watcher (issue 22: 9 us of a
         # `p x` inside `meshdbg run`, whose console watches). Over gRPC the two never came in a
         # set order; in-process watchers got the change later anyway, through a stream.
         self._registry.publish(WatchKind.UPDATED, self)
+
+    def _unasked(self, output: str, location: str, kind: pb.QueryPromptKind) -> None:
+        """A prompt no command waits for (a stop's first, or the late reply to a command whose
+        rank stopped answering, then woke), shown to the attached clients. More than the
+        position (display changes, a `commands` block's output) that none was shown is kept
+        for whoever comes next (the next attach, or the next command's output); a late reply
+        shows under that command's line (it came as the next command's own output, unnamed)."""
+        late, self._late = self._late, ""
+        unasked = output.replace(location + "\n", "", 1).strip()
+        if unasked and late:
+            self._echo = late
+        shown = self._share(lambda: peers.reply(self._reply(output, kind)))
+        if unasked and not shown:
+            self._unseen = late + output
+
+    def _reply(self, output: str, kind: pb.QueryPromptKind) -> pb.Reply:
+        """The reply of pdb's last prompt (with `output`): one each, as the issuer's copy is added to (`_send`)."""
+        made = pb.Reply(output=output, prompt=self.prompt, prompt_kind=kind)
+        made.frame.MergeFromString(self._frame)
+        return made
 
     def on_answer(self, answer: pb.QueryAnswer) -> None:
         if self._queries is not None:

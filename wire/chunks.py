@@ -82,7 +82,7 @@ def check_line(line: str) -> str:
     """`line`, wire-safe, if a pdb command may be that long (UsageError otherwise): the one
     limit, in UTF-8 bytes as gRPC counts them, that every entry point applies (the console,
     `cast`, an attached session, and the server for what reaches it)."""
-    text = wire_text(line)
+    text = line if line.isascii() else wire_text(line)  # (every command's path: no call for the usual line)
     if len(text) * 4 > MAX_LINE_BYTES:  # no encoding for a line that cannot be over
         size = len(text.encode("utf-8"))
         if size > MAX_LINE_BYTES:
