@@ -1,6 +1,6 @@
 """A worker's `p x` at two revisions side by side, in one run: which one is faster, and by how much.
 
-    python bench/bench_worker_ab.py [--base REV] [--blocks N] [--count N]
+    python bench/bench_worker_ab.py [--base REV] [--blocks N] [--count N] [--warmup N]
 
 bench_floor.py's run_p moves by 0.2 from one run to the next with where the scheduler puts
 each process's threads on 2 cores: more than most changes to a worker are worth, so a before
@@ -37,7 +37,6 @@ from meshdbg.debugger.service import DebugClient
 
 HERE = Path(__file__).resolve().parent
 STOP_TIMEOUT_S = 30.0
-WARMUP = 300  # `p x` to each worker before the first block
 SIDES = ("base", "tree")
 
 
@@ -54,7 +53,7 @@ def main_thread_cpu_ns(pid: int) -> int:
     return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[0])
 
 
-async def phase(procs: Processes, base_path: Path, base_rank: int, blocks: int, count: int
+async def phase(procs: Processes, base_path: Path, base_rank: int, blocks: int, count: int, warmup: int
                 ) -> dict[str, list[tuple[float, float]]]:
     """One phase: the base worker at `base_rank`, the tree's at the other; each side's (median
     round trip, worker CPU per `p x`), in microseconds, block by block."""
@@ -75,7 +74,7 @@ async def phase(procs: Processes, base_path: Path, base_rank: int, blocks: int, 
             async with client.attach(rank=0) as first, client.attach(rank=1) as second:
                 attached = {side: (first if rank == 0 else second) for side, (rank, _) in workers.items()}
                 for session in attached.values():
-                    for _ in range(WARMUP):
+                    for _ in range(warmup):
                         await session.send("p x")
                 measured: dict[str, list[tuple[float, float]]] = {side: [] for side in SIDES}
                 for block in range(blocks):
@@ -96,12 +95,12 @@ async def phase(procs: Processes, base_path: Path, base_rank: int, blocks: int, 
         await server.stop(0)
 
 
-async def compare(procs: Processes, base_path: Path, revision: str, blocks: int, count: int) -> None:
+async def compare(procs: Processes, base_path: Path, revision: str, blocks: int, count: int, warmup: int) -> None:
     """Both phases, then the one JSON line."""
     pairs: list[tuple[float, float]] = []
     sides: dict[str, list[tuple[float, float]]] = {side: [] for side in SIDES}
     for base_rank in (0, 1):
-        measured = await phase(procs, base_path, base_rank, blocks, count)
+        measured = await phase(procs, base_path, base_rank, blocks, count, warmup)
         for side in SIDES:
             sides[side] += measured[side]
         pairs += [(tree[0] - base[0], tree[1] - base[1]) for base, tree in zip(measured["base"], measured["tree"])]
@@ -119,11 +118,13 @@ def main() -> int:
     parser.add_argument("--base", default="HEAD", help="the git revision to compare the working tree with")
     parser.add_argument("--blocks", type=int, default=12, help="blocks of each side per phase (two phases)")
     parser.add_argument("--count", type=int, default=300, help="`p x` per block")
+    parser.add_argument("--warmup", type=int, default=300, help="`p x` to each worker before the first block")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="meshdbg-worker-ab-") as tmp, open(Path(tmp) / "log", "wb") as log:
         base_path = checkout(args.base, Path(tmp))
         try:
-            return 0 if ran("bench_worker_ab", lambda procs: compare(procs, base_path, args.base, args.blocks, args.count),
+            return 0 if ran("bench_worker_ab", lambda procs: compare(procs, base_path, args.base, args.blocks, args.count,
+                                                                 args.warmup),
                             log, Path(tmp) / "log", loop_factory("run")) else 1
         finally:
             subprocess.run(["git", "-C", str(HERE.parent), "worktree", "remove", "--force", str(Path(tmp) / "tree")],

@@ -1,4 +1,4 @@
-"""bench/bench_floor.py, bench/bench_least_path.py and bench/bench_timeline.py run end to end at tiny sizes: a JSON line per path with its ratio,
+"""bench/bench_floor.py, bench/bench_least_path.py, bench/bench_timeline.py and bench/bench_worker_ab.py run end to end at tiny sizes: a JSON line per path with its ratio,
 a FAIL line for each ratio past its target, the CPU each process spent per operation where
 the bench meters it, and --strict's exit status (issue 22).
 
@@ -18,6 +18,7 @@ import pytest
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_floor.py"
 LEAST_PATH = BENCH.with_name("bench_least_path.py")
 TIMELINE = BENCH.with_name("bench_timeline.py")
+WORKER_AB = BENCH.with_name("bench_worker_ab.py")
 PATHS = {"attach_p_api", "attach_p_plain", "run_p", "cast_2", "continue_2", "cast_8", "continue_8", "list_api",
          "list_cli", "memory", "cli_start", "schedule"}
 
@@ -79,6 +80,22 @@ def test_the_timeline_bench_cuts_the_round_trip_into_legs_that_add_up_to_it(watc
     # medians of the legs need not add up to the median round trip exactly, but nearly: a leg
     # marked out of order (a mark missed, or taken in another round trip) would not
     assert record["legs_sum_us"] == pytest.approx(record["round_trip_us"], rel=0.5), record
+
+
+@pytest.mark.timeout(90)
+def test_the_worker_ab_bench_runs_two_revisions_side_by_side_and_leaves_no_worktree() -> None:
+    worktrees = subprocess.run(["git", "-C", str(BENCH.parents[1]), "worktree", "list"], capture_output=True, text=True,
+                               check=True).stdout
+    done = subprocess.run([sys.executable, str(WORKER_AB), "--base", "HEAD", "--blocks", "2", "--count", "5",
+                           "--warmup", "5"], capture_output=True, text=True, timeout=80)
+    assert done.returncode == 0, done.stderr[-3000:]
+    record = json.loads(done.stdout.splitlines()[-1])
+    assert record["bench"] == "worker_ab" and record["base_revision"] == "HEAD" and record["blocks"] == 4
+    for side in ("base", "tree"):
+        assert record[side]["round_trip_us"] > 0 and record[side]["worker_cpu_us"] > 0, record
+    assert set(record["tree_minus_base"]) == {"round_trip_us", "worker_cpu_us"}
+    assert subprocess.run(["git", "-C", str(BENCH.parents[1]), "worktree", "list"], capture_output=True, text=True,
+                          check=True).stdout == worktrees
 
 
 @pytest.mark.timeout(30)
