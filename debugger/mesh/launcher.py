@@ -35,6 +35,7 @@ from meshdbg.wire.proto import host_pb2_grpc as host_grpc
 from meshdbg.debugger.certificates import ServerCertificate
 from meshdbg.debugger.format import failure_text
 from meshdbg.debugger.service import DebugClient
+from meshdbg.debugger.sessions import Session
 from meshdbg.debugger.workers import Worker
 from meshdbg.wire.coords import pb_coords
 from meshdbg.wire.environment import breakpoints_off
@@ -55,6 +56,13 @@ LEFT_FLUSH_S = 5.0  # how long a rank's lines may take through its host once the
 def status_of(code: int) -> int:
     """A process's exit status as a shell reports it: 128 + signal when killed by one."""
     return 128 - code if code < 0 else code
+
+
+def _holds_the_mesh(session: Session, failed: int) -> bool:
+    """Whether `session` keeps the mesh from stopping for rank `failed`'s failure: a stop of
+    another rank, not a post-mortem nobody is attached to (`Launcher._stop_for_failure`)."""
+    return session.rank != failed and (
+        session.attached or StopReason.of(session.identity.reason) is not StopReason.POST_MORTEM)
 
 
 class Placer(Protocol):
@@ -251,22 +259,24 @@ class MeshLauncher:
         """Stop the mesh for the first failure, but not under the ranks paused in pdb as it
         comes: a rank at its breakpoint (attached to or left paused) or one someone examines is
         the state being debugged, and SIGTERM took it away as soon as another rank failed. The
-        mesh stops once each of those has gone on (continued, quit, ended). The post-mortems
+        mesh stops once none of those ranks is paused any more: one that goes on and stops
+        again (its next breakpoint) while another still holds the mesh holds it too (it was
+        stopped at that breakpoint when the last of the others went on). The post-mortems
         other ranks open as the failure reaches them (a pipeline peer's closed connection) hold
         nothing unless a client is attached to one. The ranks that run, run on meanwhile;
         `stop`, Ctrl-C or SIGTERM end the job at once, as ever."""
         registry = self.server.registry
-        held = {session.id: session.rank for session in registry.sessions() if session.rank != rank and (
-                session.attached or StopReason.of(session.identity.reason) is not StopReason.POST_MORTEM)}
+        held = {session.rank for session in registry.sessions() if _holds_the_mesh(session, rank)}
         if held:
-            paused = sorted(set(held.values()))
+            paused = sorted(held)
             which = f"rank {paused[0]}, paused in pdb, goes" if len(paused) == 1 else \
                 f"ranks {', '.join(map(str, paused))}, paused in pdb, go"
             self.on_stop_held(f"meshdbg: rank {rank} failed ({self.how_failed(rank, status)}); the mesh stops once "
                               f"{which} on (continue or quit there; `stop` ends the job now)")
             async with contextlib.aclosing(registry.watch()) as changes:
                 async for _ in changes:  # (every session open, then each change)
-                    if self._stopping or not any(session_id in registry for session_id in held):
+                    if self._stopping or not any(session.rank in held and _holds_the_mesh(session, rank)
+                                                 for session in registry.sessions()):
                         break
         if not self._stopping:
             await self.stop()

@@ -225,6 +225,40 @@ def test_a_failing_rank_stops_the_mesh_once_the_paused_rank_someone_debugs_goes_
     assert re.search(r"meshdbg: rank 1 failed first \(exit status 3\); the mesh was stopped: .*\b2 SIGTERM", err), err
 
 
+def test_a_rank_paused_again_keeps_holding_the_mesh_after_the_others_go_on(tmp_path: Path) -> None:
+    """Ranks 0 and 2 are paused when rank 1 fails. Rank 0 goes on and stops at its next
+    breakpoint while rank 2 still holds the mesh; when rank 2 goes on, rank 0 is paused again
+    and the mesh waits for it too. (Found by hand: the mesh waited only for the stops of the
+    moment of the failure, and SIGTERM took rank 0 from under its second breakpoint.)"""
+    flag = tmp_path / "fail now"
+    run = start_run(tmp_path, "--no-post-mortem", "--mesh", "procs=3", "fails_while_paused.py", str(flag), "again")
+
+    async def let_go(rank: int) -> bool:
+        async with ControlClient(run.connection()) as client, client.attach(rank=rank) as pdb:
+            return (await pdb.send("c")).ended
+
+    def value_of_rank_0() -> str:
+        cast = run.cli("cast", "--json", "0", "p value")
+        return json.loads(cast.stdout)[0]["output"] if cast.returncode == 0 else cast.stdout + cast.stderr
+
+    try:
+        run.wait_workers(lambda w: len(w) == 3 and w[0]["state"] == w[2]["state"] == "stopped", "ranks 0 and 2 paused")
+        flag.touch()
+        run.wait_workers(lambda w: w[1]["state"] == "exited", "rank 1 failed")
+        assert asyncio.run(let_go(0))
+        wait_for(lambda: value_of_rank_0() == "'kept again'\n", 15, "rank 0 paused at its second breakpoint")
+        assert asyncio.run(let_go(2))
+        answers = [value_of_rank_0() for _ in range(3)]  # paused still, the mesh held for it
+        assert answers == ["'kept again'\n"] * 3, answers
+        assert asyncio.run(let_go(0))
+        code, out, err = run.finish()
+    finally:
+        run.kill()
+    assert code == 3, err
+    assert ("meshdbg: rank 1 failed (exit status 3); the mesh stops once ranks 0, 2, paused in pdb, go on "
+            "(continue or quit there; `stop` ends the job now)") in err, err
+
+
 def test_sigkill_of_the_launcher_leaves_no_worker(tmp_path: Path) -> None:
     run = start_run(tmp_path, "--mesh", "procs=4", "forever.py", "-1")
     try:
