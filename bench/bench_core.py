@@ -72,18 +72,20 @@ QUICK = Config(workers=32, warmup=50, roundtrips=300, casts=10, continue_rounds=
 def cpu_s(pid: int) -> float:
     """CPU time of every live thread of `pid` so far, in seconds (/proc/PID/task/*/schedstat,
     nanoseconds; 0 once the process is gone). A thread that ended took its time with it."""
-    total = 0
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except FileNotFoundError:
         return 0.0
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/schedstat") as stat:
-                total += int(stat.read().split()[0])
-        except FileNotFoundError:
-            continue  # the thread ended
-    return total / 1e9
+    return sum(thread_cpu_s(pid, int(task)) for task in tasks)
+
+
+def thread_cpu_s(pid: int, thread: int) -> float:
+    """CPU time of thread `thread` of `pid` so far, in seconds (its schedstat; 0 once it ended)."""
+    try:
+        with open(f"/proc/{pid}/task/{thread}/schedstat") as stat:
+            return int(stat.read().split()[0]) / 1e9
+    except FileNotFoundError:
+        return 0.0
 
 
 def process_cpu_s(pid: int) -> float:
@@ -223,12 +225,17 @@ async def bench_relay_floor(procs: Processes, env: dict[str, str], config: Confi
     return {"name": "floor_two_hop_relay", "unit": "ms", **_stats(samples)}
 
 
+def worker_env(env: dict[str, str], rank: int) -> dict[str, str]:
+    """`env` for a real worker (bench_core_worker.py) of rank `rank`: its breakpoints open
+    meshdbg sessions, as rank `rank` of a mesh of eight GPUs a host."""
+    return {**env, "MESHDBG_RANK": str(rank), "MESHDBG_COORDS": f"hosts={rank // 8},gpus={rank % 8}",
+            "MESHDBG_NAME": "bench", "PYTHONBREAKPOINT": "meshdbg.worker.remote_breakpointhook"}
+
+
 def spawn_workers(procs: Processes, env: dict[str, str], config: Config) -> None:
     script = str(HERE / "bench_core_worker.py")
     for rank in range(config.workers):
-        worker_env = {**env, "MESHDBG_RANK": str(rank), "MESHDBG_COORDS": f"hosts={rank // 8},gpus={rank % 8}",
-                      "MESHDBG_NAME": "bench", "PYTHONBREAKPOINT": "meshdbg.worker.remote_breakpointhook"}
-        procs.spawn([sys.executable, script, str(config.continue_rounds), str(config.work_s)], worker_env)
+        procs.spawn([sys.executable, script, str(config.continue_rounds), str(config.work_s)], worker_env(env, rank))
 
 
 async def attach_p_samples(client: ControlClient, warmup: int, roundtrips: int) -> list[float]:

@@ -53,7 +53,7 @@ grpc_engine.load_grpc()  # before anything loads gRPC: this process hosts run_p'
 
 import grpc  # noqa: E402
 
-from bench_core import BenchError, Processes, process_cpu_s, ran, wait_stopped
+from bench_core import BenchError, Processes, process_cpu_s, ran, wait_stopped, worker_env
 from bench_core_echo import RELAY_METHOD, round_trip
 from bench_floor_measure import ME, STOP_TIMEOUT_S, CpuMeter, Measure, Report, blocks, interleaved, p_x, timed
 from bench_floor_process import cli_start, inside_run, memory
@@ -164,11 +164,8 @@ class Bench:
 
     def spawn_worker(self, addr: str, rank: int, rounds: int) -> int:
         """A real worker (bench_core_worker.py) stopping `rounds` times at a breakpoint: its pid."""
-        env = {**self.env, "MESHDBG_ADDR": addr, "MESHDBG_RANK": str(rank), "MESHDBG_NAME": "bench",
-               "MESHDBG_COORDS": f"hosts={rank // 8},gpus={rank % 8}",
-               "PYTHONBREAKPOINT": "meshdbg.worker.remote_breakpointhook"}
         return self.procs.spawn([sys.executable, str(HERE / "bench_core_worker.py"), str(rounds),
-                                 str(self.config.work_s)], env).pid
+                                 str(self.config.work_s)], worker_env({**self.env, "MESHDBG_ADDR": addr}, rank)).pid
 
     async def relay(self, workers: int, aio: bool = False) -> str:
         """The address of a relay with `workers` echo workers connected (sync processes, or

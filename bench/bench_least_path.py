@@ -60,7 +60,7 @@ from typing import AsyncIterator, Awaitable, Callable
 
 import grpc
 
-from bench_core import BenchError, Processes, ran, wait_stopped
+from bench_core import BenchError, Processes, ran, wait_stopped, worker_env
 from bench_core_echo import RELAY_METHOD, Relay, relay_handler, round_trip
 from bench_floor import PAYLOAD
 from bench_floor_measure import STOP_TIMEOUT_S, blocks, interleaved
@@ -197,8 +197,7 @@ class Bench:
 
     def meshdbg_worker(self, addr: str, rank: int) -> None:
         self.procs.spawn([sys.executable, str(HERE / "bench_core_worker.py"), "1", "0"],
-                         {**self.env, "MESHDBG_ADDR": addr, "MESHDBG_RANK": str(rank),
-                          "PYTHONBREAKPOINT": "meshdbg.worker.remote_breakpointhook"})
+                         worker_env({**self.env, "MESHDBG_ADDR": addr}, rank))
 
 
 def report(samples: dict[str, list[float]], floor_path: str) -> None:

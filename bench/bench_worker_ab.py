@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_core import Processes, ran, wait_stopped
+from bench_core import Processes, ran, thread_cpu_s, wait_stopped, worker_env
 
 from meshdbg.debugger.cli import loop_factory
 from meshdbg.debugger.control import ControlClient
@@ -49,10 +49,6 @@ def checkout(revision: str, into: Path) -> Path:
     return into / "path"
 
 
-def main_thread_cpu_ns(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[0])
-
-
 async def phase(procs: Processes, base_path: Path, base_rank: int, blocks: int, count: int, warmup: int
                 ) -> dict[str, list[tuple[float, float]]]:
     """One phase: the base worker at `base_rank`, the tree's at the other; each side's (median
@@ -64,9 +60,8 @@ async def phase(procs: Processes, base_path: Path, base_rank: int, blocks: int, 
             workers = {}
             for side in SIDES:
                 rank = base_rank if side == "base" else 1 - base_rank
-                env = {**os.environ, "MESHDBG_TOKEN": server.connection.token, "MESHDBG_ADDR": server.connection.addr,
-                       "MESHDBG_RANK": str(rank), "MESHDBG_NAME": "bench", "MESHDBG_COORDS": f"hosts=0,gpus={rank}",
-                       "PYTHONBREAKPOINT": "meshdbg.worker.remote_breakpointhook"}
+                env = worker_env({**os.environ, "MESHDBG_TOKEN": server.connection.token,
+                                  "MESHDBG_ADDR": server.connection.addr}, rank)
                 if side == "base":
                     env["PYTHONPATH"] = str(base_path)
                 workers[side] = (rank, procs.spawn([sys.executable, str(HERE / "bench_core_worker.py"), "1", "0"], env))
@@ -80,13 +75,13 @@ async def phase(procs: Processes, base_path: Path, base_rank: int, blocks: int, 
                 for block in range(blocks):
                     for side in (SIDES if block % 2 else SIDES[::-1]):
                         session, pid = attached[side], workers[side][1].pid
-                        cpu_before, samples = main_thread_cpu_ns(pid), []
+                        cpu_before, samples = thread_cpu_s(pid, pid), []
                         for _ in range(count):
                             began = time.perf_counter_ns()
                             await session.send("p x")
                             samples.append(time.perf_counter_ns() - began)
                         measured[side].append((statistics.median(samples) / 1e3,
-                                               (main_thread_cpu_ns(pid) - cpu_before) / count / 1e3))
+                                               (thread_cpu_s(pid, pid) - cpu_before) / count * 1e6))
             await client.resume("all", timeout_s=STOP_TIMEOUT_S)
         for _, proc in workers.values():
             await asyncio.to_thread(proc.wait, STOP_TIMEOUT_S)
