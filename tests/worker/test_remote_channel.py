@@ -37,20 +37,25 @@ def connection() -> Iterator[ConnectionInfo]:
 
 @pytest.fixture
 def server_process() -> Iterator[tuple[subprocess.Popen, ConnectionInfo]]:
-    """A gRPC server in a process of its own, which a test may kill (its port goes with it at once)."""
-    process = subprocess.Popen([sys.executable, "-c", SERVE], stdout=subprocess.PIPE, text=True)
+    """A gRPC server in a process of its own, which a test may kill (its port goes with it at once).
+    It listens on a loopback address of this test process's own (all of 127/8 is loopback), not
+    127.0.0.1: once it is killed, no other test's server, which binds 127.0.0.1 port 0, can be
+    given its port and answer a channel that reconnects there (CI saw one answer there twice)."""
+    process = subprocess.Popen([sys.executable, "-c", SERVE, OWN_LOOPBACK], stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
     port = process.stdout.readline().strip()
-    yield process, ConnectionInfo(f"127.0.0.1:{port}", "token")
+    yield process, ConnectionInfo(f"{OWN_LOOPBACK}:{port}", "token")
     process.kill()
     process.wait()
 
 
+OWN_LOOPBACK = f"127.77.{os.getpid() // 254 % 256}.{os.getpid() % 254 + 1}"
+
 SERVE = """
-import grpc, threading
+import grpc, sys, threading
 from concurrent import futures
 server = grpc.server(futures.ThreadPoolExecutor(max_workers=1))
-print(server.add_insecure_port("127.0.0.1:0"), flush=True)
+print(server.add_insecure_port(sys.argv[1] + ":0"), flush=True)
 server.start()
 threading.Event().wait()
 """
@@ -86,12 +91,9 @@ def test_a_channel_whose_server_died_is_not_taken_for_connected(
     assert _within_deadline(lambda: threading.active_count() <= before)
     process.kill()
     process.wait()
-    with socket.socket() as taken:  # the dead server's port, held (bound, never listening): refused, and no
-        taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # other test's server picks it up meanwhile
-        taken.bind(("127.0.0.1", int(connection.addr.rsplit(":", 1)[1])))  # (CI once saw one answer there)
-        assert _within_deadline(lambda: not connected_now(channel))
-        with pytest.raises(ConnectionFailed):
-            ready_channel(connection, time.monotonic() + DEADLINE_S)
+    assert _within_deadline(lambda: not connected_now(channel))
+    with pytest.raises(ConnectionFailed):
+        ready_channel(connection, time.monotonic() + DEADLINE_S)
 
 
 def test_a_stopped_server_is_waited_for_not_taken_for_gone(server_process: tuple[subprocess.Popen, ConnectionInfo]
