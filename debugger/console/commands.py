@@ -360,6 +360,9 @@ class Commands:
             if word.group()[0] in "'\"":
                 raise LineError("an action takes no quotes here (they are the shell's): type it bare, e.g. *B5",
                                 start + word.start())
+            if word.group() in (LIST_FLAG, CLEAR_FLAG):  # as `meshdbg break` may take it, after the selection
+                raise LineError(f"{word.group()} comes first and takes a selection, no action: "
+                                f"break {word.group()} {selection}", start + word.start())
             try:
                 actions.append(str(parse_action_pattern(word.group())))
             except ActionParseError as exc:

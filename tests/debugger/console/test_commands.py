@@ -115,6 +115,15 @@ def test_break_refuses_an_action_quoted_as_a_shell_needs_it() -> None:
     assert Commands.parse_break("ranks(pp=1) *B5 W") == ("ranks(pp=1)", ["*B5", "W"], "")
 
 
+@pytest.mark.parametrize("flag", ["--clear", "--list"])
+def test_break_says_where_a_flag_typed_after_the_selection_goes(flag: str) -> None:
+    """`break all 2B1 --clear` was refused as an action ("cannot parse action '--clear'")."""
+    with pytest.raises(LineError) as caught:
+        Commands.parse_break(f"ranks(pp=1) 2B1 {flag}")
+    assert caught.value.problem == f"{flag} comes first and takes a selection, no action: break {flag} ranks(pp=1)"
+    assert caught.value.position == len("ranks(pp=1) 2B1 ")
+
+
 @pytest.mark.parametrize("arg, target", [
     ("2", AttachTarget(rank=2)),
     ("trainer 2", AttachTarget(rank=2, name="trainer")),
