@@ -38,7 +38,13 @@ from meshdbg.debugger.workers import WorkerRegistry
 log = logger(__name__)
 BURST_LIMIT = 1 << 20
 GOODBYE_S = 1.0  # how long a stopping server waits for its goodbyes to be taken
-SERVER_OPTIONS = [("grpc.so_reuseport", 0), *SERVER_KEEPALIVE, ("grpc.server.max_pending_requests", BURST_LIMIT),
+# No bandwidth-delay probes: they grow each connection's receive window as bytes arrive,
+# whether or not the server's loop takes them, and on a loaded machine a worker printing 100 MB
+# had its output taken into the server's memory ahead of the client taking it (the server's
+# peak RSS grew 12-94 MB passing on 100 MB with the machine's one core shared four ways; 4-9 MB
+# on gRPC's default window). A huge output takes ~5 % longer so (0.81 against 0.77 s, 100 MB).
+SERVER_OPTIONS = [("grpc.so_reuseport", 0), *SERVER_KEEPALIVE, ("grpc.http2.bdp_probe", 0),
+                  ("grpc.server.max_pending_requests", BURST_LIMIT),
                   ("grpc.server.max_pending_requests_hard_limit", BURST_LIMIT)]
 
 

@@ -49,7 +49,9 @@ def test_an_attached_client_gets_100_mb_with_bounded_server_memory(server: Serve
     assert length == 100 * MB + 3  # the quotes and the newline
     assert small.strip() == "'x'"
     grown_mb = (peak_rss_kb(server.process.pid) - before) / 1000
-    assert grown_mb < 50, f"the server's peak RSS grew {grown_mb:.0f} MB passing on 100 MB"
+    # (4-9 MB: gRPC's window is not grown past what pacing needs, debugger/service.py; grown,
+    # 11-23 MB on an idle machine and up to 100 MB on a loaded one, where this bound was 50)
+    assert grown_mb < 20, f"the server's peak RSS grew {grown_mb:.0f} MB passing on 100 MB"
 
 
 def test_a_line_too_long_is_refused_before_it_is_sent(server: Server) -> None:
