@@ -33,6 +33,13 @@ log = logger(__name__)
 LISTED_FIELD = pb.ListReply.DESCRIPTOR.fields_by_name["sessions"].number
 
 
+async def _unread(text: str) -> None:
+    """Where a command's output goes once the client it streamed to went away: into the
+    session's transcript only (replayed, its tail, to whoever attaches next), not collected
+    for a reply no one will read. Collected, the rest of a 100 MB `p` under a stalled client
+    grew the server by 217-348 MB (the chunks, joined, then copied into the reply)."""
+
+
 def length_delimited(field: int, payload: bytes) -> bytes:
     """`payload` as a length-delimited field `field` of a message (protobuf's wire format: the
     tag, the length as a varint, the bytes); messages concatenated this way are one message."""
@@ -350,7 +357,7 @@ class Session:
             try:
                 await self._listener(text)
             except SessionError:  # the client went away: the command runs on without it
-                self._listener = None
+                self._listener = _unread
         elif self._pending is not None:
             if self._collected is None:
                 self._collected = []

@@ -96,6 +96,11 @@ class Server:
         assert result.returncode == 0, result.stderr
         return json.loads(result.stdout)
 
+    def peak_memory_mb(self) -> float:
+        """The server process's peak resident memory so far (VmHWM), in MB."""
+        with open(f"/proc/{self.process.pid}/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1000
+
     def wait_sessions(self, count: int, timeout: float = 15) -> list[dict]:
         """Exactly `count` sessions, every one stopped at its prompt (not merely registered),
         as `list --json` shows them; waits on the watch stream (tests/watching.py)."""

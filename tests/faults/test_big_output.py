@@ -16,11 +16,6 @@ from meshdbg.wire.errors import UsageError
 MB = 1_000_000
 
 
-def peak_rss_kb(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as status:
-        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
-
-
 def test_a_cast_of_output_over_the_message_limit_arrives_whole(server: Server) -> None:
     for rank in range(3):
         server.worker("hold.py", rank)
@@ -37,7 +32,7 @@ def test_a_cast_of_output_over_the_message_limit_arrives_whole(server: Server) -
 def test_an_attached_client_gets_100_mb_with_bounded_server_memory(server: Server) -> None:
     server.worker("hold.py", 0)
     server.wait_sessions(1)
-    before = peak_rss_kb(server.process.pid)
+    before = server.peak_memory_mb()
 
     async def body(client: ControlClient) -> tuple[int, str]:
         async with client.attach(rank=0) as pdb:
@@ -48,7 +43,7 @@ def test_an_attached_client_gets_100_mb_with_bounded_server_memory(server: Serve
     length, small = server.run(body)
     assert length == 100 * MB + 3  # the quotes and the newline
     assert small.strip() == "'x'"
-    grown_mb = (peak_rss_kb(server.process.pid) - before) / 1000
+    grown_mb = server.peak_memory_mb() - before
     # (4-9 MB: gRPC's window is not grown past what pacing needs, debugger/service.py; grown,
     # 11-23 MB on an idle machine and up to 100 MB on a loaded one, where this bound was 50)
     assert grown_mb < 20, f"the server's peak RSS grew {grown_mb:.0f} MB passing on 100 MB"

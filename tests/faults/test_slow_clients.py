@@ -51,6 +51,7 @@ def the_rank_lives_on(server: Server) -> str:
 def test_a_stopped_client_is_cut_and_its_rank_lives_on(server: Server) -> None:
     server.worker("hold.py", 0)
     server.wait_sessions(1)
+    before = server.peak_memory_mb()
     cast = start_big_cast(server)
     os.kill(cast.pid, signal.SIGSTOP)
     try:
@@ -61,16 +62,27 @@ def test_a_stopped_client_is_cut_and_its_rank_lives_on(server: Server) -> None:
     assert cast.returncode == 1, err
     assert err.strip() == f"meshdbg: {cut_off_text()}"
     assert replay.endswith("x" * 1000 + "'\n")  # the missed output's tail, replayed on attach
+    assert_output_not_kept(server, before)
+
+
+def assert_output_not_kept(server: Server, before_mb: float) -> None:
+    """The output that came after its client went away went to the transcript (its tail) and
+    no further: it was collected for the cast's reply, and the server grew 217-348 MB on the
+    100 MB (3-5 MB now)."""
+    grown_mb = server.peak_memory_mb() - before_mb
+    assert grown_mb < 50, f"the server's peak memory grew {grown_mb:.0f} MB on a 100 MB output its client left"
 
 
 @pytest.mark.timeout(90)
 def test_a_client_killed_mid_stream_costs_nothing(server: Server) -> None:
     worker = server.worker("hold.py", 0)
     server.wait_sessions(1)
+    before = server.peak_memory_mb()
     cast = start_big_cast(server)
     cast.kill()
     cast.communicate()
     replay = the_rank_lives_on(server)
     assert replay.endswith("x" * 1000 + "'\n")
+    assert_output_not_kept(server, before)
     assert server.cli("continue", "0").returncode == 0
     assert worker.stdout.readline().strip() == "rank 0 continued"
