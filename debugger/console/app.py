@@ -492,7 +492,7 @@ class Console:
         already, not news; after a lost server, a stop the board did not hold before is news
         (it happened while we were away, perhaps on a restarted server).
         """
-        dropped = False
+        dropped = said_lost = False
         while True:
             try:
                 client = await self.link.ensure()
@@ -506,8 +506,9 @@ class Console:
                     elif kind is WatchKind.SYNCED:
                         self.board.know_workers(await client.workers())
                         self.synced = True
-                        if dropped:
-                            dropped = False
+                        dropped = False
+                        if said_lost:
+                            said_lost = False
                             self.announce(f"reconnected to the server at {client.connection.addr}")
                         for view in replayed:
                             if known is None or stop_key(view) in known:
@@ -520,14 +521,27 @@ class Console:
                 raise client.went_away()
             except MeshdbgError as exc:
                 dropped = True
-                if self.link.lost is None:
+                if self.link.lost is None and not await self._server_answers():
                     self.link.mark_lost(exc)
                     self.warn(f"meshdbg: {exc} — retrying every {RETRY_S:.0f} s")
+                    said_lost = True
                 self._refresh()
             try:
                 await asyncio.wait_for(self.link.reconnected.wait(), RETRY_S)
             except TimeoutError:
                 pass
+
+    async def _server_answers(self) -> bool:
+        """Whether the server answers although the watch broke: only this console's connection
+        went (the server's keepalive closed it while the console was stopped, Ctrl-Z, or its
+        network blinked), and the watch starts again with nothing to say (it said "the server
+        went away", and the server had not). Asked without waiting for the channel: a server
+        that is gone refuses at once."""
+        try:
+            await self.link.client.handshake()
+        except MeshdbgError:
+            return False
+        return True
 
     def _on_event(self, kind: WatchKind, session: SessionView | WorkerView, reason: EndReason | None) -> None:
         note = self.board.apply(kind, session, reason)

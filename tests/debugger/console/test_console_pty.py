@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import termios
+import time
 from pathlib import Path
 
 import pexpect
@@ -362,6 +363,29 @@ def test_server_restart_is_survived(three_ranks: Mesh) -> None:
     three_ranks.start_server()
     child.expect("reconnected to the server at")  # the watcher's own retry
     run(child, "list", "no sessions", TOP)
+
+
+def test_a_console_cut_off_mid_output_does_not_call_the_server_gone(three_ranks: Mesh) -> None:
+    """Stopped (SIGSTOP, as a Ctrl-Z under a shell) while a huge output streams to it, the
+    console is cut off by the server, which lives on: back, it said "the server at ... went
+    away — retrying every 2 s" (its watch broke with its connection) before "detached ...:
+    cut off by the server", then "reconnected"."""
+    child = three_ranks.console("0")
+    child.expect(re.escape("(Pdb r0 hosts=0,gpus=0)"))
+    child.sendline("p 'y' * 4_000_000")
+    child.expect("yyyy")  # streaming
+    os.kill(child.pid, signal.SIGSTOP)
+    try:
+        time.sleep(STOPPED_PAST_KEEPALIVE_S)  # the fault: how long the console stays stopped
+    finally:
+        os.kill(child.pid, signal.SIGCONT)
+    child.expect("cut off by the server")
+    child.expect(TOP)
+    run(child, "cast 1 p loss_scale", r"1\.0", TOP)
+    assert "went away" not in child.logfile_read.getvalue()
+
+
+STOPPED_PAST_KEEPALIVE_S = 7.0  # past CLIENT_STALL_S (5 s) and the server's keepalive (~4 s)
 
 
 def test_the_terminal_is_left_blocking_for_the_next_program(three_ranks: Mesh) -> None:
