@@ -117,14 +117,21 @@ class ControlClient:
             with self.translating():
                 yield
         except ConnectionFailed as lost:
-            try:
-                # The stream's connection may have been reset (a stopped client's, by the
-                # server's keepalive): the channel then connects again, and a probe failing
-                # fast meanwhile would call a live server gone.
-                await self.handshake(wait_for_ready=True)
-            except MeshdbgError:
+            # The stream's connection may have been reset (a stopped client's, by the
+            # server's keepalive): the channel then connects again, and a probe failing
+            # fast meanwhile would call a live server gone.
+            if not await self.answers(wait_for_ready=True):
                 raise self.went_away() from lost  # the server is gone
             raise SessionError(cut_off_text()) from lost
+
+    async def answers(self, wait_for_ready: bool = False) -> bool:
+        """Whether the server answers now, asked after a stream of it broke: only this
+        client's connection may have gone (`handshake`'s `wait_for_ready`)."""
+        try:
+            await self.handshake(wait_for_ready)
+        except MeshdbgError:
+            return False
+        return True
 
     def went_away(self) -> ConnectionFailed:
         """The error of a stream the server ended by going away (killed, or its machine lost),

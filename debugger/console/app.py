@@ -521,7 +521,12 @@ class Console:
                 raise client.went_away()
             except MeshdbgError as exc:
                 dropped = True
-                if self.link.lost is None and not await self._server_answers():
+                # Only this console's connection may have gone (the server's keepalive closed
+                # it while the console was stopped, Ctrl-Z, cut off mid-output): then the watch
+                # starts again with nothing to say (it said "the server went away", which had
+                # not). Asked without waiting for the channel: a server that is gone is said
+                # to be at once, not after CONNECT_TIMEOUT_S.
+                if self.link.lost is None and not await self.link.client.answers():
                     self.link.mark_lost(exc)
                     self.warn(f"meshdbg: {exc} — retrying every {RETRY_S:.0f} s")
                     said_lost = True
@@ -530,18 +535,6 @@ class Console:
                 await asyncio.wait_for(self.link.reconnected.wait(), RETRY_S)
             except TimeoutError:
                 pass
-
-    async def _server_answers(self) -> bool:
-        """Whether the server answers although the watch broke: only this console's connection
-        went (the server's keepalive closed it while the console was stopped, Ctrl-Z, or its
-        network blinked), and the watch starts again with nothing to say (it said "the server
-        went away", and the server had not). Asked without waiting for the channel: a server
-        that is gone refuses at once."""
-        try:
-            await self.link.client.handshake()
-        except MeshdbgError:
-            return False
-        return True
 
     def _on_event(self, kind: WatchKind, session: SessionView | WorkerView, reason: EndReason | None) -> None:
         note = self.board.apply(kind, session, reason)
