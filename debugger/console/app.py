@@ -330,17 +330,18 @@ class Console:
             await self.detach()
             return False
         drawing = self._drawing = self._new_drawing()  # the output is drawn as it comes
-        try:
-            reply = await attachment.send(line, eof=eof, on_output=drawing.add)
-        except BaseException as failure:
-            drawing.cancel()
-            self._drawing_over()
-            if isinstance(failure, asyncio.CancelledError):
-                await self.detach(quiet=True)
-            raise
-        await self._drawn(drawing, reply.output)
-        if reply.ended:
-            await self._attachment_ended(attachment, reply)
+        with attachment.line_under_way():
+            try:
+                reply = await attachment.send(line, eof=eof, on_output=drawing.add)
+            except BaseException as failure:
+                drawing.cancel()
+                self._drawing_over()
+                if isinstance(failure, asyncio.CancelledError):
+                    await self.detach(quiet=True)
+                raise
+            await self._drawn(drawing, reply.output)
+            if reply.ended:
+                await self._attachment_ended(attachment, reply)
         return False
 
     async def _run(self, work: Coroutine[Any, Any, Any], attached: bool = False) -> bool:
@@ -465,8 +466,11 @@ class Console:
 
     async def _watch_attachment(self, attachment: Attachment) -> None:
         reply = await attachment.wait_ended()
-        if not attachment.busy:
-            await self._attachment_ended(attachment, reply)
+        # (After a line under way: woken by the same end, this said "detached" above the output
+        # that line still drew, a console cut off mid-output; once that line said it, this is
+        # no longer the attachment, and says nothing.)
+        await attachment.wait_idle()
+        await self._attachment_ended(attachment, reply)
 
     async def _attachment_ended(self, attachment: Attachment, reply: PdbReply) -> None:
         """The attached session is over (continued here or elsewhere, or gone): say so."""

@@ -7,7 +7,8 @@ session itself stays paused on the server.
 from __future__ import annotations
 
 import asyncio
-from typing import Callable
+import contextlib
+from typing import Callable, Iterator
 
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.attached_session import AttachedSession
@@ -31,7 +32,8 @@ class Attachment:
         self.attached = attached
         self.pdb_prompt = attached.replay.prompt if attached.replay else ""  # what the remote pdb prompts with
         self.prompt_kind = attached.replay.prompt_kind if attached.replay else PromptKind.PDB  # who reads it
-        self.busy = False  # a line is on its way; its reply, not the end watcher, reports the end
+        self._idle = asyncio.Event()  # no line under way (`line_under_way`)
+        self._idle.set()
         self.end_watcher: asyncio.Task[None] | None = None  # the console's wait for the session's end
         self._shared = SharedLines(show)
         attached.on_shared = self._on_shared
@@ -88,11 +90,7 @@ class Attachment:
 
     async def send(self, line: str, eof: bool = False, on_output: Callable[[str], None] | None = None) -> PdbReply:
         """pdb's reply to `line`; `on_output` gets the output that comes while it runs (AttachedSession.send)."""
-        self.busy = True
-        try:
-            reply = await self.attached.send(line, eof=eof, on_output=on_output)
-        finally:
-            self.busy = False
+        reply = await self.attached.send(line, eof=eof, on_output=on_output)
         self._prompted(reply)
         return reply
 
@@ -106,6 +104,21 @@ class Attachment:
 
     async def wait_ended(self) -> PdbReply:
         return await self.attached.wait_ended()
+
+    @contextlib.contextmanager
+    def line_under_way(self) -> Iterator[None]:
+        """While inside: a line is under way, from its send until its reply is drawn and the end
+        it brought said (`wait_idle` waits for it)."""
+        self._idle.clear()
+        try:
+            yield
+        finally:
+            self._idle.set()
+
+    async def wait_idle(self) -> None:
+        """Until no line is under way: a session's end that comes with a line's reply is said by
+        that line, below its output; one that comes meanwhile from elsewhere, after it."""
+        await self._idle.wait()
 
     async def close(self) -> None:
         await self.attached.__aexit__(None, None, None)

@@ -369,7 +369,8 @@ def test_a_console_cut_off_mid_output_does_not_call_the_server_gone(three_ranks:
     """Stopped (SIGSTOP, as a Ctrl-Z under a shell) while a huge output streams to it, the
     console is cut off by the server, which lives on: back, it said "the server at ... went
     away — retrying every 2 s" (its watch broke with its connection) before "detached ...:
-    cut off by the server", then "reconnected"."""
+    cut off by the server", then "reconnected". And the output it had taken before it was cut
+    off is drawn above that line, not below it (the end watcher said it first)."""
     child = three_ranks.console("0")
     child.expect(re.escape("(Pdb r0 hosts=0,gpus=0)"))
     child.sendline("p 'y' * 4_000_000")
@@ -379,8 +380,9 @@ def test_a_console_cut_off_mid_output_does_not_call_the_server_gone(three_ranks:
         time.sleep(STOPPED_PAST_KEEPALIVE_S)  # the fault: how long the console stays stopped
     finally:
         os.kill(child.pid, signal.SIGCONT)
-    child.expect("cut off by the server")
-    child.expect(TOP)
+    child.expect(r"cut off by the server[^\n]*\n")  # (the line ends "back at meshdbg>")
+    child.expect(TOP)  # the prompt
+    assert "yyyy" not in child.before, "output drawn below the line that says the console was cut off"
     run(child, "cast 1 p loss_scale", r"1\.0", TOP)
     assert "went away" not in child.logfile_read.getvalue()
 
