@@ -21,6 +21,10 @@ from prompt_toolkit.application import get_app_session, run_in_terminal
 from prompt_toolkit.output import Output
 
 
+HOLD_LIMIT_S = 0.5  # the longest the ranks' lines wait (`AbovePrompt.held`)
+HOLD_LIMIT_CHARS = 1 << 20  # and the most of them kept meanwhile
+
+
 class AbovePrompt:
     """A text stream for `sys.stdout`: whole lines, above the running prompt, raw (the ranks'
     colours kept); writes from another thread are handed to the loop."""
@@ -31,6 +35,33 @@ class AbovePrompt:
         self._context = contextvars.copy_context()  # the console's app session, for run_in_terminal
         self._loop = asyncio.get_running_loop()
         self._partial = ""
+        self._holding = False
+        self._held: list[str] = []  # the lines that came while held, in order
+        self._held_chars = 0
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """While inside, the ranks' lines wait, then come in order: what the console says of
+        what it just did (`continue all`'s "resumed 3 sessions", a `c`'s "rank 0 continued")
+        comes before the output of the ranks it let run, not after it. They wait at most
+        HOLD_LIMIT_S and HOLD_LIMIT_CHARS (a `n` over a long loop: the other ranks' lines flow
+        again). Inside another hold, the outer one lets them go."""
+        if self._holding:
+            yield
+            return
+        self._holding = True
+        limit = self._loop.call_later(HOLD_LIMIT_S, self._let_go)
+        try:
+            yield
+        finally:
+            limit.cancel()
+            self._let_go()
+
+    def _let_go(self) -> None:
+        self._holding = False
+        held, self._held, self._held_chars = self._held, [], 0
+        for text in held:
+            self._shown(text)
 
     def write(self, text: str) -> int:
         complete, newline, self._partial = (self._partial + text).rpartition("\n")
@@ -59,9 +90,22 @@ class AbovePrompt:
         except RuntimeError:
             on_loop = False
         if on_loop:
-            self._context.run(self._above_prompt, text)
+            self._arrived(text)
         else:
-            self._loop.call_soon_threadsafe(self._context.run, self._above_prompt, text)
+            self._loop.call_soon_threadsafe(self._arrived, text)
+
+    def _arrived(self, text: str) -> None:
+        """On the loop: `text` shown now, or kept while held."""
+        if not self._holding:
+            self._shown(text)
+            return
+        self._held.append(text)
+        self._held_chars += len(text)
+        if self._held_chars > HOLD_LIMIT_CHARS:
+            self._let_go()
+
+    def _shown(self, text: str) -> None:
+        self._context.run(self._above_prompt, text)
 
     def _above_prompt(self, text: str) -> None:
         app = self._session.app
@@ -76,13 +120,13 @@ class AbovePrompt:
 
 
 @contextlib.contextmanager
-def output_above_prompt() -> Iterator[None]:
-    """`sys.stdout` and `sys.stderr` go through one AbovePrompt until the block ends."""
+def output_above_prompt() -> Iterator[AbovePrompt]:
+    """`sys.stdout` and `sys.stderr` go through one AbovePrompt (given) until the block ends."""
     stdout, stderr = sys.stdout, sys.stderr
     stream = AbovePrompt()
     sys.stdout = sys.stderr = cast(TextIO, stream)
     try:
-        yield
+        yield stream
     finally:
         stream.flush()
         sys.stdout, sys.stderr = stdout, stderr

@@ -15,6 +15,7 @@ command is adding its methods here and nothing else.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import inspect
 import pdb
@@ -91,6 +92,10 @@ class ConsoleActions(Protocol):
 
     def say(self, text: str) -> None:
         """Print a line for the user."""
+
+    def ranks_held(self) -> contextlib.AbstractContextManager[None]:
+        """While inside, the ranks' output waits (a moment at most), so that what is said of a
+        command that lets ranks run comes before what they print."""
 
     async def show_pdb(self, text: str) -> None:
         """Print pdb output (source highlighted when colour is on); Ctrl-C cuts a long one short."""
@@ -283,13 +288,14 @@ class Commands:
         in local pdb, so it stops at the next one; --clear forgets them first.
         """
         selection, clear = self.parse_continue(arg)
-        resumed = await (await self.console.client()).resume(selection, clear_breakpoints=clear)
-        self.console.say(resumed_text(resumed))
-        if resumed.no_answer:  # (it said nothing of them)
-            self.console.say(f"no answer from {ranks_text(resumed.no_answer)}: the resume was sent, and takes effect "
-                              f"if it reaches them (`list` shows whether they are answering)")
-        if resumed.not_resumed:
-            self.console.say(not_resumed_text(resumed.not_resumed))
+        with self.console.ranks_held():  # "resumed" before what the ranks print once resumed
+            resumed = await (await self.console.client()).resume(selection, clear_breakpoints=clear)
+            self.console.say(resumed_text(resumed))
+            if resumed.no_answer:  # (it said nothing of them)
+                self.console.say(f"no answer from {ranks_text(resumed.no_answer)}: the resume was sent, and takes "
+                                  f"effect if it reaches them (`list` shows whether they are answering)")
+            if resumed.not_resumed:
+                self.console.say(not_resumed_text(resumed.not_resumed))
 
     @staticmethod
     def parse_continue(arg: str) -> tuple[str, bool]:

@@ -632,3 +632,33 @@ def test_ctrl_c_after_c_closed_the_console_interrupts_the_rank_first_and_a_secon
     finally:
         child.close(force=True)
     assert status == 130 and "meshdbg: interrupted; stopping the mesh" in text
+
+
+def test_what_the_console_says_of_a_resume_comes_before_what_the_ranks_print(env: dict[str, str],
+                                                                             tmp_path: Path) -> None:
+    """`c` at a rank's prompt says "rank 0 ... continued" before the line the rank prints right
+    after, and `continue all` says "resumed" before the lines of the ranks it resumed, as local
+    pdb's terminal shows `c` and then the program's output. (The ranks' lines came first: they
+    reached the console before it had said what it did.)"""
+    job = tmp_path / "job.py"
+    job.write_text("import os\nrank = os.environ['MESHDBG_RANK']\nbreakpoint()\nprint(f'rank {rank} ran on', flush=True)\n"
+                   "breakpoint()\nprint(f'rank {rank} at the end', flush=True)\n")
+    child = start_script(env, "gpus=2", job)
+    try:
+        child.expect(r"\(Pdb r(\d) gpus=\d\)")  # the first rank to stop
+        rank = child.match.group(1)
+        child.sendline("c")
+        child.expect(rf"continued; back at meshdbg>|rank {rank} ran on")
+        assert "continued" in child.after, "the rank's line came before the console said it continued"
+        child.expect(f"rank {rank} ran on")
+        child.expect(r"\(Pdb r\d gpus=\d\)")  # the next stop
+        child.sendline("detach")
+        child.expect(TOP)
+        child.sendline("continue all")
+        child.expect(r"resumed 2 sessions|rank \d (ran on|at the end)")
+        assert child.after.startswith("resumed"), f"a rank's line came before 'resumed': {child.after!r}"
+        child.expect(r"(stopped|attached to rank \d \(gpus=\d\)) at job\.py:6")  # the rank at its first stop, at its second
+        assert cli(env, "continue", "all").returncode == 0
+        assert finish(child)[0] == 0
+    finally:
+        child.close(force=True)
