@@ -11,7 +11,6 @@ import functools
 import os
 import pdb
 import sys
-import threading
 from types import CodeType, FrameType, ModuleType, TracebackType
 from typing import Any, Callable, Mapping
 
@@ -29,21 +28,7 @@ from meshdbg.worker.notices import say, say_once
 from meshdbg.worker.remote import RemoteSession
 from meshdbg.worker.stacks import in_post_mortem
 from meshdbg.worker.stdio_numbers import StandardNumbersHeld
-
-
-class _Opening(threading.local):
-    """Whether the calling thread is opening a stop now (`stop_at`, `open_session`): a stop
-    asked for in the middle of it (an agent's interrupt, whose signal runs its handler between
-    any two bytecodes; a program's own handler calling breakpoint()) is that stop, not one
-    more. Nested, it waited for good on a hold the first had taken (SharedHold's lock), or
-    opened a second session that never stopped, listed running for good; the rank was lost
-    either way. Set and reset in place, with no call around the stop's `set_trace` (a context
-    manager's exit was a call, where the local pdb of a worker with no server stopped)."""
-
-    now = False
-
-
-_OPENING = _Opening()
+from meshdbg.worker.stop_opening import OPENING
 
 
 def open_session(reason: StopReason, labels: Mapping[str, str] | None = None) -> RemoteSession:
@@ -52,12 +37,12 @@ def open_session(reason: StopReason, labels: Mapping[str, str] | None = None) ->
     labels = current_context() if labels is None else labels
     # (the stop may be deep in a recursion: meshdbg.worker.headroom; the program's stdout closed:
     # meshdbg.worker.stdio_numbers)
-    before, _OPENING.now = _OPENING.now, True
+    before, OPENING.now = OPENING.now, True
     try:
         with Headroom(), StandardNumbersHeld():
             return RemoteSession(resolve_connection, session_identity(detect_identity(), reason, labels))
     finally:
-        _OPENING.now = before
+        OPENING.now = before
 
 
 def _fall_back(frame: FrameType, problem: str, header: str | None) -> None:
@@ -83,15 +68,15 @@ def stop_at(frame: FrameType, reason: StopReason, header: str | None = None, lik
     loaded) stops at the program's next line through that pdb: a session opened here, inside
     its trace function, never stopped (the function's return put the ended pdb back on the
     frame), and the console waited for good. One asked for while this thread opens a stop
-    is that stop (`_Opening`).
+    is that stop (meshdbg.worker.stop_opening).
     """
-    if _OPENING.now:
+    if OPENING.now:
         return
-    _OPENING.now = True
+    OPENING.now = True
     try:
         _stop_at(frame, reason, header, like)
     finally:
-        _OPENING.now = False
+        OPENING.now = False
 
 
 def _stop_at(frame: FrameType, reason: StopReason, header: str | None, like: pdb.Pdb | None) -> None:

@@ -37,6 +37,7 @@ from meshdbg.worker.output import StreamedOutput
 from meshdbg.worker.queries import answer, forget_stop, prompt_kind, standing, wire_frame
 from meshdbg.worker.remote import RemoteSession
 from meshdbg.worker.signal_hold import interrupt, program_handler
+from meshdbg.worker.stop_opening import OPENING
 from meshdbg.worker.values import compiled_expression
 
 SessionOpener = Callable[[], RemoteSession]
@@ -250,10 +251,17 @@ class PdbWrapper(pdb.Pdb):
         return True
 
     def interaction(self, frame: FrameType | None, traceback: TracebackType | None) -> None:
-        if not self._ensure_session():
-            self.set_continue()
-            return
-        self._set_activity(_Activity.STOPPING)
+        # A stop asked for until this one is under way (an interrupt's signal landing as its
+        # session opens) is this one (meshdbg.worker.stop_opening): it opened a second session
+        # there, whose pdb waited for this stop's end to show a prompt, listed running for good.
+        before, OPENING.now = OPENING.now, True
+        try:
+            if not self._ensure_session():
+                self.set_continue()
+                return
+            self._set_activity(_Activity.STOPPING)
+        finally:
+            OPENING.now = before
         if self._interrupted:
             self._interrupted = False
             self.message(INTERRUPTED)
