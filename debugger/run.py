@@ -34,8 +34,8 @@ from meshdbg.debugger.news import News
 from meshdbg.wire.errors import MeshdbgError, UsageError
 from meshdbg.wire.logs import add_log_argument, logged, logger, said
 from meshdbg.wire.racing import first_of
-from meshdbg.wire.coords import PORT_LIMIT, format_coords
-from meshdbg.wire.vocabulary import HOST_LOST, State, WatchKind
+from meshdbg.wire.coords import PORT_LIMIT, SECONDS_LIMIT, format_coords
+from meshdbg.wire.vocabulary import HOST_LOST, State, StopReason, WatchKind
 from meshdbg.debugger.mesh.launcher import MeshLauncher
 from meshdbg.debugger.mesh import placing
 from meshdbg.debugger.mesh.shape import DEFAULT_SHAPE, MeshShape
@@ -45,6 +45,7 @@ log = logger(__name__)
 INTERRUPTED = 130
 CONSOLE_CLOSE_S = 2.0  # how long the console may take to close itself when the job ends
 SLOW_START_S = 10.0  # how often a start that waits for ranks to register says for which
+POST_MORTEM_WAIT_S = 600.0  # without a terminal, how long a post-mortem waits for a client (`--post-mortem-wait`)
 T = TypeVar("T")
 
 
@@ -54,6 +55,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", default="worker", help="MESHDBG_NAME of every rank (default: worker)")
     parser.add_argument("--no-post-mortem", action="store_true",
                         help="let uncaught exceptions end a rank without a post-mortem session")
+    parser.add_argument("--post-mortem-wait", type=bounded_argument(SECONDS_LIMIT, fractions=True),
+                        default=POST_MORTEM_WAIT_S, metavar="S",
+                        help=f"without a terminal, a post-mortem that no client attaches to within S seconds ends, and "
+                             f"its rank fails as without one (default: {POST_MORTEM_WAIT_S:g}; 0: it waits for good)")
     parser.add_argument("--keep-going", action="store_true", help="a failing rank does not stop the others")
     parser.add_argument("--dap", type=bounded_argument(PORT_LIMIT), metavar="PORT", help="also serve IDEs (Debug Adapter Protocol) on "
                         "127.0.0.1:PORT, 0 for a free one, as `meshdbg dap` does")
@@ -115,9 +120,10 @@ async def main(args: argparse.Namespace) -> int:
     job = Job()
     job.take_signals()
     launcher.console_shows = lambda rank: job.showing() == rank
-    launcher.on_stop_held = lambda text: said(log, text, logging.WARNING)
+    launcher.on_notice = lambda text: said(log, text, logging.WARNING)
     job.left = launcher.console_left
     watcher: asyncio.Task[None] | None = None
+    unattended: asyncio.Task[None] | None = None  # ends the post-mortems no one comes to (no terminal)
     dap: DapServer | None = None
     ides = listen_for_ides(args.dap) if args.dap is not None else None  # a port in use fails before any rank runs
     collector = asyncio.create_task(keep_gc_pauses_short(launcher.server.idle))
@@ -129,7 +135,10 @@ async def main(args: argparse.Namespace) -> int:
             if ides is not None:
                 dap = await serve_ides(launcher, ides)
             interactive = sys.stdin.isatty() and sys.stdout.isatty()
-            watcher = asyncio.create_task(watch_stops(launcher.server, interactive, job))
+            wait_s = None if interactive or args.no_post_mortem or not args.post_mortem_wait else args.post_mortem_wait
+            if wait_s is not None:  # (no one may be watching: a crashed rank would hold the job for good)
+                unattended = asyncio.create_task(launcher.end_unattended_post_mortems(wait_s))
+            watcher = asyncio.create_task(watch_stops(launcher.server, interactive, job, wait_s))
             status = await unless_interrupted(launcher.wait(), job.stopping)
         except Interrupted:
             await close_console(job, watcher)
@@ -146,6 +155,8 @@ async def main(args: argparse.Namespace) -> int:
         return status
     finally:
         collector.cancel()
+        if unattended is not None:
+            unattended.cancel()
         await close_console(job, watcher)
         if dap is not None:
             await dap.close()
@@ -236,8 +247,10 @@ async def start_mesh(launcher: MeshLauncher) -> float:
         ready.cancel()
 
 
-async def watch_stops(server: InProcessServer, interactive: bool, job: Job) -> None:
-    """Open the console at a rank's stop (terminal), else say how to attach.
+async def watch_stops(server: InProcessServer, interactive: bool, job: Job, post_mortem_wait: float | None = None
+                      ) -> None:
+    """Open the console at a rank's stop (terminal), else say how to attach (and, with
+    `post_mortem_wait`, how long a post-mortem waits for that).
 
     A console closed with quit or Ctrl-D leaves the sessions it saw paused; it opens again at
     the next new stop, never for one it has already shown. Like every console, it reaches the
@@ -265,7 +278,7 @@ async def watch_stops(server: InProcessServer, interactive: bool, job: Job) -> N
                         return
                 else:
                     seen.add(session.id)
-                    print(stop_notice(session), file=sys.stderr, flush=True)
+                    print(stop_notice(session, post_mortem_wait), file=sys.stderr, flush=True)
         finally:
             job.interrupt_rank = None
             follower.cancel()
@@ -304,7 +317,12 @@ async def open_console(server: InProcessServer, rank: int, job: Job) -> None:
         job.console_open = False
 
 
-def stop_notice(session: SessionView) -> str:
-    """One line: which rank stopped where, and the command that attaches to it (as `serve` says it)."""
+def stop_notice(session: SessionView, post_mortem_wait: float | None = None) -> str:
+    """One line: which rank stopped where, and the command that attaches to it (as `serve` says
+    it); for a post-mortem with `post_mortem_wait`, how long it waits for that."""
     item = News().feed(WatchKind.UPDATED, session, None)
-    return f"meshdbg: {item.text()}" if item is not None else ""
+    if item is None:
+        return ""
+    waits = (f" (within {post_mortem_wait:g} s, or it ends: --post-mortem-wait)"
+             if post_mortem_wait is not None and session.reason == StopReason.POST_MORTEM else "")
+    return f"meshdbg: {item.text()}{waits}"

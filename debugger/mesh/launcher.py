@@ -36,6 +36,7 @@ from meshdbg.debugger.certificates import ServerCertificate
 from meshdbg.debugger.format import failure_text
 from meshdbg.debugger.service import DebugClient
 from meshdbg.debugger.sessions import Session
+from meshdbg.wire.errors import SessionError
 from meshdbg.debugger.workers import Worker
 from meshdbg.wire.coords import pb_coords
 from meshdbg.wire.environment import breakpoints_off
@@ -43,7 +44,7 @@ from meshdbg.debugger.mesh.hosts import Host, LocalHost
 from meshdbg.debugger.mesh.placement import Target, plan_host
 from meshdbg.debugger.mesh.shape import MeshShape
 from meshdbg.wire.logs import logger
-from meshdbg.wire.vocabulary import HOST_LOST, StopReason
+from meshdbg.wire.vocabulary import HOST_LOST, State, StopReason
 
 if TYPE_CHECKING:
     import grpc
@@ -51,6 +52,8 @@ if TYPE_CHECKING:
 log = logger(__name__)
 HOST_LOST_STATUS = 255
 LEFT_FLUSH_S = 5.0  # how long a rank's lines may take through its host once the console left it (a loaded host)
+UNATTENDED_CHECK_S = 1.0  # how often a run with no terminal looks at its post-mortems (`end_unattended_post_mortems`)
+RELEASE_TIMEOUT_S = 10.0  # how long ending a post-mortem may take (its rank's pdb leaves it)
 
 
 def status_of(code: int) -> int:
@@ -131,7 +134,9 @@ class MeshLauncher:
         self.lost_ranks: set[int] = set()  # exited with their lost host
         self.started_at = time.monotonic()
         self.console_shows: Callable[[int], bool] = lambda rank: False  # a console here shows this rank's session
-        self.on_stop_held: Callable[[str], None] = lambda text: None  # told why a failure's stop waits (`run` prints it)
+        # Told what the person should know of the job's course (`run` prints it): why a
+        # failure's stop waits, a post-mortem no one came to.
+        self.on_notice: Callable[[str], None] = lambda text: None
         self._left: collections.Counter[int] = collections.Counter()  # ranks the console left, their lines on the way
         self._flushing: set[asyncio.Task[None]] = set()
         self.output = RankLines()  # every rank's output lines as they come (run --dap's adapter listens)
@@ -271,7 +276,7 @@ class MeshLauncher:
             paused = sorted(held)
             which = f"rank {paused[0]}, paused in pdb, goes" if len(paused) == 1 else \
                 f"ranks {', '.join(map(str, paused))}, paused in pdb, go"
-            self.on_stop_held(f"meshdbg: rank {rank} failed ({self.how_failed(rank, status)}); the mesh stops once "
+            self.on_notice(f"meshdbg: rank {rank} failed ({self.how_failed(rank, status)}); the mesh stops once "
                               f"{which} on (continue or quit there; `stop` ends the job now)")
             async with contextlib.aclosing(registry.watch()) as changes:
                 async for _ in changes:  # (every session open, then each change)
@@ -280,6 +285,35 @@ class MeshLauncher:
                         break
         if not self._stopping:
             await self.stop()
+
+    async def end_unattended_post_mortems(self, wait_s: float) -> None:
+        """End every post-mortem that no client has been attached to for `wait_s` seconds, as if
+        it was continued: its rank fails as it would have without one, and that failure stops
+        the mesh as any does (`run --post-mortem-wait`, for a job with no terminal: its crashed
+        rank held the others, and their machines, until someone came, for good). One that a
+        client attaches to meanwhile stays while one is attached, and `wait_s` after the last
+        one leaves. Runs until cancelled."""
+        registry = self.server.registry
+        unattended_since: dict[int, float] = {}
+        while True:
+            now = time.monotonic()
+            waiting = {session.id: session for session in registry.sessions()
+                       if session.state is State.STOPPED and not session.attached
+                       and StopReason.of(session.identity.reason) is StopReason.POST_MORTEM}
+            unattended_since = {session_id: unattended_since.get(session_id, now) for session_id in waiting}
+            for session_id, since in unattended_since.items():
+                if now - since >= wait_s:
+                    await self._end_post_mortem(waiting[session_id], wait_s)
+                    unattended_since[session_id] = time.monotonic()  # (one that did not end: again after wait_s)
+            await asyncio.sleep(UNATTENDED_CHECK_S)
+
+    async def _end_post_mortem(self, session: Session, wait_s: float) -> None:
+        self.on_notice(f"meshdbg: no client came to rank {session.rank}'s post-mortem in {wait_s:g} s; it ends, "
+                       f"and the rank fails as without one (--post-mortem-wait 0 waits for good)")
+        try:
+            await asyncio.wait_for(session.resume(), RELEASE_TIMEOUT_S)
+        except (SessionError, TimeoutError) as exc:
+            log.warning("rank %d's post-mortem did not end: %s", session.rank, exc)
 
     async def stop(self, grace: float = STOP_GRACE_S) -> None:
         """Stop every rank still running, on every host: SIGTERM, then SIGKILL after `grace` seconds."""

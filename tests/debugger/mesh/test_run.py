@@ -181,6 +181,39 @@ def test_post_mortem_then_continue_exits_non_zero(tmp_path: Path) -> None:
         run.kill()
 
 
+def test_a_post_mortem_no_client_comes_to_ends_after_its_wait_and_the_job_fails(tmp_path: Path) -> None:
+    """Without a terminal no console opens: a crashed rank's post-mortem held the job (and the
+    others' machines) for good when no one came. It says, as it crashes, how long it waits for
+    a client (`--post-mortem-wait`), then ends, and the rank fails as without one."""
+    code, _, err = start_run(tmp_path, "--post-mortem-wait", "1", "--mesh", "procs=3", "crash.py").finish()
+    assert code == 1, err
+    assert "meshdbg attach 1 (within 1 s, or it ends: --post-mortem-wait)" in err
+    assert "meshdbg: no client came to rank 1's post-mortem in 1 s; it ends" in err
+    assert "meshdbg: rank 1 failed first (exit status 1); the other ranks had ended: ranks 0,2 status 0" in err
+
+
+def test_a_post_mortem_stays_while_a_client_is_attached_and_waits_again_once_it_leaves(tmp_path: Path) -> None:
+    run = start_run(tmp_path, "--post-mortem-wait", "2", "--mesh", "procs=3", "crash.py")
+    try:
+        run.wait_workers(lambda w: w.get(1, {}).get("state") == "stopped", "the post-mortem session")
+
+        async def examine() -> None:
+            async with ControlClient(run.connection()) as client, client.attach(rank=1) as pdb:
+                await asyncio.sleep(POST_MORTEM_ATTACHED_S)  # the fault: attached past the wait, typing nothing
+                assert (await pdb.send("p rank")).output == "1\n"  # still in its post-mortem
+
+        asyncio.run(examine())
+        assert run.process.poll() is None  # left now: the wait starts again
+        code, _, err = run.finish()
+        assert code == 1, err
+        assert "no client came to rank 1's post-mortem in 2 s; it ends" in err
+    finally:
+        run.kill()
+
+
+POST_MORTEM_ATTACHED_S = 4.0  # past the run's --post-mortem-wait of 2 s (and its check, each second)
+
+
 def test_no_post_mortem_and_failing_rank_stops_the_mesh(tmp_path: Path) -> None:
     run = start_run(tmp_path, "--no-post-mortem", "--mesh", "procs=3", "forever.py", "-1")
     pids = []
