@@ -116,10 +116,11 @@ def stack_tree(ranks: Sequence[RankStacksView]) -> str:
         _render(root, root.ranks, "  ", lines)
         blocks.append("\n".join(lines))
     silent = _silent(ranks)
-    if silent:
-        lines = ["not answering:"]
+    if silent:  # (an exited rank is no silent one: "not answering" said so of ranks that had ended)
+        lines = ["no stack:"]
         for (state, error), members in silent:
-            lines.append(f"  {rank_label(members)} (last known: {state}): {error}")
+            known = "exited" if state is State.EXITED else f"last known: {state}"
+            lines.append(f"  {rank_label(members)} ({known}): {error}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) if blocks else "no stacks"
 

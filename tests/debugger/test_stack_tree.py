@@ -42,7 +42,9 @@ def test_tree_merges_prefixes_labels_branches_and_marks_the_odd_one_out() -> Non
     assert lines[1].strip().startswith("<module>") and lines[2].strip().startswith("main")
     assert "├─ all_reduce" in lines[3] and "ranks 0-2 (3)" in lines[3] and "odd" not in lines[3]
     assert "└─ load" in lines[4] and "rank 3  <- odd one out  [from py-spy]" in lines[4]
-    assert text.endswith("not answering:\n  rank 4 (last known: running): no answer")
+    assert text.endswith("no stack:\n  rank 4 (last known: running): no answer")
+    gone = RankStacksView(5, "worker", {}, "h", 105, State.EXITED, StackSource.NONE, (), "the process has exited")
+    assert stack_tree([gone]) == "no stack:\n  rank 5 (exited): the process has exited"
     groups = stack_groups(ranks)
     assert [g["ranks"] for g in groups] == [[0, 1, 2], [3], [4]]
     assert groups[1]["sources"] == {"py-spy": [3]} and groups[2]["frames"] == [] and groups[2]["error"] == "no answer"
