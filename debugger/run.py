@@ -152,6 +152,8 @@ async def main(args: argparse.Namespace) -> int:
         await close_console(job, watcher)
         if launcher.first_failure is not None:
             said(log, failure_line(launcher, args.keep_going), logging.WARNING)
+        elif job.console_shown:  # (the console's last line was about a rank it let run, and nothing came after)
+            said(log, f"meshdbg: the job ended: {how_ranks_ended(launcher.exits, launcher.lost_ranks)}")
         return status
     finally:
         collector.cancel()
@@ -309,7 +311,7 @@ async def open_console(server: InProcessServer, rank: int, job: Job) -> None:
     runs again, the console is closed, or the job ends."""
     from meshdbg.debugger.console import run_console
 
-    job.console_open = True
+    job.console_open = job.console_shown = True
     try:
         async with ControlClient.beside(server) as client:
             await run_console(client, attach_rank=rank, exit_when_idle=True, job=job)

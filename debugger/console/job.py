@@ -31,6 +31,7 @@ class Job:
     ended: asyncio.Event = field(default_factory=asyncio.Event)
     why: str = ""
     console_open: bool = False  # a console is on the terminal (the launcher lets it close itself)
+    console_shown: bool = False  # a console has opened on the terminal in this job (its end is said then)
     closed_by_user: bool = False  # the last console was closed with quit or Ctrl-D, not left idle
     showing: Callable[[], int | None] = lambda: None  # the rank whose session the open console shows
     left: Callable[[int], None] = lambda rank: None  # the console stopped showing this rank's session

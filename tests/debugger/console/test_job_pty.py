@@ -659,6 +659,9 @@ def test_what_the_console_says_of_a_resume_comes_before_what_the_ranks_print(env
         assert child.after.startswith("resumed"), f"a rank's line came before 'resumed': {child.after!r}"
         child.expect(r"(stopped|attached to rank \d \(gpus=\d\)) at job\.py:6")  # the rank at its first stop, at its second
         assert cli(env, "continue", "all").returncode == 0
-        assert finish(child)[0] == 0
+        status, text = finish(child)
+        assert status == 0
+        # the job's last line says it ended (the console's last was about ranks it let run)
+        assert text.rstrip().endswith("meshdbg: the job ended: ranks 0-1 status 0"), text[-300:]
     finally:
         child.close(force=True)
