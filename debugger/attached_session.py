@@ -77,6 +77,11 @@ class AttachedSession:
         return self._ending.done()
 
     @property
+    def broken_by(self) -> MeshdbgError | None:
+        """What broke the attach, once it broke (None: it did not, or the session itself ended)."""
+        return self._failure
+
+    @property
     def ending(self) -> asyncio.Future[PdbReply]:
         """Done with the session's final reply once it ends: to race with another wait (a typed
         line) through `asyncio.wait`, without a task per wait. Never await it bare from a task

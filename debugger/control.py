@@ -26,8 +26,9 @@ from meshdbg.wire.handshake import handshake
 from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
 from meshdbg.wire.tls import channel_credentials
 from meshdbg.debugger.deadlines import cut_off_text
+from meshdbg.debugger.loop_stalls import LoopStalls
 from meshdbg.debugger.sanitize import printable
-from meshdbg.wire.errors import ConnectionFailed, MeshdbgError, SessionError
+from meshdbg.wire.errors import ConnectionFailed, MeshdbgError, ServerStalled, SessionError
 from meshdbg.wire.status import error_from_rpc
 from meshdbg.wire.proto import host_pb2 as host_pb
 from meshdbg.wire.proto import host_pb2_grpc as host_grpc
@@ -70,6 +71,7 @@ class ControlClient:
         self.channel = channel
         self.stub = pb_grpc.DebuggerStub(self.channel)
         self._beside: InProcessServer | None = None  # the server of this process, whose attach is called in place
+        self._stalls = LoopStalls()  # this client's own stalls, while a stream of output is open
 
     @classmethod
     def beside(cls, server: InProcessServer) -> "ControlClient":
@@ -111,18 +113,23 @@ class ControlClient:
     @contextlib.asynccontextmanager
     async def cut_off_when_left_behind(self) -> AsyncIterator[None]:
         """`translating`, for a stream of output: when it breaks but the server still answers,
-        the server cut this client off for falling behind (it was stopped, or its terminal
-        froze), and SessionError says so, instead of "no server reachable"."""
-        try:
-            with self.translating():
-                yield
-        except ConnectionFailed as lost:
-            # The stream's connection may have been reset (a stopped client's, by the
-            # server's keepalive): the channel then connects again, and a probe failing
-            # fast meanwhile would call a live server gone.
-            if not await self.answers(wait_for_ready=True):
-                raise self.went_away() from lost  # the server is gone
-            raise SessionError(cut_off_text()) from lost
+        either the server cut this client off for falling behind (it was stopped, or its
+        terminal froze: its loop stalled) and SessionError says so, or the server did not
+        answer for a while and is back (ServerStalled), instead of "no server reachable"."""
+        with self._stalls.watching() as began:
+            try:
+                with self.translating():
+                    yield
+            except ConnectionFailed as lost:
+                # The stream's connection may have been reset (a stopped client's, by the
+                # server's keepalive): the channel then connects again, and a probe failing
+                # fast meanwhile would call a live server gone.
+                if not await self.answers(wait_for_ready=True):
+                    raise self.went_away() from lost  # the server is gone
+                if self._stalls.stalled_since(began):
+                    raise SessionError(cut_off_text()) from lost
+                raise ServerStalled(f"the server at {self.connection.addr} did not answer for a while (stopped, or its "
+                                    f"machine loaded) and the stream broke; it answers again") from lost
 
     async def answers(self, wait_for_ready: bool = False) -> bool:
         """Whether the server answers now, asked after a stream of it broke: only this

@@ -79,6 +79,11 @@ class ConnectionFailed(MeshdbgError):
     exit_code = 3
 
 
+class ServerStalled(SessionError):
+    """A stream broke while its server did not answer for a while; the server answers again
+    (it was stopped, or its machine loaded): the sessions are as they were."""
+
+
 class MeshError(MeshdbgError):
     """The process mesh could not start, or a rank went away while a call waited for it."""
 

@@ -49,7 +49,7 @@ from meshdbg.debugger.format import PDB_ERROR_PREFIX, rank_label, where
 from meshdbg.debugger.next_stop import next_stop
 from meshdbg.debugger.interruption import BREAK_IN_S, cannot_break_in_yet, not_stopped_yet, why_not_interrupted
 from meshdbg.debugger.selection import AttachTarget, thread_session
-from meshdbg.wire.errors import ConnectionFailed, MeshdbgError, NoMatchError, SessionError
+from meshdbg.wire.errors import ConnectionFailed, MeshdbgError, NoMatchError, ServerStalled, SessionError
 from meshdbg.wire.vocabulary import EndReason, State, WatchKind
 
 RETRY_S = 2.0  # how often the watcher tries a lost server again
@@ -79,6 +79,7 @@ class Console:
         self._running: asyncio.Task[Any] | None = None  # the running command
         self._drawing: OutputDrawing | None = None  # pdb output being drawn (Ctrl-C may cut it)
         self._shared_held: list[str] = []  # what another client did, come while this console's output was drawn
+        self._cut_from: SessionView | None = None  # the session a lost server detached us from (`_back_where_cut`)
         self._tasks: set[asyncio.Task[Any]] = set()
         output = get_app_session().output
         self.color = (ColorDepth.from_env() or output.get_default_color_depth()) != ColorDepth.DEPTH_1_BIT
@@ -330,6 +331,7 @@ class Console:
 
     async def _line(self, line: str, eof: bool = False) -> bool:
         """One typed line: a console command, or (attached) a pdb command for that rank."""
+        self._cut_from = None  # (the person went on: no attach again on their behalf)
         attachment = self.attachment
         if attachment is None:
             return await self.commands.run(line)
@@ -489,6 +491,16 @@ class Console:
             self.announce(f"{attachment.label} continued; back at meshdbg> "
                           f"(it comes back here at its next stop; Ctrl-C on an empty line stops it now)")
         elif reply.detached:  # the attach broke, not the session (it said "session ended")
+            broken = attachment.attached.broken_by
+            if isinstance(broken, ServerStalled) and not self._typing():
+                # Back already: the same stop again, whose replay shows whether the line under
+                # way ran (a stall of a few seconds left the person at meshdbg>, blamed).
+                self.warn(f"{reply.reason}: attaching to {attachment.label} again")
+                self._spawn(self._run_quietly(functools.partial(
+                    self.attach, AttachTarget(session_id=attachment.session.id))))
+                return
+            if isinstance(broken, ConnectionFailed):  # the server went away: back to it once it is (`_watch`)
+                self._cut_from = attachment.session
             self.warn(f"detached from {attachment.label}: {reply.reason}; back at meshdbg>")
         else:
             self.warn(f"{attachment.label}: session ended ({reply.reason}); back at meshdbg>")
@@ -518,14 +530,16 @@ class Console:
                         self.board.know_workers(await client.workers())
                         self.synced = True
                         dropped = False
-                        if said_lost:
-                            said_lost = False
+                        reconnected, said_lost = said_lost, False
+                        if reconnected:
                             self.announce(f"reconnected to the server at {client.connection.addr}")
                         for view in replayed:
                             if known is None or stop_key(view) in known:
                                 self.board.know(view)
                             else:
                                 self._on_event(WatchKind.OPENED, view, None)
+                        if reconnected:
+                            self._back_where_cut()
                         self._refresh()
                     elif isinstance(session, SessionView):  # the replay: sessions only
                         replayed.append(session)
@@ -546,6 +560,19 @@ class Console:
                 await asyncio.wait_for(self.link.reconnected.wait(), RETRY_S)
             except TimeoutError:
                 pass
+
+    def _back_where_cut(self) -> None:
+        """Back at the server after it was lost (stalled, restarted): attach again to the stop
+        its loss detached this console from, if it is still paused and nothing else was typed
+        since; the replay shows whether the line under way then ran. (It left the person at
+        meshdbg>, their line's fate unknown, after a stall of a few seconds.)"""
+        cut, self._cut_from = self._cut_from, None
+        if cut is None or self.attachment is not None or self._typing():
+            return
+        again = next((view for view in self.board.live.values()
+                      if stop_key(view) == stop_key(cut) and view.state is State.STOPPED), None)
+        if again is not None:
+            self._spawn(self._run_quietly(functools.partial(self.attach, AttachTarget(session_id=again.id))))
 
     def _on_event(self, kind: WatchKind, session: SessionView | WorkerView, reason: EndReason | None) -> None:
         note = self.board.apply(kind, session, reason)

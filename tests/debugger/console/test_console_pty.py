@@ -387,6 +387,31 @@ def test_a_console_cut_off_mid_output_does_not_call_the_server_gone(three_ranks:
     assert "went away" not in child.logfile_read.getvalue()
 
 
+def test_a_server_stalled_under_a_line_in_flight_is_waited_out_and_the_console_attaches_again(three_ranks: Mesh
+                                                                                                 ) -> None:
+    """The server stopped (SIGSTOP: a loaded machine) past the client's keepalive while a line
+    was on its way: back, the console said "this client took no output for 5 s and was cut
+    off by the server" (it was the server that stalled) and left the person at meshdbg>, the
+    line's fate unknown. It now says the server stalled (or went away, and came back) and
+    attaches to the same stop again, whose replay shows whether the line ran."""
+    child = three_ranks.console("0")
+    child.expect(re.escape("(Pdb r0 hosts=0,gpus=0)"))
+    server = three_ranks.server
+    assert server is not None
+    os.kill(server.pid, signal.SIGSTOP)
+    try:
+        child.sendline("p loss_scale")
+        time.sleep(STOPPED_PAST_KEEPALIVE_S)  # the fault: how long the server stays stopped
+    finally:
+        os.kill(server.pid, signal.SIGCONT)
+    # Back within the probe's wait: it stalled; else, after it: it went away, and came back.
+    child.expect("did not answer for a while|went away")
+    child.expect("attached to rank 0")
+    child.expect(re.escape("(Pdb r0 hosts=0,gpus=0)"))
+    run(child, "p loss_scale", r"0\.5", re.escape("(Pdb r0 hosts=0,gpus=0)"))
+    assert "cut off" not in child.logfile_read.getvalue()
+
+
 STOPPED_PAST_KEEPALIVE_S = 7.0  # past CLIENT_STALL_S (5 s) and the server's keepalive (~4 s)
 
 
