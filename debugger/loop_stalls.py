@@ -16,10 +16,12 @@ import asyncio
 import contextlib
 from typing import Iterator
 
-from meshdbg.debugger.deadlines import CLIENT_STALL_S
-
 TICK_S = 0.5  # how often the loop is looked at while a stream is open
-STALL_S = CLIENT_STALL_S / 2  # a gap this long: the client stalled (the server cuts after CLIENT_STALL_S)
+# A timer this late: the client stalled. Far below CLIENT_STALL_S, as the server's count of a
+# write that waits may begin before the client stops (it was slow to take a large output):
+# a client stopped ~3 s was cut (measured, tests/faults/test_slow_clients.py). A client whose
+# server stalled runs its timers on time.
+STALL_S = 1.0
 
 
 class LoopStalls:
@@ -28,6 +30,7 @@ class LoopStalls:
     def __init__(self) -> None:
         self._watchers = 0
         self._ticker: asyncio.Task[None] | None = None
+        self._ticked = 0.0  # (the loop's clock) when the ticker last ran, or was made
         self._last_stall_end = float("-inf")  # (the loop's clock) when the last stall of STALL_S ended
 
     @contextlib.contextmanager
@@ -36,6 +39,9 @@ class LoopStalls:
         loop = asyncio.get_running_loop()
         self._watchers += 1
         if self._ticker is None:
+            # Counted from now, not from the ticker's first run: a client stopped before that
+            # (the moment its stream began) stalled too.
+            self._ticked = loop.time()
             self._ticker = loop.create_task(self._tick())
         try:
             yield loop.time()
@@ -46,14 +52,16 @@ class LoopStalls:
                 self._ticker = None
 
     def stalled_since(self, since: float) -> bool:
-        """Whether the loop stalled STALL_S or more after `since` (the loop's clock)."""
-        return self._last_stall_end > since
+        """Whether the loop stalled STALL_S or more after `since` (the loop's clock), the
+        stall that the ticker has not run since (it comes late, after this is asked) included."""
+        overdue = asyncio.get_running_loop().time() - self._ticked - TICK_S >= STALL_S
+        return overdue or self._last_stall_end > since
 
     async def _tick(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            before = loop.time()
             await asyncio.sleep(TICK_S)
             now = loop.time()
-            if now - before - TICK_S >= STALL_S:
+            if now - self._ticked - TICK_S >= STALL_S:
                 self._last_stall_end = now
+            self._ticked = now
