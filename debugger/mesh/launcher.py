@@ -36,10 +36,10 @@ from meshdbg.debugger.certificates import ServerCertificate
 from meshdbg.debugger.format import failure_text
 from meshdbg.debugger.service import DebugClient
 from meshdbg.debugger.sessions import Session
-from meshdbg.wire.errors import SessionError
 from meshdbg.debugger.workers import Worker
 from meshdbg.wire.coords import pb_coords
 from meshdbg.wire.environment import breakpoints_off
+from meshdbg.wire.errors import SessionError
 from meshdbg.debugger.mesh.hosts import Host, LocalHost
 from meshdbg.debugger.mesh.placement import Target, plan_host
 from meshdbg.debugger.mesh.shape import MeshShape
@@ -277,7 +277,7 @@ class MeshLauncher:
             which = f"rank {paused[0]}, paused in pdb, goes" if len(paused) == 1 else \
                 f"ranks {', '.join(map(str, paused))}, paused in pdb, go"
             self.on_notice(f"meshdbg: rank {rank} failed ({self.how_failed(rank, status)}); the mesh stops once "
-                              f"{which} on (continue or quit there; `stop` ends the job now)")
+                           f"{which} on (continue or quit there; `stop` ends the job now)")
             async with contextlib.aclosing(registry.watch()) as changes:
                 async for _ in changes:  # (every session open, then each change)
                     if self._stopping or not any(session.rank in held and _holds_the_mesh(session, rank)
@@ -308,6 +308,7 @@ class MeshLauncher:
             await asyncio.sleep(UNATTENDED_CHECK_S)
 
     async def _end_post_mortem(self, session: Session, wait_s: float) -> None:
+        """Say so, then continue `session` (bounded: a rank that does not leave it is tried again)."""
         self.on_notice(f"meshdbg: no client came to rank {session.rank}'s post-mortem in {wait_s:g} s; it ends, "
                        f"and the rank fails as without one (--post-mortem-wait 0 waits for good)")
         try:
