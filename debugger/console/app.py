@@ -496,8 +496,7 @@ class Console:
                 # Back already: the same stop again, whose replay shows whether the line under
                 # way ran (a stall of a few seconds left the person at meshdbg>, blamed).
                 self.warn(f"{reply.reason}: attaching to {attachment.label} again")
-                self._spawn(self._run_quietly(functools.partial(
-                    self.attach, AttachTarget(session_id=attachment.session.id))))
+                self._attach_in_background(AttachTarget(session_id=attachment.session.id))
                 return
             if isinstance(broken, ConnectionFailed):  # the server went away: back to it once it is (`_watch`)
                 self._cut_from = attachment.session
@@ -572,7 +571,12 @@ class Console:
         again = next((view for view in self.board.live.values()
                       if stop_key(view) == stop_key(cut) and view.state is State.STOPPED), None)
         if again is not None:
-            self._spawn(self._run_quietly(functools.partial(self.attach, AttachTarget(session_id=again.id))))
+            self._attach_in_background(AttachTarget(session_id=again.id))
+
+    def _attach_in_background(self, target: AttachTarget) -> None:
+        """Attach to `target` on the console's behalf (back to a stop, a rank let run that
+        stopped again), as a background step whose failure is one line."""
+        self._spawn(self._run_quietly(functools.partial(self.attach, target)))
 
     def _on_event(self, kind: WatchKind, session: SessionView | WorkerView, reason: EndReason | None) -> None:
         note = self.board.apply(kind, session, reason)
@@ -586,8 +590,7 @@ class Console:
                 if self.attachment is None and not self._typing():
                     # As local pdb after `c`: the rank you let run comes back to your prompt
                     # when it stops again, unless you have started typing something else.
-                    self._spawn(self._run_quietly(functools.partial(
-                        self.attach, AttachTarget(rank=session.rank, name=session.name, following=True))))
+                    self._attach_in_background(AttachTarget(rank=session.rank, name=session.name, following=True))
                 else:
                     note = (note or f"{rank_label(session)} stopped at {where(session)}") + \
                         f" — attach {session.rank} to debug it again"

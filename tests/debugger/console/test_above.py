@@ -4,7 +4,9 @@ order, and never wait past the hold's limits (pure logic: a recording terminal, 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
+from typing import Iterator
 
 from prompt_toolkit.application import create_app_session
 from prompt_toolkit.output import DummyOutput
@@ -22,6 +24,14 @@ class Terminal(DummyOutput):
         self.text += data
 
 
+@contextlib.contextmanager
+def above_a_terminal() -> Iterator[tuple[AbovePrompt, Terminal]]:
+    """An AbovePrompt of the running loop over a recording terminal (no prompt up)."""
+    terminal = Terminal()
+    with create_app_session(output=terminal):
+        yield AbovePrompt(), terminal
+
+
 async def _until(condition, timeout_s: float = 5.0) -> None:
     deadline = asyncio.get_running_loop().time() + timeout_s
     while not condition():
@@ -31,9 +41,7 @@ async def _until(condition, timeout_s: float = 5.0) -> None:
 
 def test_lines_held_come_after_what_is_said_inside_the_hold_in_order() -> None:
     async def body() -> str:
-        terminal = Terminal()
-        with create_app_session(output=terminal):
-            stream = AbovePrompt()
+        with above_a_terminal() as (stream, terminal):
             with stream.held():
                 stream.write("[r0] first\n")
                 writer = threading.Thread(target=stream.write, args=("[r1] from a thread\n",))
@@ -52,9 +60,7 @@ def test_a_hold_lets_the_lines_go_after_its_time_limit_and_past_its_size_limit(m
     monkeypatch.setattr(above, "HOLD_LIMIT_CHARS", 100)
 
     async def body() -> None:
-        terminal = Terminal()
-        with create_app_session(output=terminal):
-            stream = AbovePrompt()
+        with above_a_terminal() as (stream, terminal):
             with stream.held():  # a long command: the other ranks' lines flow again after the limit
                 stream.write("[r1] tick\n")
                 assert terminal.text == ""
@@ -72,9 +78,7 @@ def test_a_hold_lets_the_lines_go_after_its_time_limit_and_past_its_size_limit(m
 
 def test_a_hold_inside_another_leaves_the_lines_to_the_outer_one() -> None:
     async def body() -> None:
-        terminal = Terminal()
-        with create_app_session(output=terminal):
-            stream = AbovePrompt()
+        with above_a_terminal() as (stream, terminal):
             with stream.held():
                 with stream.held():
                     stream.write("[r0] line\n")
