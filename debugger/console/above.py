@@ -7,6 +7,10 @@ line being typed. `AbovePrompt` sends each complete line through prompt_toolkit'
 what was typed drawn again), and straight to the terminal otherwise. Unlike prompt_toolkit's
 `patch_stdout` it writes on the event loop's thread, not a flusher thread of its own, so it never
 races the console's own output on the same terminal.
+
+`Hold` keeps what would be drawn (the ranks' lines, the console's news of other ranks) while the
+console says what it just did, so that "resumed 3 sessions" comes before what the ranks it let
+run print or do, in the order it all came.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import asyncio
 import contextlib
 import contextvars
 import sys
-from typing import Iterator, TextIO, cast
+from typing import Callable, Iterator, TextIO, cast
 
 from prompt_toolkit.application import get_app_session, run_in_terminal
 from prompt_toolkit.output import Output
@@ -25,43 +29,64 @@ HOLD_LIMIT_S = 0.5  # the longest the ranks' lines wait (`AbovePrompt.held`)
 HOLD_LIMIT_CHARS = 1 << 20  # and the most of them kept meanwhile
 
 
-class AbovePrompt:
-    """A text stream for `sys.stdout`: whole lines, above the running prompt, raw (the ranks'
-    colours kept); writes from another thread are handed to the loop."""
+class Hold:
+    """What is drawn while the console says what it did waits, then comes in order.
+
+    While `held()`, each `later(draw, chars)` keeps `draw` (one of the ranks' lines, a news
+    line of another rank); at the end of the hold each runs in the order it came. A hold lasts
+    HOLD_LIMIT_S at most and keeps HOLD_LIMIT_CHARS at most (a `n` over a long loop: the other
+    ranks' lines flow again). Inside another hold, the outer one lets them go. On the loop only."""
 
     def __init__(self) -> None:
-        self._session = get_app_session()
-        self._output: Output = self._session.output
-        self._context = contextvars.copy_context()  # the console's app session, for run_in_terminal
-        self._loop = asyncio.get_running_loop()
-        self._partial = ""
         self._holding = False
-        self._held: list[str] = []  # the lines that came while held, in order
+        self._held: list[Callable[[], None]] = []  # in the order they came
         self._held_chars = 0
 
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
-        """While inside, the ranks' lines wait, then come in order: what the console says of
-        what it just did (`continue all`'s "resumed 3 sessions", a `c`'s "rank 0 continued")
-        comes before the output of the ranks it let run, not after it. They wait at most
-        HOLD_LIMIT_S and HOLD_LIMIT_CHARS (a `n` over a long loop: the other ranks' lines flow
-        again). Inside another hold, the outer one lets them go."""
+        """While inside, what comes through `later` waits (what the console says of what it
+        just did, `continue all`'s "resumed 3 sessions", a `c`'s "rank 0 continued", comes
+        before the output and the stops of the ranks it let run, not after them)."""
         if self._holding:
             yield
             return
         self._holding = True
-        limit = self._loop.call_later(HOLD_LIMIT_S, self._let_go)
+        limit = asyncio.get_running_loop().call_later(HOLD_LIMIT_S, self._let_go)
         try:
             yield
         finally:
             limit.cancel()
             self._let_go()
 
+    def later(self, draw: Callable[[], None], chars: int = 0) -> None:
+        """`draw()` now, or once the hold ends; `chars`: how much text it keeps meanwhile."""
+        if not self._holding:
+            draw()
+            return
+        self._held.append(draw)
+        self._held_chars += chars
+        if self._held_chars > HOLD_LIMIT_CHARS:
+            self._let_go()
+
     def _let_go(self) -> None:
         self._holding = False
         held, self._held, self._held_chars = self._held, [], 0
-        for text in held:
-            self._shown(text)
+        for draw in held:
+            draw()
+
+
+class AbovePrompt:
+    """A text stream for `sys.stdout`: whole lines, above the running prompt, raw (the ranks'
+    colours kept); writes from another thread are handed to the loop. Its lines wait while
+    `hold` is held (the console's, so they keep their order with its news)."""
+
+    def __init__(self, hold: Hold | None = None) -> None:
+        self._session = get_app_session()
+        self._output: Output = self._session.output
+        self._context = contextvars.copy_context()  # the console's app session, for run_in_terminal
+        self._loop = asyncio.get_running_loop()
+        self._partial = ""
+        self.hold = hold if hold is not None else Hold()
 
     def write(self, text: str) -> int:
         complete, newline, self._partial = (self._partial + text).rpartition("\n")
@@ -96,13 +121,7 @@ class AbovePrompt:
 
     def _arrived(self, text: str) -> None:
         """On the loop: `text` shown now, or kept while held."""
-        if not self._holding:
-            self._shown(text)
-            return
-        self._held.append(text)
-        self._held_chars += len(text)
-        if self._held_chars > HOLD_LIMIT_CHARS:
-            self._let_go()
+        self.hold.later(lambda: self._shown(text), len(text))
 
     def _shown(self, text: str) -> None:
         self._context.run(self._above_prompt, text)
@@ -120,10 +139,11 @@ class AbovePrompt:
 
 
 @contextlib.contextmanager
-def output_above_prompt() -> Iterator[AbovePrompt]:
-    """`sys.stdout` and `sys.stderr` go through one AbovePrompt (given) until the block ends."""
+def output_above_prompt(hold: Hold) -> Iterator[AbovePrompt]:
+    """`sys.stdout` and `sys.stderr` go through one AbovePrompt (given), whose lines wait
+    while `hold` is held, until the block ends."""
     stdout, stderr = sys.stdout, sys.stderr
-    stream = AbovePrompt()
+    stream = AbovePrompt(hold)
     sys.stdout = sys.stderr = cast(TextIO, stream)
     try:
         yield stream

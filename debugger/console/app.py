@@ -29,7 +29,7 @@ from prompt_toolkit.formatted_text import FormattedText, StyleAndTextTuples
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import ColorDepth, Output
 
-from meshdbg.debugger.console.above import AbovePrompt, output_above_prompt
+from meshdbg.debugger.console.above import Hold, output_above_prompt
 from meshdbg.debugger.console.attachment import Attachment
 from meshdbg.debugger.console.bindings import PastedLines
 from meshdbg.debugger.console.board import Board, RankKey, stop_key
@@ -73,7 +73,7 @@ class Console:
         if job is not None:  # the job's logs leave out what this console shows of the rank's session
             job.showing = lambda: self.attachment.session.rank if self.attachment is not None else None
         self.following: SessionView | None = None  # the rank we let run with `c`: Ctrl-C stops it
-        self.above: AbovePrompt | None = None  # the ranks' lines under `meshdbg run` (`ranks_held`)
+        self.hold = Hold()  # news of other ranks, and the ranks' lines under `meshdbg run`, wait in it (`ranks_held`)
         self.synced = False  # the board holds what the server had when we (re)connected
         self._command: Callable[[], None] | None = None  # what Ctrl-C does to the running command
         self._running: asyncio.Task[Any] | None = None  # the running command
@@ -98,10 +98,10 @@ class Console:
         self._print([("", text)])
 
     def ranks_held(self) -> contextlib.AbstractContextManager[None]:
-        """While inside, the ranks' lines under `meshdbg run` wait (a moment at most): what this
-        console says of a command that lets ranks run comes before their output
-        (meshdbg.debugger.console.above)."""
-        return self.above.held() if self.above is not None else contextlib.nullcontext()
+        """While inside, the news of other ranks and their lines under `meshdbg run` wait (a
+        moment at most): what this console says of a command that lets ranks run comes before
+        their output and their next stops (meshdbg.debugger.console.above)."""
+        return self.hold.held()
 
     async def show_pdb(self, text: str) -> None:
         """pdb's output, highlighted, drawn a piece at a time: Ctrl-C while a long output is
@@ -597,7 +597,7 @@ class Console:
         if kind is WatchKind.CLOSED and reason is not EndReason.CONTINUED and self._is_following(key):
             self.following = None
         if note:
-            self.announce(note)
+            self.hold.later(lambda: self.announce(note), len(note))
         self._refresh()
 
     def _typing(self) -> bool:
@@ -642,6 +642,5 @@ async def run_console(client: ControlClient, *, attach_rank: int | None = None, 
     """
     with create_app_session(input=input if input is not None else terminal_input(), output=output):
         console = Console(client, exit_when_idle=exit_when_idle, job=job)  # the terminal's output made first
-        with output_above_prompt() if job is not None else contextlib.nullcontext() as above:  # the ranks' lines
-            console.above = above
+        with output_above_prompt(console.hold) if job is not None else contextlib.nullcontext():  # the ranks' lines
             return await console.run(attach_rank, attach_thread)

@@ -42,7 +42,7 @@ async def _until(condition, timeout_s: float = 5.0) -> None:
 def test_lines_held_come_after_what_is_said_inside_the_hold_in_order() -> None:
     async def body() -> str:
         with above_a_terminal() as (stream, terminal):
-            with stream.held():
+            with stream.hold.held():
                 stream.write("[r0] first\n")
                 writer = threading.Thread(target=stream.write, args=("[r1] from a thread\n",))
                 writer.start()
@@ -61,13 +61,13 @@ def test_a_hold_lets_the_lines_go_after_its_time_limit_and_past_its_size_limit(m
 
     async def body() -> None:
         with above_a_terminal() as (stream, terminal):
-            with stream.held():  # a long command: the other ranks' lines flow again after the limit
+            with stream.hold.held():  # a long command: the other ranks' lines flow again after the limit
                 stream.write("[r1] tick\n")
                 assert terminal.text == ""
                 await _until(lambda: terminal.text == "[r1] tick\n")
                 stream.write("[r1] tock\n")  # after the limit: at once
                 assert terminal.text == "[r1] tick\n[r1] tock\n"
-            with stream.held():
+            with stream.hold.held():
                 stream.write("x" * 60 + "\n")
                 assert terminal.text.count("x") == 0
                 stream.write("y" * 60 + "\n")  # past HOLD_LIMIT_CHARS: let go at once
@@ -79,8 +79,8 @@ def test_a_hold_lets_the_lines_go_after_its_time_limit_and_past_its_size_limit(m
 def test_a_hold_inside_another_leaves_the_lines_to_the_outer_one() -> None:
     async def body() -> None:
         with above_a_terminal() as (stream, terminal):
-            with stream.held():
-                with stream.held():
+            with stream.hold.held():
+                with stream.hold.held():
                     stream.write("[r0] line\n")
                 assert terminal.text == ""
             assert terminal.text == "[r0] line\n"

@@ -634,12 +634,40 @@ def test_ctrl_c_after_c_closed_the_console_interrupts_the_rank_first_and_a_secon
     assert status == 130 and "meshdbg: interrupted; stopping the mesh" in text
 
 
+def test_continue_all_says_resumed_before_the_next_stops_of_ranks_that_stop_again_at_once(env: dict[str, str],
+                                                                                        tmp_path: Path) -> None:
+    """`continue all` to ranks that stop again at once says "resumed" first, then each rank's
+    new stop. (A fast rank's "rank 0 stopped at ..." came before "resumed 4 sessions", which
+    waits for every rank: it read as if the stop came before the resume.)"""
+    job = tmp_path / "job.py"
+    job.write_text("breakpoint()\n" * 7 + "pass\n")  # stops at lines 2-8: each step's told apart from the last's
+    child = start_script(env, "gpus=4", job)
+    try:
+        child.expect(r"\(Pdb r\d gpus=\d\)")
+        child.sendline("detach")
+        child.expect(TOP)
+        for step in range(6):  # (a race: a step or two of six shows it)
+            wait_for(lambda: sum(s["state"] == "stopped" for s in json.loads(cli(env, "list", "--json").stdout)) == 4,
+                     WAIT_S, "every rank at its next stop")
+            child.sendline("continue all")
+            child.expect(rf"resumed 4 sessions|stopped at job.py:{step + 3}")
+            assert child.after.startswith("resumed"), f"step {step}: a rank's next stop came before 'resumed'"
+            for _ in range(4):
+                child.expect(rf"rank \d \(gpus=\d\) stopped at job.py:{step + 3}")
+        assert cli(env, "continue", "all").returncode == 0
+        status, _ = finish(child)
+        assert status == 0
+    finally:
+        child.close(force=True)
+
+
 def test_what_the_console_says_of_a_resume_comes_before_what_the_ranks_print(env: dict[str, str],
                                                                              tmp_path: Path) -> None:
     """`c` at a rank's prompt says "rank 0 ... continued" before the line the rank prints right
-    after, and `continue all` says "resumed" before the lines of the ranks it resumed, as local
-    pdb's terminal shows `c` and then the program's output. (The ranks' lines came first: they
-    reached the console before it had said what it did.)"""
+    after, and `continue all` says "resumed" before the lines of the ranks it resumed and the
+    news of their next stops, as local pdb's terminal shows `c` and then the program's output.
+    (The ranks' lines, and a fast rank's "stopped at", came first: they reached the console
+    before it had said what it did.)"""
     job = tmp_path / "job.py"
     job.write_text("import os\nrank = os.environ['MESHDBG_RANK']\nbreakpoint()\nprint(f'rank {rank} ran on', flush=True)\n"
                    "breakpoint()\nprint(f'rank {rank} at the end', flush=True)\n")
@@ -655,10 +683,9 @@ def test_what_the_console_says_of_a_resume_comes_before_what_the_ranks_print(env
         child.sendline("detach")
         child.expect(TOP)
         child.sendline("continue all")
-        child.expect(r"resumed 2 sessions|rank \d (ran on|at the end)")
-        assert child.after.startswith("resumed"), f"a rank's line came before 'resumed': {child.after!r}"
-        # The rank that was at its first stop, at its second (its stop may be announced before
-        # "resumed", which waits for every rank: it is looked for in the listing)
+        child.expect(r"resumed 2 sessions|rank \d (ran on|at the end)|stopped at")
+        assert child.after.startswith("resumed"), f"a rank's line or stop came before 'resumed': {child.after!r}"
+        # The rank that was at its first stop, at its second
         wait_for(lambda: any(s["state"] == "stopped" for s in json.loads(cli(env, "list", "--json").stdout)), WAIT_S,
                  "a rank at its second stop")
         assert cli(env, "continue", "all").returncode == 0
