@@ -634,26 +634,29 @@ def test_ctrl_c_after_c_closed_the_console_interrupts_the_rank_first_and_a_secon
     assert status == 130 and "meshdbg: interrupted; stopping the mesh" in text
 
 
-def test_continue_all_says_resumed_before_the_next_stops_of_ranks_that_stop_again_at_once(env: dict[str, str],
-                                                                                        tmp_path: Path) -> None:
-    """`continue all` to ranks that stop again at once says "resumed" first, then each rank's
-    new stop. (A fast rank's "rank 0 stopped at ..." came before "resumed 4 sessions", which
-    waits for every rank: it read as if the stop came before the resume.)"""
+def test_continue_says_resumed_before_the_next_stops_of_ranks_that_stop_again_at_once(env: dict[str, str],
+                                                                                    tmp_path: Path) -> None:
+    """`continue 0-2` to ranks that stop again at once says "resumed" first, then each rank's
+    new stop. (A fast rank's "rank 0 stopped at ..." came before "resumed 3 sessions", which
+    waits for every rank: it read as if the stop came before the resume.) Rank 3 stays paused,
+    so the console stays at meshdbg> throughout."""
     job = tmp_path / "job.py"
-    job.write_text("breakpoint()\n" * 7 + "pass\n")  # stops at lines 2-8: each step's told apart from the last's
+    # Rank 3 stops once (at line 4); ranks 0-2 at lines 4-10, each step's stops told apart from the last's.
+    job.write_text("import os\nheld = os.environ['MESHDBG_RANK'] == '3'\nbreakpoint()\n"
+                   + "if not held: breakpoint()\n" * 6 + "pass\n")
     child = start_script(env, "gpus=4", job)
     try:
         child.expect(r"\(Pdb r\d gpus=\d\)")
         child.sendline("detach")
         child.expect(TOP)
-        for step in range(6):  # (a race: a step or two of six shows it)
-            wait_for(lambda: sum(s["state"] == "stopped" for s in json.loads(cli(env, "list", "--json").stdout)) == 4,
-                     WAIT_S, "every rank at its next stop")
-            child.sendline("continue all")
-            child.expect(rf"resumed 4 sessions|stopped at job.py:{step + 3}")
+        wait_for(lambda: sum(s["state"] == "stopped" for s in json.loads(cli(env, "list", "--json").stdout)) == 4,
+                 WAIT_S, "every rank at its first stop")
+        for step in range(6):  # (a race: it showed in a step or two of six)
+            child.sendline("continue 0-2")
+            child.expect(rf"resumed 3 sessions|stopped at job.py:{step + 5}")
             assert child.after.startswith("resumed"), f"step {step}: a rank's next stop came before 'resumed'"
-            for _ in range(4):
-                child.expect(rf"rank \d \(gpus=\d\) stopped at job.py:{step + 3}")
+            for _ in range(3):
+                child.expect(rf"rank \d \(gpus=\d\) stopped at job.py:{step + 5}")
         assert cli(env, "continue", "all").returncode == 0
         status, _ = finish(child)
         assert status == 0
