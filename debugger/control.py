@@ -13,6 +13,7 @@ Every call is authenticated; gRPC failures surface as meshdbg.wire.errors except
 
 from __future__ import annotations
 
+import asyncio
 import builtins  # ControlClient.list hides the builtin inside the class
 import contextlib
 from typing import TYPE_CHECKING, AsyncGenerator, AsyncIterator, Callable, Iterator, Protocol, Sequence
@@ -22,6 +23,7 @@ import grpc
 from meshdbg.debugger.views import Change, HostView, Sessions, SessionView, Waited, WorkerView, change_of
 from meshdbg.wire.chunks import check_line
 from meshdbg.wire.connection import ConnectionInfo, resolve_connection
+from meshdbg.wire.environment import RECONNECT_S
 from meshdbg.wire.handshake import handshake
 from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
 from meshdbg.wire.tls import channel_credentials
@@ -33,6 +35,7 @@ from meshdbg.wire.status import error_from_rpc
 from meshdbg.wire.proto import host_pb2 as host_pb
 from meshdbg.wire.proto import host_pb2_grpc as host_grpc
 from meshdbg.wire.text import wire_text
+from meshdbg.wire.waking import server_waking
 from meshdbg.wire.proto import debugger_pb2 as pb
 from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 
@@ -124,12 +127,24 @@ class ControlClient:
                 # The stream's connection may have been reset (a stopped client's, by the
                 # server's keepalive): the channel then connects again, and a probe failing
                 # fast meanwhile would call a live server gone.
-                if not await self.answers(wait_for_ready=True):
+                if not await self.answers(wait_for_ready=True) and not await self._answers_once_awake():
                     raise self.went_away() from lost  # the server is gone
                 if self._stalls.stalled_since(began):
                     raise SessionError(cut_off_text()) from lost
                 raise ServerStalled(f"the server at {self.connection.addr} did not answer for a while (stopped, or its "
                                     f"machine loaded) and the stream broke; it answers again") from lost
+
+    async def _answers_once_awake(self) -> bool:
+        """Whether a server that did not answer within CONNECT_TIMEOUT_S of a stream of it
+        breaking answers within the reconnect window, waited for while it shows itself stopped
+        or starved (meshdbg.wire.waking), as a paused worker waits for it. (A server stopped
+        for 7 s was told "went away", and `attach --plain` left the rank it was driving.)"""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + RECONNECT_S.get()
+        while loop.time() < deadline and await asyncio.to_thread(server_waking, self.connection.addr):
+            if await self.answers(wait_for_ready=True):
+                return True
+        return False
 
     async def answers(self, wait_for_ready: bool = False) -> bool:
         """Whether the server answers now, asked after a stream of it broke: only this
@@ -139,6 +154,15 @@ class ControlClient:
         except MeshdbgError:
             return False
         return True
+
+    async def silence(self) -> MeshdbgError:
+        """What a server that does not answer now is: stopped or starved, its port shows
+        (ServerStalled: to be waited for), else gone (`went_away`). (A console whose server
+        stalled for a few seconds said it "went away".)"""
+        if await asyncio.to_thread(server_waking, self.connection.addr):
+            return ServerStalled(f"the server at {self.connection.addr} does not answer (stopped, or its machine "
+                                 f"loaded)")
+        return self.went_away()
 
     def went_away(self) -> ConnectionFailed:
         """The error of a stream the server ended by going away (killed, or its machine lost),

@@ -33,7 +33,7 @@ from meshdbg.debugger.peers import SharedLines
 from meshdbg.debugger.views import SessionView
 from meshdbg.debugger.answers import PdbReply
 from meshdbg.debugger.format import rank_label
-from meshdbg.wire.errors import MeshdbgError
+from meshdbg.wire.errors import MeshdbgError, ServerStalled
 from meshdbg.wire.vocabulary import EndReason
 
 DETACH_WORDS = ("detach",)
@@ -298,8 +298,10 @@ async def attach_lines(client: ControlClient, rank: int | None = None, session_i
 
 async def _attach_lines(client: ControlClient, ctrl_c: _CtrlC, rank: int | None, session_id: int | None) -> int:
     pending: str | None = None  # a line read after `c`, for the rank's next stop
+    again: int | None = None  # the stop to attach to again: its server stalled under the attach
     while True:
-        async with client.attach(rank=rank, session_id=session_id, on_shared=SharedLines(_show_text)) as attached:
+        async with client.attach(rank=rank, session_id=again or session_id,
+                                 on_shared=SharedLines(_show_text)) as attached:
             session = attached.session
             if not_stopped_yet(session):  # an interrupt of a rank blocked in C, pending: no pdb yet
                 ended: PdbReply | int | None = None
@@ -309,8 +311,15 @@ async def _attach_lines(client: ControlClient, ctrl_c: _CtrlC, rank: int | None,
                 ended = await _session_lines(attached, ctrl_c, pending)
                 if not attached.replay.ended:
                     pending = None  # pdb had it
+        again = None
         if isinstance(ended, int):
             return ended
+        if ended is not None and isinstance(attached.broken_by, ServerStalled):
+            # The stop is still there: its replay shows whether the line under way ran (this
+            # attach said the server "went away" and left the rank it drove).
+            print(f"meshdbg: attaching to {rank_label(session)} again", flush=True)
+            again = session.id
+            continue
         if ended is None:
             print(f"meshdbg: {rank_label(session)} has not stopped yet; waiting for its stop (Ctrl-C interrupts it)",
                   flush=True)
@@ -333,7 +342,8 @@ async def _attach_lines(client: ControlClient, ctrl_c: _CtrlC, rank: int | None,
 async def _session_lines(attached: AttachedSession, ctrl_c: _CtrlC, pending: str | None) -> PdbReply | int:
     """Lines to the attached session's pdb, starting with `pending` if given, until it ends
     (its last reply) or the attach does (the exit status: Ctrl-D, `detach`, or the session
-    ended elsewhere while we waited for a line)."""
+    ended elsewhere while we waited for a line; the attach's last reply when its server
+    stalled under it)."""
     reply = attached.replay
     shown = _shown(reply)  # written with the next prompt: one write a command (issue 22)
     ended_input = False
@@ -341,6 +351,9 @@ async def _session_lines(attached: AttachedSession, ctrl_c: _CtrlC, pending: str
         if pending is None:
             line = await _line_unless_ended(reply.prompt or "(Pdb) ", attached.ending, shown)
             if isinstance(line, PdbReply):
+                if isinstance(attached.broken_by, ServerStalled):  # not ended: attached to again
+                    _show_text(_shown(line))
+                    return line
                 return _ended_elsewhere(attached.session, line)
         else:
             line, pending = pending, None

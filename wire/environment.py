@@ -131,8 +131,9 @@ NAME = Variable("MESHDBG_NAME", "text", "worker", "`worker`",
 # ---- how workers and servers behave ------------------------------------------------------
 
 RECONNECT_S = Variable("MESHDBG_RECONNECT_S", SECONDS, 60.0, "60",
-                       "how long a paused worker keeps trying to reach a silent server before it continues, and "
-                       "how long a server keeps a silent rank listed `not answering`", _seconds)
+                       "how long a paused worker keeps trying to reach a silent server before it continues, how "
+                       "long a client waits for a stopped or starved server, and how long a server keeps a silent "
+                       "rank listed `not answering`", _seconds)
 PAUSE_TIMEOUT = Variable("MESHDBG_PAUSE_TIMEOUT", SECONDS, 3600.0, "3600",
                          "on the server: the torch.distributed timeout every worker's process groups get while any "
                          "rank is paused in pdb (0: leave the timeouts alone)", _seconds)

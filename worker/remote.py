@@ -11,7 +11,6 @@ import ctypes
 import os
 import queue
 import random
-import socket
 import threading
 import time
 from typing import Any, Callable, cast
@@ -24,7 +23,8 @@ from meshdbg.wire.chunks import chunks, tail_start
 from meshdbg.wire.connection import ConnectionInfo
 from meshdbg.wire.environment import RECONNECT_S
 from meshdbg.wire.keepalive import CLIENT_KEEPALIVE
-from meshdbg.wire.tls import channel_credentials, split_addr
+from meshdbg.wire.tls import channel_credentials
+from meshdbg.wire.waking import server_waking
 from meshdbg.wire.errors import ConnectionFailed, MeshdbgError
 from meshdbg.wire.status import error_from_rpc
 from meshdbg.wire.vocabulary import EndReason
@@ -39,9 +39,6 @@ from meshdbg.wire.proto import debugger_pb2_grpc as pb_grpc
 
 CONNECT_TIMEOUT_S = 5.0  # the longest single wait for a connection's state to change
 REFUSED_GRACE_S = 1.5  # a channel failing this long after its first failure is refused (reconnects take <= 1 s)
-PROBE_TIMEOUT_S = 1.0  # how long a failing server's port may take to accept a connection, and to answer on it
-_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"  # what every HTTP/2 connection opens with
-_FRAME_HEADER, _FRAME_TYPE, _SETTINGS = 9, 3, 0x4  # an HTTP/2 server answers it with a SETTINGS frame
 END_TIMEOUT_S = 5.0  # how long an ending session waits for the server to close its stream (or gRPC to send its end)
 RETRY_PAUSE_S = 0.05  # the first pause between tries; it doubles up to RETRY_PAUSE_MAX_S
 RETRY_PAUSE_MAX_S = 2.0
@@ -208,29 +205,6 @@ def ready_channel(connection: ConnectionInfo, deadline: float) -> grpc.Channel:
                 changed.wait(min(max(until - now, 0.0), CONNECT_TIMEOUT_S) if states else CONNECT_TIMEOUT_S)
     finally:
         channel.unsubscribe(watch)
-
-
-def server_waking(addr: str) -> bool:
-    """Whether an HTTP/2 server that is stopped or starved listens at `addr`: a TCP connection
-    is accepted (its kernel accepts for it), and to HTTP/2's client preface nothing comes back
-    within PROBE_TIMEOUT_S, not even the connection's end, or an HTTP/2 SETTINGS frame does (it
-    woke meanwhile). To be waited for. Not one: nothing listening (refused), a host that does
-    not answer, or a listener that answers otherwise (another service, TLS against plaintext):
-    their stops go on as before. Asked only once gRPC kept failing to connect for
-    REFUSED_GRACE_S."""
-    try:
-        probe = socket.create_connection(split_addr(addr), timeout=PROBE_TIMEOUT_S)
-    except (OSError, ValueError):  # refused, unreachable, silent, or no port in the address
-        return False
-    with probe:
-        try:
-            probe.sendall(_HTTP2_PREFACE)
-            frame = probe.recv(_FRAME_HEADER)  # b"": the connection's end
-            return len(frame) > _FRAME_TYPE and frame[_FRAME_TYPE] == _SETTINGS
-        except TimeoutError:
-            return True
-        except OSError:  # reset: awake, and not taking us
-            return False
 
 
 StreamMethod = Callable[[grpc.Channel], grpc.StreamStreamMultiCallable]  # e.g. lambda ch: Stub(ch).Method

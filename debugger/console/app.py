@@ -543,7 +543,7 @@ class Console:
                     elif isinstance(session, SessionView):  # the replay: sessions only
                         replayed.append(session)
                 raise client.went_away()
-            except MeshdbgError as exc:
+            except MeshdbgError:
                 dropped = True
                 # Only this console's connection may have gone (the server's keepalive closed
                 # it while the console was stopped, Ctrl-Z, cut off mid-output): then the watch
@@ -551,8 +551,9 @@ class Console:
                 # not). Asked without waiting for the channel: a server that is gone is said
                 # to be at once, not after CONNECT_TIMEOUT_S.
                 if self.link.lost is None and not await self.link.client.answers():
-                    self.link.mark_lost(exc)
-                    self.warn(f"meshdbg: {exc} — retrying every {RETRY_S:.0f} s")
+                    silence = await self.link.client.silence()
+                    self.link.mark_lost(silence)
+                    self.warn(f"meshdbg: {silence} — retrying every {RETRY_S:.0f} s")
                     said_lost = True
                 self._refresh()
             try:
