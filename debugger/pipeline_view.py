@@ -57,7 +57,7 @@ class PipelineRankView:
 def _why(worker: WorkerView) -> str:
     """How a stopped rank is stopped, or how an exited one ended; empty while it runs."""
     if worker.state is State.STOPPED:
-        kind = "in a post-mortem session" if worker.reason == StopReason.POST_MORTEM else "paused in pdb"
+        kind = "in a post-mortem session" if worker.reason and StopReason(worker.reason).post_mortem else "paused in pdb"
         return f"{kind} at {where(worker)}"
     if worker.state is State.EXITED:
         return f"exited ({exit_text(worker)})"

@@ -68,7 +68,13 @@ class StopReason(_Mirror):
 
     BREAKPOINT = "breakpoint"
     INTERRUPT = "interrupt"
-    POST_MORTEM = "post-mortem"
+    POST_MORTEM = "post-mortem"  # an uncaught exception: the rank crashed
+    POST_MORTEM_CALL = "pdb.post_mortem"  # the program asked for one, on an exception it handles
+
+    @property
+    def post_mortem(self) -> bool:
+        """The stop is on a traceback (no next line to step to), whether the rank crashed or not."""
+        return self in (StopReason.POST_MORTEM, StopReason.POST_MORTEM_CALL)
 
 
 

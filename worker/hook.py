@@ -133,13 +133,15 @@ def remote_breakpointhook(*args: object, header: str | None = None, **kwargs: ob
     stop_at(sys._getframe(1), StopReason.BREAKPOINT, header)
 
 
-def post_mortem(traceback: TracebackType, labels: Mapping[str, str] | None = None) -> None:
+def post_mortem(traceback: TracebackType, labels: Mapping[str, str] | None = None,
+                reason: StopReason = StopReason.POST_MORTEM) -> None:
     """Open a "post-mortem" session on `traceback`; returns when the user continues.
 
-    `labels` describe where the error was raised (see meshdbg.worker.context.context_of). When no
-    server is reachable it says so on stderr and returns at once.
+    `labels` describe where the error was raised (see meshdbg.worker.context.context_of);
+    `reason`: a crash's (meshdbg's own post-mortem of an uncaught exception) or the program's
+    own `pdb.post_mortem()`. When no server is reachable it says so on stderr and returns at once.
     """
-    debugger = PdbWrapper(functools.partial(open_session, StopReason.POST_MORTEM, labels))
+    debugger = PdbWrapper(functools.partial(open_session, reason, labels))
     debugger.reset()
     with in_post_mortem(traceback):  # `meshdbg stacks` shows where it crashed
         debugger.interaction(None, traceback)
@@ -209,4 +211,4 @@ def pdb_post_mortem(t: TracebackType | BaseException | None = None) -> None:
         t = sys.exc_info()[2]
     if t is None:  # (pdb's own words)
         raise ValueError("A valid traceback must be passed if no exception is being handled")
-    post_mortem(t)
+    post_mortem(t, reason=StopReason.POST_MORTEM_CALL)  # asked for, as a breakpoint(): not a crash

@@ -42,7 +42,7 @@ class Category(StrEnum):
 THREAD_EXITED = "exited"  # a `thread` event's reason when the rank ended
 
 _STOP_REASONS: dict[str, Stopped] = {StopReason.BREAKPOINT: Stopped.BREAKPOINT, StopReason.INTERRUPT: Stopped.PAUSE,
-                 StopReason.POST_MORTEM: Stopped.EXCEPTION}
+                 StopReason.POST_MORTEM: Stopped.EXCEPTION, StopReason.POST_MORTEM_CALL: Stopped.EXCEPTION}
 
 
 def stopped_reason(reason: str) -> Stopped:

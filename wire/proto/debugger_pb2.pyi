@@ -22,6 +22,7 @@ class StopReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     STOP_REASON_BREAKPOINT: _ClassVar[StopReason]
     STOP_REASON_INTERRUPT: _ClassVar[StopReason]
     STOP_REASON_POST_MORTEM: _ClassVar[StopReason]
+    STOP_REASON_POST_MORTEM_CALL: _ClassVar[StopReason]
 
 class EndReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -68,6 +69,7 @@ STOP_REASON_UNSPECIFIED: StopReason
 STOP_REASON_BREAKPOINT: StopReason
 STOP_REASON_INTERRUPT: StopReason
 STOP_REASON_POST_MORTEM: StopReason
+STOP_REASON_POST_MORTEM_CALL: StopReason
 END_REASON_UNSPECIFIED: EndReason
 END_REASON_CONTINUED: EndReason
 END_REASON_QUIT: EndReason

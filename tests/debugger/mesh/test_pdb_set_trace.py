@@ -144,7 +144,7 @@ def test_pdb_calls_where_the_hook_names_meshdbg_open_sessions_without_meshdbg_ru
                                            PYTHONPATH=with_meshdbg_pth(tmp_path)))
         server.workers.append(worker)
         seen: set[int] = set()
-        for (lineno, function), reason in zip(stops, ("breakpoint", "post-mortem", "breakpoint")):
+        for (lineno, function), reason in zip(stops, ("breakpoint", "pdb.post_mortem", "breakpoint")):
             session = wait_for(lambda: next((s for s in server.sessions() if s["state"] == "stopped"
                                              and s["id"] not in seen), None), 30, f"a stop at line {lineno}")
             seen.add(session["id"])

@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ import pytest
 from e2e import wait_for
 from meshdbg.debugger.control import ControlClient
 from meshdbg.debugger.run import Interrupted, unless_interrupted
-from mesh_helpers import SCRIPTS, all_in, parent_pid, pid_gone, start_run
+from mesh_helpers import SCRIPTS, all_in, list_workers, parent_pid, pid_gone, start_run
 
 PREFIX = re.compile(r"^\[r(\d+) hosts=(\d),gpus=(\d)\] ")
 
@@ -190,6 +191,29 @@ def test_a_post_mortem_no_client_comes_to_ends_after_its_wait_and_the_job_fails(
     assert "meshdbg attach 1 (within 1 s, or it ends: --post-mortem-wait)" in err
     assert "meshdbg: no client came to rank 1's post-mortem in 1 s; it ends" in err
     assert "meshdbg: rank 1 failed first (exit status 1); the other ranks had ended: ranks 0,2 status 0" in err
+
+
+def test_a_post_mortem_the_program_asks_for_is_a_stop_not_a_crash(tmp_path: Path) -> None:
+    """`except: pdb.post_mortem()` in a rank is the program's own stop, as a breakpoint() is:
+    announced as a stop (it was "rank 1 crashed: post-mortem at ..."), held for a client past
+    the crash's --post-mortem-wait (it was ended after it, "and the rank fails as without
+    one", though the rank then went on and exited 0), and the rank goes on once continued."""
+    run = start_run(tmp_path, "--post-mortem-wait", "1", "--mesh", "procs=2", "pdb_post_mortem.py")
+    try:
+        workers = run.wait_workers(lambda w: all(w.get(r, {}).get("state") == "stopped" for r in (0, 1)),
+                                   "both ranks in their post-mortem")
+        assert {workers[r]["reason"] for r in (0, 1)} == {"pdb.post_mortem"}
+        time.sleep(POST_MORTEM_ATTACHED_S)  # the fault: past the crash's wait, no client
+        assert all(w["state"] == "stopped" for w in list_workers(run.cli))  # still held
+        assert run.cli("cast", "all", "p scale").returncode == 0
+        assert run.cli("continue").returncode == 0
+        code, out, err = run.finish()
+        assert code == 0, err
+        assert "crashed" not in err and "no client came" not in err, err
+        assert "stopped at pdb_post_mortem.py:8 step (pdb.post_mortem)" in err, err
+        assert "rank 0 went on" in out and "rank 1 went on" in out
+    finally:
+        run.kill()
 
 
 def test_a_post_mortem_stays_while_a_client_is_attached_and_waits_again_once_it_leaves(tmp_path: Path) -> None:
