@@ -25,8 +25,8 @@ from prompt_toolkit.application import get_app_session, run_in_terminal
 from prompt_toolkit.output import Output
 
 
-HOLD_LIMIT_S = 0.5  # the longest the ranks' lines wait (`AbovePrompt.held`)
-HOLD_LIMIT_CHARS = 1 << 20  # and the most of them kept meanwhile
+HOLD_LIMIT_S = 0.5  # the longest what is held waits (`Hold.held`)
+HOLD_LIMIT_CHARS = 1 << 20  # and the most text kept meanwhile
 
 
 class Hold:
