@@ -74,8 +74,8 @@ class _Stdin:
     def line(self, prompt: str, before: str = "") -> asyncio.Future[str | None]:
         """The next line; `before` (a reply's output) is written first, with the prompt off a terminal."""
         if self._in_flight is not None and not self._in_flight.done():
-            if before:
-                _show_text(before)
+            if before:  # (the read under way drew its prompt above this: the prompt again below it)
+                _show_text(before + prompt)
             return self._in_flight
         loop = asyncio.get_running_loop()
         future: asyncio.Future[str | None] = loop.create_future()
