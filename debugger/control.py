@@ -141,10 +141,14 @@ class ControlClient:
         for 7 s was told "went away", and `attach --plain` left the rank it was driving.)"""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + RECONNECT_S.get()
-        while loop.time() < deadline and await asyncio.to_thread(server_waking, self.connection.addr):
+        while loop.time() < deadline and await self._waking():
             if await self.answers(wait_for_ready=True):
                 return True
         return False
+
+    async def _waking(self) -> bool:
+        """The server's port shows it stopped or starved (meshdbg.wire.waking), asked off the loop."""
+        return await asyncio.to_thread(server_waking, self.connection.addr)
 
     async def answers(self, wait_for_ready: bool = False) -> bool:
         """Whether the server answers now, asked after a stream of it broke: only this
@@ -159,7 +163,7 @@ class ControlClient:
         """What a server that does not answer now is: stopped or starved, its port shows
         (ServerStalled: to be waited for), else gone (`went_away`). (A console whose server
         stalled for a few seconds said it "went away".)"""
-        if await asyncio.to_thread(server_waking, self.connection.addr):
+        if await self._waking():
             return ServerStalled(f"the server at {self.connection.addr} does not answer (stopped, or its machine "
                                  f"loaded)")
         return self.went_away()

@@ -314,7 +314,7 @@ async def _attach_lines(client: ControlClient, ctrl_c: _CtrlC, rank: int | None,
         again = None
         if isinstance(ended, int):
             return ended
-        if ended is not None and isinstance(attached.broken_by, ServerStalled):
+        if ended is not None and _server_stalled(attached):
             # The stop is still there: its replay shows whether the line under way ran (this
             # attach said the server "went away" and left the rank it drove).
             print(f"meshdbg: attaching to {rank_label(session)} again", flush=True)
@@ -351,10 +351,7 @@ async def _session_lines(attached: AttachedSession, ctrl_c: _CtrlC, pending: str
         if pending is None:
             line = await _line_unless_ended(reply.prompt or "(Pdb) ", attached.ending, shown)
             if isinstance(line, PdbReply):
-                if isinstance(attached.broken_by, ServerStalled):  # not ended: attached to again
-                    _show_text(_shown(line))
-                    return line
-                return _ended_elsewhere(attached.session, line)
+                return _ended_elsewhere(attached, line)
         else:
             line, pending = pending, None
             _show_text(f"{shown}{reply.prompt or '(Pdb) '}{line}\n")
@@ -386,14 +383,23 @@ def _for_pdb(line: str | None) -> str | None:
     return line
 
 
-def _ended_elsewhere(session: SessionView, reply: PdbReply) -> int:
+def _ended_elsewhere(attached: AttachedSession, reply: PdbReply) -> PdbReply | int:
     """Say in one line why the session ended while we waited for input; the exit status:
-    0 when its rank runs on (another client continued it), 1 when it or the server is gone."""
+    0 when its rank runs on (another client continued it), 1 when it or the server is gone;
+    the reply itself when only the attach broke, its server stalled (attached to again)."""
+    session = attached.session
     _show_text(_shown(reply))  # its output, and `session ended (why)` unless it was continued
+    if _server_stalled(attached):
+        return reply
     if reply.reason is EndReason.CONTINUED:
         print(f"meshdbg: {rank_label(session)} was continued by another client; detached", flush=True)
         return 0
     return _exit_status(reply)
+
+
+def _server_stalled(attached: AttachedSession) -> bool:
+    """The attach broke because its server stalled, not the session: the stop is still there."""
+    return isinstance(attached.broken_by, ServerStalled)
 
 
 def _exit_status(ended: PdbReply) -> int:

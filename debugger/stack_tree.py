@@ -119,7 +119,7 @@ def stack_tree(ranks: Sequence[RankStacksView]) -> str:
     if silent:  # (an exited rank is no silent one: "not answering" said so of ranks that had ended)
         lines = ["no stack:"]
         for (state, error), members in silent:
-            known = f"{state}" if state is State.EXITED else f"last known: {state}"
+            known = str(state) if state is State.EXITED else f"last known: {state}"
             lines.append(f"  {rank_label(members)} ({known}): {error}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) if blocks else "no stacks"
