@@ -30,8 +30,9 @@ from meshdbg.wire.coords import PORT_LIMIT, bounded_float, bounded_int
 from meshdbg.wire.environment import ADDR, CONNECTION_FILE, RUNTIME_DIR, TLS_FINGERPRINT, TOKEN
 from meshdbg.wire.errors import ConnectionFailed, UntrustedFile, UsageError
 
-PROTOCOL_VERSION = 5  # 2: states, reasons and watch kinds are enums; 3: output in chunks; 4: worker joins watched;
-# 5: reconnecting stops, goodbyes and deadlines, shared attach, the program's output, structured queries
+PROTOCOL_VERSION = 6  # 2: states, reasons and watch kinds are enums; 3: output in chunks; 4: worker joins watched;
+# 5: reconnecting stops, goodbyes and deadlines, shared attach, the program's output, structured queries;
+# 6: a program's own pdb.post_mortem() has a stop reason of its own (an older peer would misread it)
 AUTH_HEADER = "authorization"
 SERVER_FILE_GLOB = "server-*.json"
 PID_LIMIT = 2**22  # Linux's pid_max ceiling
